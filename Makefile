@@ -1,0 +1,35 @@
+# durable: PGXS build.
+#
+#   make            build durable.so (warnings are errors)
+#   make install    install into the PostgreSQL that pg_config names
+#   make test       every test layer on a throwaway cluster (scripts/test.sh)
+#   make demo       a throwaway cluster running a few workflows (scripts/demo.sh)
+#   make bench      the pgbench benchmarks with their floors (bench/run.sh)
+
+EXTENSION = durable
+MODULE_big = durable
+OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c)))
+
+DATA = $(sort $(wildcard sql/durable--*.sql))
+
+PG_CONFIG ?= pg_config
+PG_CPPFLAGS = -I$(srcdir)/src
+PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare \
+	-Wno-missing-field-initializers
+
+EXTRA_CLEAN = tmp_check tmp_install results output_iso log regression.diffs regression.out
+
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+$(OBJS): $(wildcard src/*.h)
+
+.PHONY: test demo bench
+test:
+	scripts/test.sh
+
+demo:
+	scripts/demo.sh
+
+bench:
+	bench/run.sh

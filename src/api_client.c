@@ -1,0 +1,267 @@
+/*-------------------------------------------------------------------------
+ *
+ * api_client.c
+ *	  The client API: start, signal, cancel, terminate, describe.
+ *
+ * Each function checks all its arguments first, then does its work in the
+ * caller's transaction: an error anywhere changes nothing.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+
+#include "cron.h"
+#include "durable.h"
+
+#define ARG_TEXT(n)		(PG_ARGISNULL(n) ? NULL : PG_GETARG_TEXT_PP(n))
+#define ARG_JSONB(n)	(PG_ARGISNULL(n) ? NULL : PG_GETARG_JSONB_P(n))
+#define ARG_UUID(n)		(PG_ARGISNULL(n) ? NULL : PG_GETARG_UUID_P(n))
+
+static KeptPlan describe_plan = {
+	NULL,
+	"SELECT pg_catalog.jsonb_build_object("
+	" 'namespace', r.namespace, 'workflowId', r.workflow_id,"
+	" 'runId', r.run_id, 'workflowType', r.workflow_type,"
+	" 'taskQueue', r.task_queue, 'status', r.status, 'attempt', r.attempt,"
+	" 'startTime', r.start_time, 'closeTime', r.close_time,"
+	" 'result', r.result, 'failure', r.failure,"
+	" 'parent', CASE WHEN r.parent_run_id IS NULL THEN NULL ELSE"
+	"   pg_catalog.jsonb_build_object('namespace', r.parent_namespace,"
+	"     'workflowId', r.parent_workflow_id, 'runId', r.parent_run_id,"
+	"     'initiatedEventId', r.parent_initiated_id) END,"
+	" 'memo', r.memo,"
+	" 'pendingActivities', COALESCE((SELECT pg_catalog.jsonb_agg("
+	"   pg_catalog.jsonb_build_object("
+	"     'activityId', a.activity_id, 'activityType', a.activity_type,"
+	"     'state', a.state, 'attempt', a.attempt,"
+	"     'scheduledTime', a.scheduled_time,"
+	"     'lastStartedTime', a.started_time,"
+	"     'lastHeartbeatTime', a.last_heartbeat_time,"
+	"     'heartbeatDetails', a.heartbeat_details,"
+	"     'lastFailureReason', a.last_failure_reason,"
+	"     'lastFailureDetails', a.last_failure_details,"
+	"     'expirationTime', a.first_scheduled_time + pg_catalog.make_interval("
+	"        secs => NULLIF(LEAST(COALESCE(a.schedule_to_close_timeout, 'Infinity'),"
+	"          COALESCE(NULLIF((a.retry_policy->>'expirationIntervalInSeconds')::float8, 0),"
+	"                   'Infinity')), 'Infinity')),"
+	"     'nextAttemptScheduledTime', a.next_attempt_time,"
+	"     'lastWorkerIdentity', a.last_worker_identity)"
+	"   ORDER BY a.scheduled_event_id)"
+	"   FROM durable.activities a WHERE a.run_id = r.run_id), '[]'),"
+	" 'pendingChildren', '[]'::jsonb,"
+	" 'pendingTimers', COALESCE((SELECT pg_catalog.jsonb_agg("
+	"   pg_catalog.jsonb_build_object('timerId', t.timer_id,"
+	"     'startedEventId', t.started_event_id, 'fireTime', t.fire_time)"
+	"   ORDER BY t.started_event_id)"
+	"   FROM durable.user_timers t WHERE t.run_id = r.run_id), '[]'),"
+	" 'cancelRequested', r.cancel_requested,"
+	" 'historyLength', r.last_event_id,"
+	" 'retryPolicy', r.retry_policy,"
+	" 'cronSchedule', r.cron_schedule,"
+	" 'executionTimeoutSeconds', r.execution_timeout,"
+	" 'runTimeoutSeconds', r.run_timeout,"
+	" 'decisionTimeoutSeconds', r.decision_timeout,"
+	" 'firstRunId', r.first_run_id,"
+	" 'continuedFrom', r.continued_from, 'continuedTo', r.continued_to)"
+	" FROM durable.runs r WHERE r.run_id = $1",
+	1, {UUIDOID}
+};
+
+PG_FUNCTION_INFO_V1(durable_start_workflow);
+/*
+ * durable.start_workflow(workflow_type, input, workflow_id, task_queue,
+ *		namespace, retry_policy, id_reuse_policy, execution_timeout,
+ *		run_timeout, decision_timeout, cron_schedule, delay, memo)
+ */
+Datum
+durable_start_workflow(PG_FUNCTION_ARGS)
+{
+	StartRequest req;
+	pg_uuid_t  *result = palloc(sizeof(pg_uuid_t));
+	pg_uuid_t  *run_id;
+
+	memset(&req, 0, sizeof(req));
+	req.workflow_type = CheckName(ARG_TEXT(0), "workflow_type");
+	req.input = ARG_JSONB(1);
+	CheckPayload(req.input, "input");
+	if (PG_ARGISNULL(2))
+		req.workflow_id = UuidToCString(NewRandomUuid());
+	else
+		req.workflow_id = CheckName(PG_GETARG_TEXT_PP(2), "workflow_id");
+	req.task_queue = CheckName(ARG_TEXT(3), "task_queue");
+	req.namespace = CheckName(ARG_TEXT(4), "namespace");
+	if (!PG_ARGISNULL(5))
+	{
+		RetryPolicy policy;
+
+		ParseRetryPolicy(PG_GETARG_JSONB_P(5), "retry_policy", &policy);
+		req.retry_policy = RetryPolicyToJsonb(&policy);
+	}
+	req.id_reuse_policy = ParseIdReusePolicy(CheckName(ARG_TEXT(6), "id_reuse_policy"),
+											 "id_reuse_policy");
+	if (!PG_ARGISNULL(7))
+		req.execution_timeout = IntervalToSeconds(PG_GETARG_INTERVAL_P(7),
+												  "execution_timeout", false);
+	if (!PG_ARGISNULL(8))
+		req.run_timeout = IntervalToSeconds(PG_GETARG_INTERVAL_P(8),
+											"run_timeout", false);
+	req.decision_timeout = 10;
+	if (!PG_ARGISNULL(9))
+		req.decision_timeout = IntervalToSeconds(PG_GETARG_INTERVAL_P(9),
+												 "decision_timeout", false);
+	if (!PG_ARGISNULL(10))
+	{
+		CronSchedule sched;
+
+		req.cron_schedule = CheckName(PG_GETARG_TEXT_PP(10), "cron_schedule");
+		CronParse(req.cron_schedule, "cron_schedule", &sched);
+	}
+	if (!PG_ARGISNULL(11))
+		req.delay = IntervalToSeconds(PG_GETARG_INTERVAL_P(11), "delay", true);
+	if (req.cron_schedule != NULL && req.delay > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("delay cannot be combined with cron_schedule"),
+				 errdetail("A cron workflow's first run waits for the schedule's next fire time.")));
+	req.memo = ARG_JSONB(12);
+	CheckObject(req.memo, "memo");
+
+	DurableSPIConnect();
+	run_id = StartWorkflowExecution(&req, DurableNow());
+	memcpy(result, run_id, sizeof(pg_uuid_t));
+	DurableSPIFinish();
+	PG_RETURN_UUID_P(result);
+}
+
+PG_FUNCTION_INFO_V1(durable_signal_workflow);
+/* durable.signal_workflow(workflow_id, signal_name, input, namespace, run_id) */
+Datum
+durable_signal_workflow(PG_FUNCTION_ARGS)
+{
+	char	   *workflow_id = CheckName(ARG_TEXT(0), "workflow_id");
+	char	   *signal_name = CheckName(ARG_TEXT(1), "signal_name");
+	Jsonb	   *input = ARG_JSONB(2);
+	char	   *namespace = CheckName(ARG_TEXT(3), "namespace");
+	pg_uuid_t  *run_id = ARG_UUID(4);
+	TimestampTz now = DurableNow();
+	RunState	rs;
+	JsonBuilder jb;
+
+	CheckPayload(input, "input");
+	DurableSPIConnect();
+	LoadRunOrError(namespace, workflow_id, run_id, true, &rs);
+	RequireRunOpen(&rs);
+
+	JsonBegin(&jb);
+	JsonAddText(&jb, "signalName", signal_name);
+	JsonAddJsonb(&jb, "input", input);
+	JsonAddText(&jb, "identity", CallerIdentity());
+	AppendEventOrBuffer(&rs, now, "WorkflowExecutionSignaled", JsonFinish(&jb));
+	ScheduleDecisionTask(&rs, now);
+	SaveRun(&rs);
+	DurableSPIFinish();
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(durable_cancel_workflow);
+/*
+ * durable.cancel_workflow(workflow_id, reason, namespace, run_id): set the
+ * cancel-requested flag, append WorkflowExecutionCancelRequested and schedule
+ * a decision task so that the workflow can clean up.  A second request is a
+ * no-op.
+ */
+Datum
+durable_cancel_workflow(PG_FUNCTION_ARGS)
+{
+	char	   *workflow_id = CheckName(ARG_TEXT(0), "workflow_id");
+	char	   *reason = PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1));
+	char	   *namespace = CheckName(ARG_TEXT(2), "namespace");
+	pg_uuid_t  *run_id = ARG_UUID(3);
+	TimestampTz now = DurableNow();
+	RunState	rs;
+
+	DurableSPIConnect();
+	LoadRunOrError(namespace, workflow_id, run_id, true, &rs);
+	RequireRunOpen(&rs);
+	if (!rs.cancel_requested)
+	{
+		JsonBuilder jb;
+
+		JsonBegin(&jb);
+		JsonAddText(&jb, "cause", reason);
+		JsonAddText(&jb, "identity", CallerIdentity());
+		rs.cancel_requested = true;
+		AppendEventOrBuffer(&rs, now, "WorkflowExecutionCancelRequested",
+							JsonFinish(&jb));
+		ScheduleDecisionTask(&rs, now);
+		SaveRun(&rs);
+	}
+	DurableSPIFinish();
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(durable_terminate_workflow);
+/* durable.terminate_workflow(workflow_id, reason, details, namespace, run_id) */
+Datum
+durable_terminate_workflow(PG_FUNCTION_ARGS)
+{
+	char	   *workflow_id = CheckName(ARG_TEXT(0), "workflow_id");
+	char	   *reason = PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1));
+	Jsonb	   *details = ARG_JSONB(2);
+	char	   *namespace = CheckName(ARG_TEXT(3), "namespace");
+	pg_uuid_t  *run_id = ARG_UUID(4);
+	RunState	rs;
+
+	CheckPayload(details, "details");
+	DurableSPIConnect();
+	LoadRunOrError(namespace, workflow_id, run_id, true, &rs);
+	RequireRunOpen(&rs);
+	TerminateRun(&rs, DurableNow(), reason, details);
+	DurableSPIFinish();
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(durable_resolve_run_id);
+/* durable.resolve_run_id(workflow_id, namespace, run_id): the run, or the latest. */
+Datum
+durable_resolve_run_id(PG_FUNCTION_ARGS)
+{
+	char	   *workflow_id = CheckName(ARG_TEXT(0), "workflow_id");
+	char	   *namespace = CheckName(ARG_TEXT(1), "namespace");
+	pg_uuid_t  *run_id = ARG_UUID(2);
+	pg_uuid_t  *result = palloc(sizeof(pg_uuid_t));
+	RunState	rs;
+
+	DurableSPIConnect();
+	LoadRunOrError(namespace, workflow_id, run_id, false, &rs);
+	memcpy(result, &rs.run_id, sizeof(pg_uuid_t));
+	DurableSPIFinish();
+	PG_RETURN_UUID_P(result);
+}
+
+PG_FUNCTION_INFO_V1(durable_describe_workflow);
+/* durable.describe_workflow(workflow_id, namespace, run_id) */
+Datum
+durable_describe_workflow(PG_FUNCTION_ARGS)
+{
+	char	   *workflow_id = CheckName(ARG_TEXT(0), "workflow_id");
+	char	   *namespace = CheckName(ARG_TEXT(1), "namespace");
+	pg_uuid_t  *run_id = ARG_UUID(2);
+	RunState	rs;
+	Datum		values[1];
+	bool		isnull;
+	Datum		result;
+
+	DurableSPIConnect();
+	LoadRunOrError(namespace, workflow_id, run_id, false, &rs);
+	values[0] = UUIDPGetDatum(&rs.run_id);
+	if (RunPlan(&describe_plan, values, NULL, true, 1) != 1)
+		elog(ERROR, "run %s vanished", UuidToCString(&rs.run_id));
+	result = SPI_datumTransfer(SPIGetDatum(0, 1, &isnull), false, -1);
+	DurableSPIFinish();
+	PG_RETURN_DATUM(result);
+}

@@ -1,0 +1,182 @@
+/*-------------------------------------------------------------------------
+ *
+ * durable.c
+ *	  Module entry point: GUCs and the engine's clock.
+ *
+ * _PG_init only declares: the GUCs of the engine and, when the library is
+ * preloaded, the background worker launcher (launcher.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/datetime.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+
+#include "durable.h"
+
+PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+int			durable_max_history_events = 51200;
+int			durable_max_payload_size = 2 * 1024 * 1024;
+int			durable_max_attempts_per_run = 1000;
+int			durable_max_pending_activities = 2000;
+int			durable_default_activity_timeout = 600;
+bool		durable_library_preloaded = false;
+
+/* durable.test_time: the string as set, and its parsed value */
+static char *durable_test_time_string = NULL;
+static bool test_time_set = false;
+static TimestampTz test_time_value = 0;
+
+/* Parse a timestamptz without raising errors, for the GUC check hook. */
+static bool
+parse_timestamptz_quietly(const char *str, TimestampTz *result)
+{
+	char		workbuf[MAXDATELEN + MAXDATEFIELDS];
+	char	   *field[MAXDATEFIELDS];
+	int			ftype[MAXDATEFIELDS];
+	int			nf;
+	int			dtype;
+	int			tz;
+	struct pg_tm tt;
+	fsec_t		fsec;
+
+	if (strlen(str) >= MAXDATELEN)
+		return false;
+	if (ParseDateTime(str, workbuf, sizeof(workbuf), field, ftype,
+					  MAXDATEFIELDS, &nf) != 0)
+		return false;
+	if (DecodeDateTime(field, ftype, nf, &dtype, &tt, &fsec, &tz) != 0)
+		return false;
+	if (dtype != DTK_DATE)
+		return false;
+	if (tm2timestamp(&tt, fsec, &tz, result) != 0)
+		return false;
+	return IS_VALID_TIMESTAMP(*result);
+}
+
+/* Check hook of durable.test_time: empty or a valid timestamptz. */
+static bool
+check_test_time(char **newval, void **extra, GucSource source)
+{
+	TimestampTz *parsed;
+
+	if (*newval == NULL || (*newval)[0] == '\0')
+	{
+		*extra = NULL;
+		return true;
+	}
+	parsed = (TimestampTz *) malloc(sizeof(TimestampTz));
+	if (parsed == NULL)
+		return false;
+	if (!parse_timestamptz_quietly(*newval, parsed))
+	{
+		free(parsed);
+		GUC_check_errdetail("durable.test_time must be empty or a timestamp with time zone.");
+		return false;
+	}
+	*extra = parsed;
+	return true;
+}
+
+/* Assign hook of durable.test_time: freeze or unfreeze the clock. */
+static void
+assign_test_time(const char *newval, void *extra)
+{
+	if (extra == NULL)
+		test_time_set = false;
+	else
+	{
+		test_time_set = true;
+		test_time_value = *(TimestampTz *) extra;
+	}
+}
+
+/* The engine's clock: durable.test_time when set, else the wall clock. */
+TimestampTz
+DurableNow(void)
+{
+	if (test_time_set)
+		return test_time_value;
+	return GetCurrentTimestamp();
+}
+
+void
+_PG_init(void)
+{
+	durable_library_preloaded = process_shared_preload_libraries_in_progress;
+
+	DefineCustomStringVariable("durable.test_time",
+							   "Freezes the engine's clock (durable.now()) at this time, for tests.",
+							   "Empty means the wall clock.",
+							   &durable_test_time_string,
+							   "",
+							   PGC_SUSET,
+							   0,
+							   check_test_time, assign_test_time, NULL);
+
+	DefineCustomIntVariable("durable.max_history_events",
+							"Longest history of one run, in events.",
+							NULL,
+							&durable_max_history_events,
+							51200, 100, INT_MAX,
+							PGC_SUSET, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("durable.max_payload_size",
+							"Largest payload (input, result, details, memo) accepted.",
+							NULL,
+							&durable_max_payload_size,
+							2 * 1024 * 1024, 1024, (int) MaxAllocSize,
+							PGC_SUSET, GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("durable.max_attempts_per_run",
+							"Activity attempts after which a run fails without retry.",
+							NULL,
+							&durable_max_attempts_per_run,
+							1000, 1, INT_MAX,
+							PGC_SUSET, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("durable.max_pending_activities",
+							"Most activities one run may have pending at once.",
+							NULL,
+							&durable_max_pending_activities,
+							2000, 1, INT_MAX,
+							PGC_SUSET, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("durable.default_activity_timeout",
+							"StartToClose timeout of an activity that sets neither StartToClose nor ScheduleToClose.",
+							NULL,
+							&durable_default_activity_timeout,
+							600, 1, INT_MAX,
+							PGC_SUSET, GUC_UNIT_S,
+							NULL, NULL, NULL);
+
+	MarkGUCPrefixReserved("durable");
+}
+
+PG_FUNCTION_INFO_V1(durable_now);
+/* durable.now(): the engine's clock. */
+Datum
+durable_now(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_TIMESTAMPTZ(DurableNow());
+}
+
+PG_FUNCTION_INFO_V1(durable_preloaded);
+/* durable.preloaded(): whether the library came from shared_preload_libraries. */
+Datum
+durable_preloaded(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(durable_library_preloaded);
+}

@@ -1,0 +1,412 @@
+/*-------------------------------------------------------------------------
+ *
+ * runs.c
+ *	  The run row, its history and its decision task.
+ *
+ * A caller loads a run with its row locked (LoadRun ... for_update), appends
+ * events, and writes the changed counters back with SaveRun or CloseRun.
+ * Event ids come from the run row, which is locked, so they are dense and
+ * never collide.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+
+#include "durable.h"
+
+#define RUN_COLUMNS \
+	"run_id, namespace, workflow_id, workflow_type, task_queue, status, " \
+	"attempt, cancel_requested, decision_timeout, last_event_id, " \
+	"decision_scheduled_id, decision_started_id, decision_attempt, " \
+	"decision_started_time"
+
+static KeptPlan load_latest = {
+	NULL, "SELECT " RUN_COLUMNS " FROM durable.runs"
+	" WHERE namespace = $1 AND workflow_id = $2"
+	" ORDER BY run_seq DESC LIMIT 1",
+	2, {TEXTOID, TEXTOID}
+};
+static KeptPlan load_latest_locked = {
+	NULL, "SELECT " RUN_COLUMNS " FROM durable.runs"
+	" WHERE namespace = $1 AND workflow_id = $2"
+	" ORDER BY run_seq DESC LIMIT 1 FOR UPDATE",
+	2, {TEXTOID, TEXTOID}
+};
+static KeptPlan load_given = {
+	NULL, "SELECT " RUN_COLUMNS " FROM durable.runs"
+	" WHERE run_id = $3 AND namespace = $1 AND workflow_id = $2",
+	3, {TEXTOID, TEXTOID, UUIDOID}
+};
+static KeptPlan load_given_locked = {
+	NULL, "SELECT " RUN_COLUMNS " FROM durable.runs"
+	" WHERE run_id = $3 AND namespace = $1 AND workflow_id = $2 FOR UPDATE",
+	3, {TEXTOID, TEXTOID, UUIDOID}
+};
+static KeptPlan load_by_id_locked = {
+	NULL, "SELECT " RUN_COLUMNS " FROM durable.runs WHERE run_id = $1 FOR UPDATE",
+	1, {UUIDOID}
+};
+static KeptPlan load_by_id_skip_locked = {
+	NULL, "SELECT " RUN_COLUMNS " FROM durable.runs"
+	" WHERE run_id = $1 FOR UPDATE SKIP LOCKED",
+	1, {UUIDOID}
+};
+static KeptPlan save_run = {
+	NULL, "UPDATE durable.runs SET cancel_requested = $2, last_event_id = $3,"
+	" decision_scheduled_id = $4, decision_started_id = $5,"
+	" decision_attempt = $6, decision_started_time = $7"
+	" WHERE run_id = $1",
+	7, {UUIDOID, BOOLOID, INT8OID, INT8OID, INT8OID, INT4OID, TIMESTAMPTZOID}
+};
+static KeptPlan close_run = {
+	NULL, "UPDATE durable.runs SET status = $2, close_time = $3, result = $4,"
+	" failure = $5, last_event_id = $6, cancel_requested = $7,"
+	" decision_scheduled_id = 0, decision_started_id = 0,"
+	" decision_attempt = 0, decision_started_time = NULL"
+	" WHERE run_id = $1",
+	7, {UUIDOID, TEXTOID, TIMESTAMPTZOID, JSONBOID, JSONBOID, INT8OID, BOOLOID}
+};
+static KeptPlan insert_event = {
+	NULL, "INSERT INTO durable.history"
+	" (run_id, event_id, event_time, event_type, attributes)"
+	" VALUES ($1, $2, $3, $4, $5)",
+	5, {UUIDOID, INT8OID, TIMESTAMPTZOID, TEXTOID, JSONBOID}
+};
+static KeptPlan buffer_event = {
+	NULL, "INSERT INTO durable.buffered_events"
+	" (run_id, event_time, event_type, attributes) VALUES ($1, $2, $3, $4)",
+	4, {UUIDOID, TIMESTAMPTZOID, TEXTOID, JSONBOID}
+};
+static KeptPlan take_buffered = {
+	NULL, "WITH taken AS (DELETE FROM durable.buffered_events WHERE run_id = $1"
+	" RETURNING seq, event_time, event_type, attributes)"
+	" SELECT event_time, event_type, attributes FROM taken ORDER BY seq",
+	1, {UUIDOID}
+};
+static KeptPlan insert_ready = {
+	NULL, "INSERT INTO durable.ready_tasks"
+	" (namespace, task_queue, kind, run_id, scheduled_event_id, attempt)"
+	" VALUES ($1, $2, $3, $4, $5, $6)",
+	6, {TEXTOID, TEXTOID, CHAROID, UUIDOID, INT8OID, INT4OID}
+};
+static KeptPlan delete_run_activities = {
+	NULL, "DELETE FROM durable.activities WHERE run_id = $1",
+	1, {UUIDOID}
+};
+static KeptPlan delete_run_user_timers = {
+	NULL, "DELETE FROM durable.user_timers WHERE run_id = $1",
+	1, {UUIDOID}
+};
+static KeptPlan namespace_exists = {
+	NULL, "SELECT 1 FROM durable.namespaces WHERE name = $1",
+	1, {TEXTOID}
+};
+
+/* Fill rs from row 0 of the last SPI result (columns RUN_COLUMNS). */
+static void
+read_run_row(RunState *rs)
+{
+	bool		isnull;
+
+	memcpy(&rs->run_id, DatumGetUUIDP(SPIGetDatum(0, 1, &isnull)),
+		   sizeof(pg_uuid_t));
+	rs->namespace = SPIGetText(0, 2);
+	rs->workflow_id = SPIGetText(0, 3);
+	rs->workflow_type = SPIGetText(0, 4);
+	rs->task_queue = SPIGetText(0, 5);
+	rs->status = SPIGetText(0, 6);
+	rs->attempt = DatumGetInt32(SPIGetDatum(0, 7, &isnull));
+	rs->cancel_requested = DatumGetBool(SPIGetDatum(0, 8, &isnull));
+	rs->decision_timeout = DatumGetFloat8(SPIGetDatum(0, 9, &isnull));
+	rs->last_event_id = DatumGetInt64(SPIGetDatum(0, 10, &isnull));
+	rs->decision_scheduled_id = DatumGetInt64(SPIGetDatum(0, 11, &isnull));
+	rs->decision_started_id = DatumGetInt64(SPIGetDatum(0, 12, &isnull));
+	rs->decision_attempt = DatumGetInt32(SPIGetDatum(0, 13, &isnull));
+	rs->decision_started_time = DatumGetTimestampTz(SPIGetDatum(0, 14,
+																&rs->decision_started_time_null));
+	SPI_freetuptable(SPI_tuptable);
+}
+
+/*
+ * Load a run: the given run_id of (namespace, workflow_id), or the latest run
+ * when run_id is NULL.  Returns false when there is none.
+ */
+bool
+LoadRun(const char *namespace, const char *workflow_id, pg_uuid_t *run_id,
+		bool for_update, bool skip_locked, RunState *rs)
+{
+	Datum		values[3];
+	KeptPlan   *kp;
+
+	values[0] = CStringGetTextDatum(namespace);
+	values[1] = CStringGetTextDatum(workflow_id);
+	if (run_id != NULL)
+	{
+		values[2] = UUIDPGetDatum(run_id);
+		kp = for_update ? &load_given_locked : &load_given;
+	}
+	else
+		kp = for_update ? &load_latest_locked : &load_latest;
+
+	if (RunPlan(kp, values, NULL, false, 1) == 0)
+		return false;
+	read_run_row(rs);
+	return true;
+}
+
+/* LoadRun, raising WF002 when the workflow or run does not exist. */
+void
+LoadRunOrError(const char *namespace, const char *workflow_id,
+			   pg_uuid_t *run_id, bool for_update, RunState *rs)
+{
+	if (LoadRun(namespace, workflow_id, run_id, for_update, false, rs))
+		return;
+	if (run_id != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_DURABLE_NOT_FOUND),
+				 errmsg("workflow \"%s\" has no run %s in namespace \"%s\"",
+						workflow_id, UuidToCString(run_id), namespace)));
+	CheckNamespaceExists(namespace);
+	ereport(ERROR,
+			(errcode(ERRCODE_DURABLE_NOT_FOUND),
+			 errmsg("workflow \"%s\" not found in namespace \"%s\"",
+					workflow_id, namespace)));
+}
+
+/*
+ * Lock and load a run by run_id alone.  With skip_locked, a run whose row is
+ * locked by someone else is passed over (false), as is a missing run.
+ */
+bool
+LoadRunById(pg_uuid_t *run_id, bool skip_locked, RunState *rs)
+{
+	Datum		values[1];
+
+	values[0] = UUIDPGetDatum(run_id);
+	if (RunPlan(skip_locked ? &load_by_id_skip_locked : &load_by_id_locked,
+				values, NULL, false, 1) == 0)
+		return false;
+	read_run_row(rs);
+	return true;
+}
+
+/* Write back the counters and flags a caller may have changed. */
+void
+SaveRun(RunState *rs)
+{
+	Datum		values[7];
+	char		nulls[7] = "       ";
+
+	values[0] = UUIDPGetDatum(&rs->run_id);
+	values[1] = BoolGetDatum(rs->cancel_requested);
+	values[2] = Int64GetDatum(rs->last_event_id);
+	values[3] = Int64GetDatum(rs->decision_scheduled_id);
+	values[4] = Int64GetDatum(rs->decision_started_id);
+	values[5] = Int32GetDatum(rs->decision_attempt);
+	values[6] = TimestampTzGetDatum(rs->decision_started_time);
+	if (rs->decision_started_time_null)
+		nulls[6] = 'n';
+	RunPlan(&save_run, values, nulls, false, 0);
+}
+
+bool
+RunIsOpen(RunState *rs)
+{
+	return strcmp(rs->status, "running") == 0;
+}
+
+/* WF003 unless the run is open. */
+void
+RequireRunOpen(RunState *rs)
+{
+	if (!RunIsOpen(rs))
+		ereport(ERROR,
+				(errcode(ERRCODE_DURABLE_NOT_RUNNING),
+				 errmsg("workflow \"%s\" run %s is not running",
+						rs->workflow_id, UuidToCString(&rs->run_id)),
+				 errdetail("Its status is %s.", rs->status)));
+}
+
+/* Append one event to the run's history; returns its event id. */
+int64
+AppendEvent(RunState *rs, TimestampTz now, const char *event_type,
+			Jsonb *attributes)
+{
+	Datum		values[5];
+
+	if (rs->last_event_id >= durable_max_history_events)
+		ereport(ERROR,
+				(errcode(ERRCODE_DURABLE_LIMIT_EXCEEDED),
+				 errmsg("history of workflow \"%s\" run %s is full",
+						rs->workflow_id, UuidToCString(&rs->run_id)),
+				 errdetail("It has %lld events; durable.max_history_events is %d.",
+						   (long long) rs->last_event_id,
+						   durable_max_history_events),
+				 errhint("Continue the workflow as a new run before its history fills up.")));
+
+	rs->last_event_id++;
+	values[0] = UUIDPGetDatum(&rs->run_id);
+	values[1] = Int64GetDatum(rs->last_event_id);
+	values[2] = TimestampTzGetDatum(now);
+	values[3] = CStringGetTextDatum(event_type);
+	values[4] = JsonbPGetDatum(attributes);
+	RunPlan(&insert_event, values, NULL, false, 0);
+	return rs->last_event_id;
+}
+
+/*
+ * Append an event from outside the workflow (signal, cancel request, activity
+ * outcome).  While a decision task is started it is buffered and appended
+ * after that task's DecisionTaskCompleted (rule 12).
+ */
+void
+AppendEventOrBuffer(RunState *rs, TimestampTz now, const char *event_type,
+					Jsonb *attributes)
+{
+	Datum		values[4];
+
+	if (rs->decision_started_id == 0)
+	{
+		(void) AppendEvent(rs, now, event_type, attributes);
+		return;
+	}
+	values[0] = UUIDPGetDatum(&rs->run_id);
+	values[1] = TimestampTzGetDatum(now);
+	values[2] = CStringGetTextDatum(event_type);
+	values[3] = JsonbPGetDatum(attributes);
+	RunPlan(&buffer_event, values, NULL, false, 0);
+}
+
+/* Move the run's buffered events into its history; returns how many. */
+int
+FlushBufferedEvents(RunState *rs)
+{
+	Datum		values[1];
+	SPITupleTable *tt;
+	int			n;
+	int			i;
+
+	values[0] = UUIDPGetDatum(&rs->run_id);
+	n = RunPlan(&take_buffered, values, NULL, false, 0);
+	tt = SPI_tuptable;
+	for (i = 0; i < n; i++)
+	{
+		bool		isnull;
+		TimestampTz t;
+		char	   *type;
+		Jsonb	   *attrs;
+
+		t = DatumGetTimestampTz(SPI_getbinval(tt->vals[i], tt->tupdesc, 1, &isnull));
+		type = TextDatumGetCString(SPI_getbinval(tt->vals[i], tt->tupdesc, 2, &isnull));
+		attrs = DatumGetJsonbP(SPI_getbinval(tt->vals[i], tt->tupdesc, 3, &isnull));
+		(void) AppendEvent(rs, t, type, attrs);
+	}
+	SPI_freetuptable(tt);
+	return n;
+}
+
+/* Put a task on its queue's ready list. */
+void
+EnqueueReadyTask(const char *namespace, const char *task_queue, char kind,
+				 pg_uuid_t *run_id, int64 scheduled_event_id, int32 attempt)
+{
+	Datum		values[6];
+
+	values[0] = CStringGetTextDatum(namespace);
+	values[1] = CStringGetTextDatum(task_queue);
+	values[2] = CharGetDatum(kind);
+	values[3] = UUIDPGetDatum(run_id);
+	values[4] = Int64GetDatum(scheduled_event_id);
+	values[5] = Int32GetDatum(attempt);
+	RunPlan(&insert_ready, values, NULL, false, 0);
+}
+
+/*
+ * Schedule a decision task unless one is already scheduled or started (a
+ * started one is followed by another when events were buffered meanwhile).
+ */
+void
+ScheduleDecisionTask(RunState *rs, TimestampTz now)
+{
+	JsonBuilder jb;
+
+	if (rs->decision_scheduled_id != 0)
+		return;
+	rs->decision_attempt = rs->decision_attempt > 0 ? rs->decision_attempt : 1;
+
+	JsonBegin(&jb);
+	JsonAddText(&jb, "taskQueue", rs->task_queue);
+	JsonAddFloat(&jb, "startToCloseTimeoutSeconds", rs->decision_timeout);
+	JsonAddInt(&jb, "attempt", rs->decision_attempt);
+	rs->decision_scheduled_id = AppendEvent(rs, now, "DecisionTaskScheduled",
+											JsonFinish(&jb));
+	EnqueueReadyTask(rs->namespace, rs->task_queue, 'd', &rs->run_id,
+					 rs->decision_scheduled_id, rs->decision_attempt);
+}
+
+/*
+ * Close a run: fail a started decision task, flush buffered events, append
+ * the closing event and drop everything pending.  Ready tasks of the run are
+ * left for pollers to discard, so that this never waits on a claimed task.
+ */
+void
+CloseRun(RunState *rs, TimestampTz now, const char *status,
+		 const char *event_type, Jsonb *attributes, Jsonb *result,
+		 Jsonb *failure)
+{
+	Datum		values[7];
+	char		nulls[7] = "       ";
+
+	if (rs->decision_started_id != 0)
+	{
+		JsonBuilder jb;
+
+		JsonBegin(&jb);
+		JsonAddInt(&jb, "scheduledEventId", rs->decision_scheduled_id);
+		JsonAddInt(&jb, "startedEventId", rs->decision_started_id);
+		JsonAddText(&jb, "cause", "ForceCloseDecision");
+		(void) AppendEvent(rs, now, "DecisionTaskFailed", JsonFinish(&jb));
+		rs->decision_started_id = 0;
+	}
+	(void) FlushBufferedEvents(rs);
+	(void) AppendEvent(rs, now, event_type, attributes);
+
+	rs->status = pstrdup(status);
+	rs->decision_scheduled_id = 0;
+	rs->decision_attempt = 0;
+	values[0] = UUIDPGetDatum(&rs->run_id);
+	values[1] = CStringGetTextDatum(status);
+	values[2] = TimestampTzGetDatum(now);
+	values[3] = result ? JsonbPGetDatum(result) : (Datum) 0;
+	values[4] = failure ? JsonbPGetDatum(failure) : (Datum) 0;
+	values[5] = Int64GetDatum(rs->last_event_id);
+	values[6] = BoolGetDatum(rs->cancel_requested);
+	if (result == NULL)
+		nulls[3] = 'n';
+	if (failure == NULL)
+		nulls[4] = 'n';
+	RunPlan(&close_run, values, nulls, false, 0);
+
+	DeleteRunTimers(&rs->run_id);
+	values[0] = UUIDPGetDatum(&rs->run_id);
+	RunPlan(&delete_run_activities, values, NULL, false, 0);
+	RunPlan(&delete_run_user_timers, values, NULL, false, 0);
+}
+
+/* WF002 unless the namespace exists. */
+void
+CheckNamespaceExists(const char *namespace)
+{
+	Datum		values[1];
+
+	values[0] = CStringGetTextDatum(namespace);
+	if (RunPlan(&namespace_exists, values, NULL, true, 1) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DURABLE_NOT_FOUND),
+				 errmsg("namespace \"%s\" does not exist", namespace)));
+	SPI_freetuptable(SPI_tuptable);
+}

@@ -1,0 +1,91 @@
+/*-------------------------------------------------------------------------
+ *
+ * spi.c
+ *	  SPI plans prepared once per backend and kept, and result accessors.
+ *
+ * Each caller declares a static KeptPlan with its SQL and argument types;
+ * GetPlan prepares it on first use.  Every statement is schema-qualified, so
+ * the plans do not depend on the caller's search_path.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "executor/spi.h"
+#include "utils/builtins.h"
+
+#include "durable.h"
+
+/* The kept plan of kp, prepared on first use. */
+SPIPlanPtr
+GetPlan(KeptPlan *kp)
+{
+	if (kp->plan == NULL)
+	{
+		SPIPlanPtr	plan = SPI_prepare(kp->sql, kp->nargs, kp->argtypes);
+
+		if (plan == NULL)
+			elog(ERROR, "SPI_prepare failed for \"%s\": %s",
+				 kp->sql, SPI_result_code_string(SPI_result));
+		if (SPI_keepplan(plan) != 0)
+			elog(ERROR, "SPI_keepplan failed");
+		kp->plan = plan;
+	}
+	return kp->plan;
+}
+
+/* Execute a kept plan; returns the number of rows processed. */
+int
+RunPlan(KeptPlan *kp, Datum *values, const char *nulls, bool read_only,
+		long count)
+{
+	int			rc;
+
+	rc = SPI_execute_plan(GetPlan(kp), values, nulls, read_only, count);
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_plan failed for \"%s\": %s",
+			 kp->sql, SPI_result_code_string(rc));
+	return (int) SPI_processed;
+}
+
+void
+DurableSPIConnect(void)
+{
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+}
+
+void
+DurableSPIFinish(void)
+{
+	if (SPI_finish() != SPI_OK_FINISH)
+		elog(ERROR, "SPI_finish failed");
+}
+
+/* Column col (1-based) of row of the last result. */
+Datum
+SPIGetDatum(int row, int col, bool *isnull)
+{
+	return SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col,
+						 isnull);
+}
+
+/* A text column as a C string in the current context, or NULL. */
+char *
+SPIGetText(int row, int col)
+{
+	bool		isnull;
+	Datum		d = SPIGetDatum(row, col, &isnull);
+
+	return isnull ? NULL : TextDatumGetCString(d);
+}
+
+/* A jsonb column copied into the current context, or NULL. */
+Jsonb *
+SPIGetJsonbCopy(int row, int col)
+{
+	bool		isnull;
+	Datum		d = SPIGetDatum(row, col, &isnull);
+
+	return isnull ? NULL : DatumGetJsonbPCopy(d);
+}

@@ -1,0 +1,192 @@
+/*-------------------------------------------------------------------------
+ *
+ * timers.c
+ *	  Durable timers and durable.tick().
+ *
+ * A timer row names a run and what to do to it at due_at.  Firing takes the
+ * run's row lock first (SKIP LOCKED: a run busy elsewhere is tried on the
+ * next tick), then deletes the timer row in the same transaction as its
+ * effect, so that a crash fires it again rather than losing it, and two
+ * tickers never fire it twice.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+
+#include "durable.h"
+
+static KeptPlan insert_timer = {
+	NULL, "INSERT INTO durable.timers (due_at, kind, run_id, ref_id, attempt)"
+	" VALUES ($1, $2, $3, $4, $5)",
+	5, {TIMESTAMPTZOID, TEXTOID, UUIDOID, INT8OID, INT4OID}
+};
+static KeptPlan delete_run_timers = {
+	NULL, "DELETE FROM durable.timers WHERE run_id = $1",
+	1, {UUIDOID}
+};
+static KeptPlan due_timers = {
+	NULL, "SELECT timer_id, kind, run_id, ref_id, attempt FROM durable.timers"
+	" WHERE due_at <= $1 ORDER BY due_at, timer_id LIMIT $2",
+	2, {TIMESTAMPTZOID, INT4OID}
+};
+static KeptPlan take_timer = {
+	NULL, "DELETE FROM durable.timers WHERE timer_id = $1",
+	1, {INT8OID}
+};
+static KeptPlan run_exists = {
+	NULL, "SELECT 1 FROM durable.runs WHERE run_id = $1",
+	1, {UUIDOID}
+};
+
+/* A due timer, copied out of the SPI result */
+typedef struct DueTimer
+{
+	int64		timer_id;
+	char	   *kind;
+	pg_uuid_t	run_id;
+	int64		ref_id;
+	int32		attempt;
+} DueTimer;
+
+/* Add a timer; its effect happens when it is due and a tick runs. */
+void
+CreateTimer(pg_uuid_t *run_id, const char *kind, TimestampTz due_at,
+			int64 ref_id, int32 attempt)
+{
+	Datum		values[5];
+
+	values[0] = TimestampTzGetDatum(due_at);
+	values[1] = CStringGetTextDatum(kind);
+	values[2] = UUIDPGetDatum(run_id);
+	values[3] = Int64GetDatum(ref_id);
+	values[4] = Int32GetDatum(attempt);
+	RunPlan(&insert_timer, values, NULL, false, 0);
+}
+
+/* Drop every timer of a run (the caller holds the run's lock). */
+void
+DeleteRunTimers(pg_uuid_t *run_id)
+{
+	Datum		values[1];
+
+	values[0] = UUIDPGetDatum(run_id);
+	RunPlan(&delete_run_timers, values, NULL, false, 0);
+}
+
+/* Close a run whose run or execution timeout has come. */
+static void
+fire_workflow_timeout(RunState *rs, TimestampTz now, const char *timeout_type)
+{
+	JsonBuilder jb;
+
+	JsonBegin(&jb);
+	JsonAddText(&jb, "timeoutType", timeout_type);
+	CloseRun(rs, now, "timed_out", "WorkflowExecutionTimedOut",
+			 JsonFinish(&jb), NULL, NULL);
+}
+
+/* Apply one timer to its locked run. */
+static void
+fire_timer(DueTimer *t, RunState *rs, TimestampTz now)
+{
+	if (!RunIsOpen(rs))
+		return;
+
+	if (strcmp(t->kind, TIMER_FIRST_DECISION) == 0)
+	{
+		ScheduleDecisionTask(rs, now);
+		SaveRun(rs);
+	}
+	else if (strcmp(t->kind, TIMER_RUN_TIMEOUT) == 0)
+		fire_workflow_timeout(rs, now, "START_TO_CLOSE");
+	else if (strcmp(t->kind, TIMER_EXECUTION_TIMEOUT) == 0)
+		fire_workflow_timeout(rs, now, "EXECUTION");
+	else
+		elog(ERROR, "unknown durable timer kind \"%s\"", t->kind);
+}
+
+/*
+ * Fire up to max_items timers due at now; returns how many fired.  Runs in
+ * the caller's transaction and SPI connection.
+ */
+int
+FireDueTimers(TimestampTz now, int max_items)
+{
+	Datum		values[2];
+	SPITupleTable *tt;
+	DueTimer   *timers;
+	int			n;
+	int			i;
+	int			fired = 0;
+
+	values[0] = TimestampTzGetDatum(now);
+	values[1] = Int32GetDatum(max_items);
+	n = RunPlan(&due_timers, values, NULL, false, 0);
+	tt = SPI_tuptable;
+	timers = palloc(sizeof(DueTimer) * (n + 1));
+	for (i = 0; i < n; i++)
+	{
+		bool		isnull;
+		HeapTuple	tup = tt->vals[i];
+
+		timers[i].timer_id = DatumGetInt64(SPI_getbinval(tup, tt->tupdesc, 1, &isnull));
+		timers[i].kind = TextDatumGetCString(SPI_getbinval(tup, tt->tupdesc, 2, &isnull));
+		memcpy(&timers[i].run_id,
+			   DatumGetUUIDP(SPI_getbinval(tup, tt->tupdesc, 3, &isnull)),
+			   sizeof(pg_uuid_t));
+		timers[i].ref_id = DatumGetInt64(SPI_getbinval(tup, tt->tupdesc, 4, &isnull));
+		timers[i].attempt = DatumGetInt32(SPI_getbinval(tup, tt->tupdesc, 5, &isnull));
+	}
+	SPI_freetuptable(tt);
+
+	for (i = 0; i < n; i++)
+	{
+		RunState	rs;
+		Datum		tv[1];
+
+		CHECK_FOR_INTERRUPTS();
+		if (!LoadRunById(&timers[i].run_id, true, &rs))
+		{
+			/* Busy elsewhere: next tick.  Gone (purged): drop the timer. */
+			tv[0] = UUIDPGetDatum(&timers[i].run_id);
+			if (RunPlan(&run_exists, tv, NULL, false, 1) > 0)
+			{
+				SPI_freetuptable(SPI_tuptable);
+				continue;
+			}
+			tv[0] = Int64GetDatum(timers[i].timer_id);
+			RunPlan(&take_timer, tv, NULL, false, 0);
+			continue;
+		}
+		/* Under the run's lock, the timer is ours unless already fired. */
+		tv[0] = Int64GetDatum(timers[i].timer_id);
+		if (RunPlan(&take_timer, tv, NULL, false, 0) == 0)
+			continue;
+		fire_timer(&timers[i], &rs, now);
+		fired++;
+	}
+	return fired;
+}
+
+PG_FUNCTION_INFO_V1(durable_tick);
+/* durable.tick(max_items): fire the timers that are due now. */
+Datum
+durable_tick(PG_FUNCTION_ARGS)
+{
+	int32		max_items = PG_GETARG_INT32(0);
+	int			fired;
+
+	if (max_items <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_items must be greater than zero")));
+	DurableSPIConnect();
+	fired = FireDueTimers(DurableNow(), max_items);
+	DurableSPIFinish();
+	PG_RETURN_INT32(fired);
+}

@@ -1,0 +1,145 @@
+/*-------------------------------------------------------------------------
+ *
+ * util.c
+ *	  Argument checks and small conversions shared by the API functions.
+ *
+ * Every check raises the SQLSTATE of DESIGN.md section 6 with a message that
+ * names the argument, before the caller has changed anything.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "port.h"
+#include "utils/builtins.h"
+#include "utils/uuid.h"
+
+#include "durable.h"
+
+/* A required name: not NULL, not empty, not over-long. */
+char *
+CheckName(text *value, const char *argname)
+{
+	char	   *s;
+
+	if (value == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be null", argname)));
+	s = text_to_cstring(value);
+	if (s[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not be empty", argname)));
+	if (strlen(s) > DURABLE_MAX_NAME_LEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s is too long", argname),
+				 errdetail("It is %zu bytes; the limit is %d.",
+						   strlen(s), DURABLE_MAX_NAME_LEN)));
+	return s;
+}
+
+/* An optional name: NULL stays NULL, otherwise as CheckName. */
+char *
+CheckOptionalName(text *value, const char *argname)
+{
+	if (value == NULL)
+		return NULL;
+	return CheckName(value, argname);
+}
+
+/* A payload must fit durable.max_payload_size. */
+void
+CheckPayload(Jsonb *value, const char *argname)
+{
+	if (value != NULL && VARSIZE(value) > durable_max_payload_size)
+		ereport(ERROR,
+				(errcode(ERRCODE_DURABLE_LIMIT_EXCEEDED),
+				 errmsg("%s is too large", argname),
+				 errdetail("It is %u bytes; durable.max_payload_size is %d bytes.",
+						   (unsigned int) VARSIZE(value),
+						   durable_max_payload_size)));
+}
+
+/* A JSON value that must be an object (memo, attributes), or NULL. */
+void
+CheckObject(Jsonb *value, const char *argname)
+{
+	if (value != NULL && !JB_ROOT_IS_OBJECT(value))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be a JSON object", argname)));
+	CheckPayload(value, argname);
+}
+
+/* An interval as seconds; negative (or zero, unless allowed) is an error. */
+double
+IntervalToSeconds(Interval *value, const char *argname, bool allow_zero)
+{
+	double		seconds;
+
+	seconds = (double) value->time / USECS_PER_SEC
+		+ (double) value->day * SECS_PER_DAY
+		+ (double) value->month * DAYS_PER_MONTH * SECS_PER_DAY;
+	if (seconds < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not be negative", argname)));
+	if (seconds == 0 && !allow_zero)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be greater than zero", argname)));
+	return seconds;
+}
+
+/* t + seconds, saturating at the ends of the timestamp range. */
+TimestampTz
+TimestampPlusSeconds(TimestampTz t, double seconds)
+{
+	double		result = (double) t + seconds * USECS_PER_SEC;
+
+	if (result >= (double) END_TIMESTAMP)
+		return DT_NOEND;
+	if (result <= (double) MIN_TIMESTAMP)
+		return DT_NOBEGIN;
+	return (TimestampTz) result;
+}
+
+/* later - earlier, in seconds. */
+double
+TimestampDiffSeconds(TimestampTz later, TimestampTz earlier)
+{
+	return (double) (later - earlier) / USECS_PER_SEC;
+}
+
+/* A version 4 (random) UUID. */
+pg_uuid_t *
+NewRandomUuid(void)
+{
+	pg_uuid_t  *uuid = palloc(sizeof(pg_uuid_t));
+
+	if (!pg_strong_random(uuid->data, UUID_LEN))
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not generate random values")));
+	uuid->data[6] = (uuid->data[6] & 0x0f) | 0x40;
+	uuid->data[8] = (uuid->data[8] & 0x3f) | 0x80;
+	return uuid;
+}
+
+/* The canonical text form of a UUID. */
+char *
+UuidToCString(const pg_uuid_t *uuid)
+{
+	return DatumGetCString(DirectFunctionCall1(uuid_out,
+											   UUIDPGetDatum((pg_uuid_t *) uuid)));
+}
+
+/* The role that called the API (not the SECURITY DEFINER owner). */
+const char *
+CallerIdentity(void)
+{
+	return GetUserNameFromId(GetOuterUserId(), true);
+}
