@@ -17,7 +17,8 @@ PG_CPPFLAGS = -I$(srcdir)/src
 PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare \
 	-Wno-missing-field-initializers
 
-EXTRA_CLEAN = tmp_check tmp_install results output_iso log regression.diffs regression.out
+EXTRA_CLEAN = tmp_check tmp_install results output_iso log regression.diffs regression.out \
+	demo_cluster
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -25,6 +26,10 @@ include $(PGXS)
 $(OBJS): $(wildcard src/*.h)
 
 .PHONY: test demo bench
+# scripts/test.sh runs pg_regress, pgTAP, isolation and TAP layers on its own clusters;
+# `scripts/test.sh regress` runs one layer (see test/README.md).  PG15's pg_regress has
+# no --expecteddir: it runs with --inputdir=test, and test/expected is a committed
+# symlink to ../expected.
 test:
 	scripts/test.sh
 

@@ -270,6 +270,11 @@ CREATE FUNCTION durable.retry_policy(
     AS 'MODULE_PATHNAME', 'durable_retry_policy'
     LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
+CREATE FUNCTION durable.retry_delay(retry_policy jsonb, failed_attempt integer)
+    RETURNS interval
+    AS 'MODULE_PATHNAME', 'durable_retry_delay'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
 CREATE FUNCTION durable.cron_next(schedule text, after timestamptz DEFAULT durable.now())
     RETURNS timestamptz
     AS 'MODULE_PATHNAME', 'durable_cron_next'
@@ -374,6 +379,7 @@ REVOKE ALL ON ALL FUNCTIONS IN SCHEMA durable FROM PUBLIC;
 GRANT USAGE ON SCHEMA durable TO PUBLIC;
 GRANT EXECUTE ON FUNCTION durable.now(), durable.preloaded(),
     durable.retry_policy(interval, float8, interval, interval, integer, text[]),
+    durable.retry_delay(jsonb, integer),
     durable.cron_next(text, timestamptz)
     TO PUBLIC;
 

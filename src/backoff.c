@@ -367,3 +367,27 @@ durable_retry_policy(PG_FUNCTION_ARGS)
 	ValidateRetryPolicy(&p, NULL, true);
 	PG_RETURN_JSONB_P(RetryPolicyToJsonb(&p));
 }
+
+PG_FUNCTION_INFO_V1(durable_retry_delay);
+/*
+ * durable.retry_delay(retry_policy, failed_attempt): the backoff after the
+ * failed_attempt-th failure, before any stop rule.
+ */
+Datum
+durable_retry_delay(PG_FUNCTION_ARGS)
+{
+	RetryPolicy p;
+	int32		failed_attempt = PG_GETARG_INT32(1);
+	double		delay;
+	Interval   *result;
+
+	ParseRetryPolicy(PG_GETARG_JSONB_P(0), "retry_policy", &p);
+	if (failed_attempt < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("failed_attempt must be at least 1")));
+	delay = RetryDelay(&p, failed_attempt);
+	result = palloc0(sizeof(Interval));
+	result->time = (TimeOffset) llround(delay * USECS_PER_SEC);
+	PG_RETURN_INTERVAL_P(result);
+}

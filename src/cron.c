@@ -227,14 +227,14 @@ cron_parse_value(CronParseState *state, const CronFieldSpec *spec,
 					 errmsg("invalid %s \"%s\"", state->argname, state->expr),
 					 errdetail("The %s field \"%s\" has an empty list element.",
 							   spec->name, field),
-					 errhint("%s", CRON_FIELDS_HINT)));
+					 errhint(CRON_FIELDS_HINT)));
 		else
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("invalid %s \"%s\"", state->argname, state->expr),
 					 errdetail("The %s field \"%s\" is missing a value after \"%c\".",
 							   spec->name, field, after),
-					 errhint("%s", CRON_FIELDS_HINT)));
+					 errhint(CRON_FIELDS_HINT)));
 	}
 
 	ereport(ERROR,
@@ -242,7 +242,7 @@ cron_parse_value(CronParseState *state, const CronFieldSpec *spec,
 			 errmsg("invalid %s \"%s\"", state->argname, state->expr),
 			 errdetail("The %s field \"%s\" has unexpected text at \"%s\".",
 					   spec->name, field, p),
-			 errhint("%s", CRON_FIELDS_HINT)));
+			 errhint(CRON_FIELDS_HINT)));
 	pg_unreachable();
 }
 
@@ -297,7 +297,7 @@ cron_parse_field(CronParseState *state, const CronFieldSpec *spec,
 						 errmsg("invalid %s \"%s\"", state->argname, state->expr),
 						 errdetail("The %s field \"%s\" is missing a step after \"/\".",
 								   spec->name, field),
-						 errhint("%s", CRON_FIELDS_HINT)));
+						 errhint(CRON_FIELDS_HINT)));
 			step = 0;
 			while (isdigit((unsigned char) *p))
 			{
@@ -330,7 +330,7 @@ cron_parse_field(CronParseState *state, const CronFieldSpec *spec,
 				 errmsg("invalid %s \"%s\"", state->argname, state->expr),
 				 errdetail("The %s field \"%s\" has unexpected text at \"%s\".",
 						   spec->name, field, p),
-				 errhint("%s", CRON_FIELDS_HINT)));
+				 errhint(CRON_FIELDS_HINT)));
 	}
 
 	return mask;
@@ -368,7 +368,7 @@ cron_parse_fields(CronParseState *state, const char *text, CronSchedule *out)
 				 errdetail_plural("The schedule has %d field, not 5.",
 								  "The schedule has %d fields, not 5.",
 								  nfields, nfields),
-				 errhint("%s", CRON_FIELDS_HINT)));
+				 errhint(CRON_FIELDS_HINT)));
 
 	for (int i = 0; i < CRON_NFIELDS; i++)
 		masks[i] = cron_parse_field(state, &cron_fields[i], fields[i]);
@@ -452,7 +452,7 @@ CronParse(const char *expr, const char *argname, CronSchedule *out)
 					 errmsg("invalid %s \"%s\"", argname, expr),
 					 errdetail("The macro \"%s\" must be the whole schedule.",
 							   name),
-					 errhint("%s", CRON_MACROS_HINT)));
+					 errhint(CRON_MACROS_HINT)));
 
 		for (int i = 0; cron_macros[i].name != NULL; i++)
 		{
@@ -467,7 +467,7 @@ CronParse(const char *expr, const char *argname, CronSchedule *out)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid %s \"%s\"", argname, expr),
 				 errdetail("The macro \"%s\" is not supported.", name),
-				 errhint("%s", CRON_MACROS_HINT)));
+				 errhint(CRON_MACROS_HINT)));
 	}
 
 	cron_parse_fields(&state, expr, out);

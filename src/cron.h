@@ -27,8 +27,8 @@
  *
  * dom_restricted and dow_restricted follow Vixie cron: a day field is
  * unrestricted when its text begins with "*", with or without a step after
- * it.  When both day fields are restricted a day matches if
- * EITHER field matches; otherwise it must match BOTH.
+ * it.  When both day fields are restricted a day matches if EITHER field
+ * matches; otherwise it must match BOTH.
  */
 typedef struct CronSchedule
 {

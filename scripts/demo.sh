@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# scripts/demo.sh: `make demo`.
+#
+# Builds durable into ./tmp_install (like scripts/test.sh), starts a throwaway cluster in
+# ./demo_cluster with shared_preload_libraries = 'durable', creates the extension in a
+# database `demo`, runs scripts/demo.sql with psql (queries echoed) and stops the server
+# on exit.  As root: installs missing packages, builds as root, and runs the cluster as
+# the `postgres` OS user (on a copy of the tree if postgres cannot use this one).
+# DEMO_PORT picks the port (default 54330; the server listens on a private socket only).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/scripts/lib.sh"
+
+DEMO_DIR="$ROOT/demo_cluster"
+DEMO_PORT=${DEMO_PORT:-54330}
+
+if is_root; then
+    ensure_packages
+    find_pg
+    build_temp_install || die "build failed"
+    rm -rf "$DEMO_DIR"
+    mkdir -p "$DEMO_DIR"
+    chown postgres: "$DEMO_DIR"
+    if runuser -u postgres -- test -x "$TMP_BINDIR/postgres" -a -r "$ROOT/scripts/demo.sql" \
+        -a -w "$DEMO_DIR"; then
+        exec runuser -u postgres -- env DURABLE_DEMO_BUILT=1 bash "$ROOT/scripts/demo.sh"
+    fi
+    rm -rf "$DEMO_DIR"
+    rerun_as_postgres scripts/demo.sh
+    exit
+fi
+
+find_pg
+if [ "${DURABLE_DEMO_BUILT:-}" = 1 ]; then
+    use_temp_install || die "no temp install"   # root built it for us
+else
+    build_temp_install || die "build failed"
+fi
+
+# A fresh cluster; the directory itself may be one root made for us.
+mkdir -p "$DEMO_DIR"
+rm -rf "${DEMO_DIR:?}"/*
+SOCK=$(mktemp -d "${TMPDIR:-/tmp}/durable-demo.XXXXXX")
+trap 'stop_cluster "$DEMO_DIR/data"; rm -rf "$SOCK"' EXIT
+cat >"$DEMO_DIR/demo.conf" <<'EOF'
+shared_preload_libraries = 'durable'
+lc_messages = 'C'
+log_line_prefix = '%m [%p] %q%a '
+EOF
+log "starting a cluster in $DEMO_DIR (log: $DEMO_DIR/server.log)"
+start_cluster "$DEMO_DIR/data" "$DEMO_PORT" "$SOCK" "$DEMO_DIR/demo.conf"
+
+export PGHOST="$SOCK" PGPORT="$DEMO_PORT"
+createdb demo
+psql -X -q -v ON_ERROR_STOP=1 -d demo -c 'CREATE EXTENSION durable'
+log "running scripts/demo.sql"
+psql -X -v ON_ERROR_STOP=1 --echo-all -d demo -f "$ROOT/scripts/demo.sql"
+log "demo done; stopping the server"

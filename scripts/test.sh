@@ -1,0 +1,265 @@
+#!/usr/bin/env bash
+# scripts/test.sh [regress|pgtap|isolation|tap ...]: `make test`.
+#
+# Builds durable, installs it into ./tmp_install (a private copy of PostgreSQL, see
+# scripts/lib.sh) and runs the test layers, each on its own throwaway cluster configured
+# by test/durable.conf:
+#   regress    pg_regress            test/sql/*.sql, expected/*.out (via test/expected)
+#   pgtap      pg_prove              test/pgtap/*.sql, one fresh database a file
+#   isolation  pg_isolation_regress  test/isolation/specs/*.spec, test/isolation/expected
+#   tap        prove                 test/t/*.pl with PostgreSQL::Test::Cluster
+# No argument runs every layer (or those named in $LAYERS).  $TESTS limits every layer
+# to the files whose base name matches one of its space-separated shell patterns, e.g.
+# TESTS='00_smoke' scripts/test.sh regress.
+#
+# As root it installs missing Debian packages, then runs itself again as the `postgres`
+# OS user on a copy of the tree.  Outputs land in ./tmp_check/<layer>/.  The last line
+# is "N passed, N failed", counting test files; the exit status is 0 only if none failed.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/scripts/lib.sh"
+
+ALL_LAYERS="regress pgtap isolation tap"
+if [ $# -gt 0 ]; then
+    LAYER_LIST=("$@")
+else
+    read -r -a LAYER_LIST <<<"${LAYERS:-$ALL_LAYERS}"
+fi
+for l in "${LAYER_LIST[@]}"; do
+    case " $ALL_LAYERS " in *" $l "*) ;; *) die "unknown layer '$l' (one of: $ALL_LAYERS)" ;; esac
+done
+
+if is_root; then
+    ensure_packages
+    rc=0
+    rerun_as_postgres scripts/test.sh "${LAYER_LIST[@]}" || rc=$?
+    exit "$rc"
+fi
+if command -v dpkg >/dev/null && ! (ensure_packages) 2>/dev/null; then
+    warn "some of these packages are missing; layers that need them will fail: $DURABLE_PACKAGES"
+fi
+find_pg
+
+PGTAP_PORT=${PGTAP_PORT:-54329}
+OUT="$ROOT/tmp_check"
+PASSED=0
+FAILED=0
+FAILED_NAMES=()
+CLEANUP_DATA=()  # clusters to stop on exit
+CLEANUP_DIRS=()  # socket dirs to remove on exit
+
+cleanup() {
+    local d
+    for d in "${CLEANUP_DATA[@]}"; do stop_cluster "$d"; done
+    for d in "${CLEANUP_DIRS[@]}"; do rm -rf "$d"; done
+}
+trap cleanup EXIT
+
+# layer_files LAYER: the test files of LAYER that $TESTS selects, sorted, one a line.
+layer_files() {
+    local pattern f name p
+    case $1 in
+        regress) pattern="$ROOT/test/sql/*.sql" ;;
+        pgtap) pattern="$ROOT/test/pgtap/*.sql" ;;
+        isolation) pattern="$ROOT/test/isolation/specs/*.spec" ;;
+        tap) pattern="$ROOT/test/t/*.pl" ;;
+    esac
+    for f in $pattern; do
+        [ -e "$f" ] || continue
+        name=$(basename "$f"); name=${name%.*}
+        if [ -z "${TESTS:-}" ]; then echo "$f"; continue; fi
+        set -f
+        for p in $TESTS; do
+            # shellcheck disable=SC2053  # $p is a pattern on purpose
+            if [[ $name == $p ]]; then echo "$f"; break; fi
+        done
+        set +f
+    done | LC_ALL=C sort
+}
+
+# record LAYER NAME ok|fail
+record() {
+    if [ "$3" = ok ]; then
+        PASSED=$((PASSED + 1))
+    else
+        FAILED=$((FAILED + 1))
+        FAILED_NAMES+=("$1/$2")
+    fi
+}
+
+# record_regress_output LAYER OUTPUT NAME...: a test passed if pg_regress said "... ok".
+record_regress_output() {
+    local layer=$1 output=$2 name; shift 2
+    for name in "$@"; do
+        if grep -Eq "^(test )? *$name +\.\.\. ok( |$)" "$output"; then
+            record "$layer" "$name" ok
+        else
+            record "$layer" "$name" fail
+        fi
+    done
+}
+
+# show_crash SERVER_LOG: if the server crashed or failed an assertion, say so and show
+# the log around it (a plain failed test needs no server log: its diffs say it all).
+show_crash() {
+    local logf=$1
+    [ -f "$logf" ] || return 0
+    if grep -q -E 'PANIC:|TRAP:|terminated by signal' "$logf"; then
+        echo "---- server crash in $logf ----"
+        grep -n -E -B 5 -A 10 'PANIC:|TRAP:|terminated by signal' "$logf" | head -n 80
+    fi
+}
+
+# run_pg_regress LAYER BINARY INPUTDIR DBNAME FILE...: the shared pg_regress driver.
+run_pg_regress() {
+    local layer=$1 bin=$2 inputdir=$3 dbname=$4 out="$OUT/$1" rc=0; shift 4
+    local names=() missing=() f d name
+    for f in "$@"; do f=$(basename "$f"); names+=("${f%.*}"); done
+    rm -rf "$out"; mkdir -p "$out"
+    # pg_regress stops at the first test without an expected file.  If some have none,
+    # run from a copy of the input dir where they expect empty output: every test runs,
+    # and those fail showing their whole output.
+    for name in "${names[@]}"; do
+        [ -f "$inputdir/expected/$name.out" ] || missing+=("$name")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        warn "$layer: no expected output for: ${missing[*]} (review" \
+            "tmp_check/$layer/results/<name>.out, then copy it to the expected dir)"
+        mkdir -p "$out/inputdir/expected"
+        for d in sql specs input output; do
+            if [ -e "$inputdir/$d" ]; then ln -s "$inputdir/$d" "$out/inputdir/$d"; fi
+        done
+        for f in "$inputdir"/expected/*; do
+            if [ -f "$f" ]; then ln -s "$f" "$out/inputdir/expected/"; fi
+        done
+        for name in "${missing[@]}"; do : >"$out/inputdir/expected/$name.out"; done
+        inputdir="$out/inputdir"
+    fi
+    "$bin" --temp-instance="$out/instance" --temp-config="$ROOT/test/durable.conf" \
+        --bindir="$TMP_BINDIR" --inputdir="$inputdir" --outputdir="$out" \
+        --dbname="$dbname" --no-locale --encoding=UTF8 "${names[@]}" 2>&1 |
+        tee "$out/output.txt" || rc=$?
+    record_regress_output "$layer" "$out/output.txt" "${names[@]}"
+    if [ "$rc" -ne 0 ]; then
+        if [ -s "$out/regression.diffs" ]; then
+            echo "---- $out/regression.diffs ----"
+            cat "$out/regression.diffs"
+        fi
+        show_crash "$out/log/postmaster.log"
+    fi
+}
+
+layer_regress() {
+    [ -d "$ROOT/test/expected" ] || die "test/expected must be a symlink to ../expected"
+    run_pg_regress regress "$PGXS_SRC/test/regress/pg_regress" "$ROOT/test" \
+        contrib_regression "$@"
+}
+
+layer_isolation() {
+    run_pg_regress isolation "$PGXS_SRC/test/isolation/pg_isolation_regress" \
+        "$ROOT/test/isolation" isolation_regression "$@"
+}
+
+# pgTAP: one cluster; each file runs in a fresh database in which the runner has done
+# CREATE EXTENSION durable and pgtap.
+layer_pgtap() {
+    local out="$OUT/pgtap" sock f name db rc failed=0
+    rm -rf "$out"; mkdir -p "$out"
+    if ! command -v pg_prove >/dev/null; then
+        warn "pg_prove not found (package libtap-parser-sourcehandler-pgtap-perl)"
+        for f in "$@"; do name=$(basename "$f"); record pgtap "${name%.*}" fail; done
+        return
+    fi
+    sock=$(mktemp -d "${TMPDIR:-/tmp}/durable-pgtap.XXXXXX")
+    CLEANUP_DIRS+=("$sock")
+    CLEANUP_DATA+=("$out/data")
+    start_cluster "$out/data" "$PGTAP_PORT" "$sock" "$ROOT/test/durable.conf"
+    for f in "$@"; do
+        name=$(basename "$f"); name=${name%.*}
+        db="pgtap_$(printf '%s' "$name" | tr -c 'A-Za-z0-9_' '_')"
+        rc=0
+        {
+            createdb -h "$sock" -p "$PGTAP_PORT" "$db" &&
+                psql -X -q -h "$sock" -p "$PGTAP_PORT" -d "$db" -v ON_ERROR_STOP=1 \
+                    -c 'CREATE EXTENSION durable' -c 'CREATE EXTENSION pgtap' &&
+                (cd "$ROOT" && pg_prove -h "$sock" -p "$PGTAP_PORT" -d "$db" "${f#"$ROOT"/}")
+        } || rc=$?
+        if [ "$rc" -eq 0 ]; then
+            record pgtap "$name" ok
+        else
+            record pgtap "$name" fail; failed=1
+        fi
+        dropdb -h "$sock" -p "$PGTAP_PORT" --force --if-exists "$db" ||
+            warn "could not drop database $db"
+    done
+    stop_cluster "$out/data"
+    if [ "$failed" -eq 1 ]; then show_crash "$out/server.log"; fi
+}
+
+# TAP: prove with the environment of PGXS's prove_installcheck; every cluster a test
+# makes gets test/durable.conf through TEMP_CONFIG (a test may append_conf over it).
+layer_tap() {
+    local out="$OUT/tap" f name rc prove_flags=()
+    read -r -a prove_flags <<<"${PROVE_FLAGS:-}"   # e.g. PROVE_FLAGS=-v
+    rm -rf "$out"; mkdir -p "$out"
+    if ! perl -MIPC::Run -e 1 2>/dev/null; then
+        warn "perl module IPC::Run not found (package libipc-run-perl)"
+        for f in "$@"; do name=$(basename "$f"); record tap "${name%.*}" fail; done
+        return
+    fi
+    for f in "$@"; do
+        name=$(basename "$f"); name=${name%.*}
+        rc=0
+        (
+            cd "$ROOT/test" &&
+                TESTDIR="$out" PGPORT=65432 \
+                    PG_REGRESS="$PGXS_SRC/test/regress/pg_regress" \
+                    TEMP_CONFIG="$ROOT/test/durable.conf" \
+                    prove -I "$PGXS_SRC/test/perl" -I "$ROOT/test" "${prove_flags[@]}" \
+                    "t/$name.pl"
+        ) || rc=$?
+        if [ "$rc" -eq 0 ]; then
+            record tap "$name" ok
+        else
+            record tap "$name" fail
+            if [ -f "$out/tmp_check/log/regress_log_$name" ]; then
+                echo "---- last lines of $out/tmp_check/log/regress_log_$name ----"
+                tail -n 40 "$out/tmp_check/log/regress_log_$name"
+            fi
+        fi
+    done
+}
+
+# Which files each layer runs, known before the build so that a broken build still
+# yields a count.
+declare -A FILES
+total=0
+for l in "${LAYER_LIST[@]}"; do
+    FILES[$l]=$(layer_files "$l")
+    [ -n "${FILES[$l]}" ] && total=$((total + $(wc -l <<<"${FILES[$l]}")))
+done
+
+if ! build_temp_install; then
+    echo "build or install failed: no test ran"
+    echo "0 passed, $total failed"
+    exit 1
+fi
+
+for l in "${LAYER_LIST[@]}"; do
+    if [ -z "${FILES[$l]}" ]; then
+        log "$l: no test files, skipped"
+        continue
+    fi
+    mapfile -t files <<<"${FILES[$l]}"
+    log "$l: ${#files[@]} file(s)"
+    "layer_$l" "${files[@]}"
+done
+
+echo
+if [ "$FAILED" -gt 0 ]; then
+    echo "failed: ${FAILED_NAMES[*]}"
+    echo "outputs: $OUT"
+fi
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]
