@@ -78,6 +78,7 @@ CREATE TABLE durable.runs (
     decision_started_id     bigint NOT NULL DEFAULT 0,
     decision_attempt        integer NOT NULL DEFAULT 0,
     decision_started_time   timestamptz,
+    previous_started_id     bigint NOT NULL DEFAULT 0,
     activity_attempts       integer NOT NULL DEFAULT 0
 ) WITH (fillfactor = 80);
 
@@ -140,13 +141,15 @@ CREATE TABLE durable.timers (
     attempt         integer NOT NULL DEFAULT 0
 );
 CREATE INDEX timers_due ON durable.timers (due_at);
-CREATE INDEX timers_by_run ON durable.timers (run_id, kind, ref_id);
+CREATE UNIQUE INDEX timers_by_run ON durable.timers (run_id, kind, ref_id);
 
 -- Pending activities: one row from ActivityTaskScheduled until the activity
 -- completes, fails, times out or is canceled for good.
 CREATE TABLE durable.activities (
     run_id                  uuid NOT NULL,
     scheduled_event_id      bigint NOT NULL,
+    namespace               text NOT NULL,
+    workflow_id             text NOT NULL,
     activity_id             text NOT NULL,
     activity_type           text NOT NULL,
     task_queue              text NOT NULL,
@@ -367,6 +370,77 @@ CREATE FUNCTION durable.get_history(
          ORDER BY h.event_id
     $$;
 
+-- Worker API.
+
+CREATE FUNCTION durable.poll_decision_task(
+        task_queue text DEFAULT 'default',
+        identity text DEFAULT NULL,
+        namespace text DEFAULT 'default',
+        wait interval DEFAULT '0')
+    RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'durable_poll_decision_task'
+    LANGUAGE C VOLATILE
+    SECURITY DEFINER SET search_path = durable, pg_catalog, pg_temp;
+
+CREATE FUNCTION durable.complete_decision_task(task_token text, decisions jsonb)
+    RETURNS void
+    AS 'MODULE_PATHNAME', 'durable_complete_decision_task'
+    LANGUAGE C VOLATILE
+    SECURITY DEFINER SET search_path = durable, pg_catalog, pg_temp;
+
+CREATE FUNCTION durable.fail_decision_task(task_token text, cause text,
+        details jsonb DEFAULT NULL)
+    RETURNS void
+    AS 'MODULE_PATHNAME', 'durable_fail_decision_task'
+    LANGUAGE C VOLATILE
+    SECURITY DEFINER SET search_path = durable, pg_catalog, pg_temp;
+
+CREATE FUNCTION durable.poll_activity_task(
+        task_queue text DEFAULT 'default',
+        identity text DEFAULT NULL,
+        namespace text DEFAULT 'default',
+        wait interval DEFAULT '0')
+    RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'durable_poll_activity_task'
+    LANGUAGE C VOLATILE
+    SECURITY DEFINER SET search_path = durable, pg_catalog, pg_temp;
+
+CREATE FUNCTION durable.poll_activity_tasks(
+        task_queue text DEFAULT 'default',
+        identity text DEFAULT NULL,
+        namespace text DEFAULT 'default',
+        wait interval DEFAULT '0',
+        max_tasks integer DEFAULT 10)
+    RETURNS SETOF jsonb
+    AS 'MODULE_PATHNAME', 'durable_poll_activity_tasks'
+    LANGUAGE C VOLATILE
+    SECURITY DEFINER SET search_path = durable, pg_catalog, pg_temp;
+
+CREATE FUNCTION durable.complete_activity(task_token text, result jsonb DEFAULT NULL)
+    RETURNS void
+    AS 'MODULE_PATHNAME', 'durable_complete_activity'
+    LANGUAGE C VOLATILE
+    SECURITY DEFINER SET search_path = durable, pg_catalog, pg_temp;
+
+CREATE FUNCTION durable.fail_activity(task_token text, reason text,
+        details jsonb DEFAULT NULL, next_retry_delay interval DEFAULT NULL)
+    RETURNS void
+    AS 'MODULE_PATHNAME', 'durable_fail_activity'
+    LANGUAGE C VOLATILE
+    SECURITY DEFINER SET search_path = durable, pg_catalog, pg_temp;
+
+CREATE FUNCTION durable.heartbeat_activity(task_token text, details jsonb DEFAULT NULL)
+    RETURNS boolean
+    AS 'MODULE_PATHNAME', 'durable_heartbeat_activity'
+    LANGUAGE C VOLATILE
+    SECURITY DEFINER SET search_path = durable, pg_catalog, pg_temp;
+
+CREATE FUNCTION durable.report_activity_canceled(task_token text, details jsonb DEFAULT NULL)
+    RETURNS void
+    AS 'MODULE_PATHNAME', 'durable_report_activity_canceled'
+    LANGUAGE C VOLATILE
+    SECURITY DEFINER SET search_path = durable, pg_catalog, pg_temp;
+
 -- Internal: whether the library was preloaded (the background worker runs).
 CREATE FUNCTION durable.preloaded() RETURNS boolean
     AS 'MODULE_PATHNAME', 'durable_preloaded'
@@ -394,6 +468,18 @@ GRANT EXECUTE ON FUNCTION
     durable.get_history(text, text, uuid)
     TO durable_client;
 GRANT SELECT ON durable.workflows, durable.activity_attempts TO durable_client;
+
+GRANT EXECUTE ON FUNCTION
+    durable.poll_decision_task(text, text, text, interval),
+    durable.complete_decision_task(text, jsonb),
+    durable.fail_decision_task(text, text, jsonb),
+    durable.poll_activity_task(text, text, text, interval),
+    durable.poll_activity_tasks(text, text, text, interval, integer),
+    durable.complete_activity(text, jsonb),
+    durable.fail_activity(text, text, jsonb, interval),
+    durable.heartbeat_activity(text, jsonb),
+    durable.report_activity_canceled(text, jsonb)
+    TO durable_worker;
 
 GRANT EXECUTE ON FUNCTION durable.tick(integer) TO durable_admin;
 GRANT SELECT ON ALL TABLES IN SCHEMA durable TO durable_admin;

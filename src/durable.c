@@ -163,6 +163,9 @@ _PG_init(void)
 							NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("durable");
+
+	if (durable_library_preloaded)
+		DurableShmemInit();
 }
 
 PG_FUNCTION_INFO_V1(durable_now);

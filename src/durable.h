@@ -88,6 +88,7 @@ extern void JsonEndArray(JsonBuilder *jb);
 extern Jsonb *JsonFinish(JsonBuilder *jb);
 
 extern JsonbValue *JsonGetField(Jsonb *obj, const char *key);
+extern Jsonb *JsonbSetInt(Jsonb *obj, const char *key, int64 value);
 
 /* ----------------
  * spi.c: kept SPI plans
@@ -170,6 +171,10 @@ typedef struct RunState
 	int32		decision_attempt;
 	TimestampTz decision_started_time;
 	bool		decision_started_time_null;
+	int64		previous_started_id;
+	int32		activity_attempts;
+	TimestampTz workflow_deadline;	/* run or execution timeout, DT_NOEND */
+	int64		pending_started_id; /* ActivityTaskStarted just appended */
 } RunState;
 
 extern bool LoadRun(const char *namespace, const char *workflow_id,
@@ -181,6 +186,7 @@ extern bool LoadRunById(pg_uuid_t *run_id, bool skip_locked, RunState *rs);
 extern void SaveRun(RunState *rs);
 extern bool RunIsOpen(RunState *rs);
 extern void RequireRunOpen(RunState *rs);
+extern bool IsActivityOutcome(const char *event_type);
 extern int64 AppendEvent(RunState *rs, TimestampTz now, const char *event_type,
 						 Jsonb *attributes);
 extern void AppendEventOrBuffer(RunState *rs, TimestampTz now,
@@ -202,11 +208,127 @@ extern void CheckNamespaceExists(const char *namespace);
 #define TIMER_FIRST_DECISION	"first_decision"
 #define TIMER_RUN_TIMEOUT		"run_timeout"
 #define TIMER_EXECUTION_TIMEOUT	"execution_timeout"
+#define TIMER_DECISION_TIMEOUT	"decision_timeout"
+#define TIMER_DECISION_RETRY	"decision_retry"
+#define TIMER_USER				"user_timer"
+#define TIMER_ACTIVITY			"activity"
 
 extern void CreateTimer(pg_uuid_t *run_id, const char *kind,
 						TimestampTz due_at, int64 ref_id, int32 attempt);
+extern bool TakeTimer(int64 timer_id);
+extern void DeleteTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id);
 extern void DeleteRunTimers(pg_uuid_t *run_id);
+extern void NoteTimerDue(TimestampTz due_at);
 extern int	FireDueTimers(TimestampTz now, int max_items);
+extern void StartUserTimer(RunState *rs, TimestampTz now, const char *timer_id,
+						   double seconds, int64 completed_id, int index);
+extern void CancelUserTimer(RunState *rs, TimestampTz now,
+							const char *timer_id, int64 completed_id);
+
+/* ----------------
+ * shmem.c: long polls woken at commit
+ * ----------------
+ */
+extern void DurableShmemInit(void);
+extern void WakeQueueAtCommit(const char *namespace, const char *task_queue,
+							  char kind);
+extern void *WaitForTask(const char *namespace, const char *task_queue,
+						 char kind, double wait_ms, void *(*claim) (void *),
+						 void *arg);
+
+/* ----------------
+ * launcher.c: the background worker
+ * ----------------
+ */
+extern void WakeTimerWorkerAtCommit(TimestampTz due_at);
+
+/* ----------------
+ * activities.c: the life of an activity
+ * ----------------
+ */
+typedef struct ActivityRequest
+{
+	char	   *activity_id;
+	char	   *activity_type;
+	char	   *task_queue;
+	Jsonb	   *input;
+	double		schedule_to_start;	/* seconds, 0 = none */
+	double		start_to_close;
+	double		schedule_to_close;
+	double		heartbeat_timeout;
+	Jsonb	   *retry_policy;	/* normalised, NULL = namespace default */
+} ActivityRequest;
+
+typedef struct ActivityState
+{
+	pg_uuid_t	run_id;
+	int64		scheduled_event_id;
+	char	   *namespace;
+	char	   *workflow_id;
+	char	   *activity_id;
+	char	   *activity_type;
+	char	   *task_queue;
+	Jsonb	   *input;
+	char	   *state;
+	int32		attempt;
+	Jsonb	   *retry_policy_json;
+	double		schedule_to_start;
+	double		start_to_close;
+	double		schedule_to_close;
+	double		heartbeat_timeout;
+	TimestampTz first_scheduled_time;
+	TimestampTz scheduled_time;
+	TimestampTz started_time;	/* DT_NOEND: none */
+	TimestampTz last_heartbeat_time;
+	Jsonb	   *heartbeat_details;
+	char	   *last_failure_reason;
+	Jsonb	   *last_failure_details;
+	TimestampTz next_attempt_time;
+	char	   *last_worker_identity;
+	bool		cancel_requested;
+} ActivityState;
+
+extern bool LoadActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
+						 ActivityState *a);
+extern bool LoadActivityById(pg_uuid_t *run_id, const char *activity_id,
+							 ActivityState *a);
+extern void ScheduleActivity(RunState *rs, TimestampTz now,
+							 ActivityRequest *req, int64 completed_event_id);
+extern bool StartActivityAttempt(pg_uuid_t *run_id, int64 scheduled_event_id,
+								 int32 attempt, TimestampTz now,
+								 const char *identity, ActivityState *a);
+extern TimestampTz ActivityAttemptDeadline(ActivityState *a);
+extern void CompleteActivity(RunState *rs, ActivityState *a, TimestampTz now,
+							 Jsonb *result, const char *identity);
+extern void CancelActivity(RunState *rs, ActivityState *a, TimestampTz now,
+						   Jsonb *details, const char *identity,
+						   int64 cancel_requested_event_id);
+extern void FailActivityAttempt(RunState *rs, ActivityState *a,
+								TimestampTz now, const char *reason,
+								Jsonb *details, double override_delay,
+								const char *timeout_type);
+extern bool FireActivityTimer(RunState *rs, int64 scheduled_event_id,
+							  int64 timer_id, TimestampTz now);
+extern void RequestCancelActivity(RunState *rs, ActivityState *a,
+								  TimestampTz now, int64 completed_event_id);
+
+/* ----------------
+ * decisions.c: decisions of a completed decision task
+ * ----------------
+ */
+typedef struct Decision Decision;
+
+extern int	ParseDecisions(RunState *rs, Jsonb *decisions, Decision **out);
+extern bool DecisionsCloseRun(Decision *list, int n);
+extern void ApplyDecisions(RunState *rs, TimestampTz now, Decision *list,
+						   int n, int64 completed_id);
+
+/* ----------------
+ * api_worker.c: decision task outcomes driven by timers
+ * ----------------
+ */
+extern void DecisionTaskTimedOut(RunState *rs, TimestampTz now,
+								 int64 scheduled_id, int64 started_id);
 
 /* ----------------
  * workflow.c: starting runs
@@ -237,9 +359,37 @@ typedef struct StartRequest
 	Jsonb	   *memo;
 } StartRequest;
 
+/* How the next run of a chain differs from the run it continues */
+typedef struct ContinueRequest
+{
+	const char *initiator;		/* Decider, RetryPolicy, CronSchedule */
+	char	   *workflow_type;	/* NULL: the same */
+	char	   *task_queue;		/* NULL: the same */
+	Jsonb	   *input;
+	bool		inherit_input;	/* the chain's input instead of input */
+	double		run_timeout;	/* 0: the same */
+	double		decision_timeout;	/* 0: the same */
+	double		backoff;
+	Jsonb	   *retry_policy;	/* NULL: the same */
+	char	   *cron_schedule;	/* NULL: the same */
+	Jsonb	   *memo;			/* NULL: the same */
+	int32		attempt;
+	Jsonb	   *failure;
+	Jsonb	   *last_completion_result;
+} ContinueRequest;
+
 extern IdReusePolicy ParseIdReusePolicy(const char *name, const char *argname);
 extern pg_uuid_t *StartWorkflowExecution(StartRequest *req, TimestampTz now);
 extern void TerminateRun(RunState *rs, TimestampTz now, const char *reason,
 						 Jsonb *details);
+extern pg_uuid_t *ContinueRun(RunState *rs, TimestampTz now,
+							  ContinueRequest *cr, int64 completed_id);
+extern void CompleteRun(RunState *rs, TimestampTz now, Jsonb *attributes,
+						Jsonb *result);
+extern void FailRun(RunState *rs, TimestampTz now, const char *reason,
+					Jsonb *details, int64 completed_id);
+extern void TimeOutRun(RunState *rs, TimestampTz now, bool execution);
+extern void FailRunForAttemptCap(RunState *rs, TimestampTz now);
+extern void UpsertSearchAttributes(RunState *rs, Jsonb *attributes);
 
 #endif							/* DURABLE_H */

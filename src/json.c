@@ -166,3 +166,16 @@ JsonGetField(Jsonb *obj, const char *key)
 		return NULL;
 	return getKeyJsonValueFromContainer(&obj->root, key, strlen(key), NULL);
 }
+
+/* obj with key set to an integer (obj || {key: value}). */
+Jsonb *
+JsonbSetInt(Jsonb *obj, const char *key, int64 value)
+{
+	JsonBuilder jb;
+
+	JsonBegin(&jb);
+	JsonAddInt(&jb, key, value);
+	return DatumGetJsonbP(DirectFunctionCall2(jsonb_concat,
+											  JsonbPGetDatum(obj),
+											  JsonbPGetDatum(JsonFinish(&jb))));
+}

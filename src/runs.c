@@ -22,7 +22,8 @@
 	"run_id, namespace, workflow_id, workflow_type, task_queue, status, " \
 	"attempt, cancel_requested, decision_timeout, last_event_id, " \
 	"decision_scheduled_id, decision_started_id, decision_attempt, " \
-	"decision_started_time"
+	"decision_started_time, previous_started_id, activity_attempts, " \
+	"LEAST(execution_deadline, start_time + run_timeout * interval '1 second')"
 
 static KeptPlan load_latest = {
 	NULL, "SELECT " RUN_COLUMNS " FROM durable.runs"
@@ -58,9 +59,11 @@ static KeptPlan load_by_id_skip_locked = {
 static KeptPlan save_run = {
 	NULL, "UPDATE durable.runs SET cancel_requested = $2, last_event_id = $3,"
 	" decision_scheduled_id = $4, decision_started_id = $5,"
-	" decision_attempt = $6, decision_started_time = $7"
+	" decision_attempt = $6, decision_started_time = $7,"
+	" previous_started_id = $8, activity_attempts = $9"
 	" WHERE run_id = $1",
-	7, {UUIDOID, BOOLOID, INT8OID, INT8OID, INT8OID, INT4OID, TIMESTAMPTZOID}
+	9, {UUIDOID, BOOLOID, INT8OID, INT8OID, INT8OID, INT4OID, TIMESTAMPTZOID,
+	INT8OID, INT4OID}
 };
 static KeptPlan close_run = {
 	NULL, "UPDATE durable.runs SET status = $2, close_time = $3, result = $4,"
@@ -128,6 +131,12 @@ read_run_row(RunState *rs)
 	rs->decision_attempt = DatumGetInt32(SPIGetDatum(0, 13, &isnull));
 	rs->decision_started_time = DatumGetTimestampTz(SPIGetDatum(0, 14,
 																&rs->decision_started_time_null));
+	rs->previous_started_id = DatumGetInt64(SPIGetDatum(0, 15, &isnull));
+	rs->activity_attempts = DatumGetInt32(SPIGetDatum(0, 16, &isnull));
+	rs->workflow_deadline = DatumGetTimestampTz(SPIGetDatum(0, 17, &isnull));
+	if (isnull)
+		rs->workflow_deadline = DT_NOEND;
+	rs->pending_started_id = 0;
 	SPI_freetuptable(SPI_tuptable);
 }
 
@@ -198,8 +207,8 @@ LoadRunById(pg_uuid_t *run_id, bool skip_locked, RunState *rs)
 void
 SaveRun(RunState *rs)
 {
-	Datum		values[7];
-	char		nulls[7] = "       ";
+	Datum		values[9];
+	char		nulls[9] = "         ";
 
 	values[0] = UUIDPGetDatum(&rs->run_id);
 	values[1] = BoolGetDatum(rs->cancel_requested);
@@ -210,6 +219,8 @@ SaveRun(RunState *rs)
 	values[6] = TimestampTzGetDatum(rs->decision_started_time);
 	if (rs->decision_started_time_null)
 		nulls[6] = 'n';
+	values[7] = Int64GetDatum(rs->previous_started_id);
+	values[8] = Int32GetDatum(rs->activity_attempts);
 	RunPlan(&save_run, values, nulls, false, 0);
 }
 
@@ -231,6 +242,16 @@ RequireRunOpen(RunState *rs)
 				 errdetail("Its status is %s.", rs->status)));
 }
 
+/* Whether an event closes an activity (and so follows ActivityTaskStarted). */
+bool
+IsActivityOutcome(const char *event_type)
+{
+	return strcmp(event_type, "ActivityTaskCompleted") == 0 ||
+		strcmp(event_type, "ActivityTaskFailed") == 0 ||
+		strcmp(event_type, "ActivityTaskTimedOut") == 0 ||
+		strcmp(event_type, "ActivityTaskCanceled") == 0;
+}
+
 /* Append one event to the run's history; returns its event id. */
 int64
 AppendEvent(RunState *rs, TimestampTz now, const char *event_type,
@@ -248,7 +269,18 @@ AppendEvent(RunState *rs, TimestampTz now, const char *event_type,
 						   durable_max_history_events),
 				 errhint("Continue the workflow as a new run before its history fills up.")));
 
+	/*
+	 * ActivityTaskStarted is written just before the activity's outcome (rule
+	 * 6), here or when buffered events are flushed; the outcome names it.
+	 */
+	if (rs->pending_started_id != 0 && IsActivityOutcome(event_type))
+		attributes = JsonbSetInt(attributes, "startedEventId",
+								 rs->pending_started_id);
+	rs->pending_started_id = 0;
+
 	rs->last_event_id++;
+	if (strcmp(event_type, "ActivityTaskStarted") == 0)
+		rs->pending_started_id = rs->last_event_id;
 	values[0] = UUIDPGetDatum(&rs->run_id);
 	values[1] = Int64GetDatum(rs->last_event_id);
 	values[2] = TimestampTzGetDatum(now);
@@ -391,10 +423,11 @@ CloseRun(RunState *rs, TimestampTz now, const char *status,
 		nulls[4] = 'n';
 	RunPlan(&close_run, values, nulls, false, 0);
 
-	DeleteRunTimers(&rs->run_id);
+	/* Lock order: run, activities, timers. */
 	values[0] = UUIDPGetDatum(&rs->run_id);
 	RunPlan(&delete_run_activities, values, NULL, false, 0);
 	RunPlan(&delete_run_user_timers, values, NULL, false, 0);
+	DeleteRunTimers(&rs->run_id);
 }
 
 /* WF002 unless the namespace exists. */

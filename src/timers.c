@@ -38,6 +38,26 @@ static KeptPlan take_timer = {
 	NULL, "DELETE FROM durable.timers WHERE timer_id = $1",
 	1, {INT8OID}
 };
+static KeptPlan insert_user_timer = {
+	NULL, "INSERT INTO durable.user_timers (run_id, timer_id, started_event_id,"
+	" fire_time) VALUES ($1, $2, $3, $4)"
+	" ON CONFLICT (run_id, timer_id) DO NOTHING",
+	4, {UUIDOID, TEXTOID, INT8OID, TIMESTAMPTZOID}
+};
+static KeptPlan take_user_timer = {
+	NULL, "DELETE FROM durable.user_timers WHERE run_id = $1 AND timer_id = $2"
+	" RETURNING started_event_id",
+	2, {UUIDOID, TEXTOID}
+};
+static KeptPlan take_user_timer_by_event = {
+	NULL, "DELETE FROM durable.user_timers"
+	" WHERE run_id = $1 AND started_event_id = $2 RETURNING timer_id",
+	2, {UUIDOID, INT8OID}
+};
+static KeptPlan delete_run_timer = {
+	NULL, "DELETE FROM durable.timers WHERE run_id = $1 AND kind = $2 AND ref_id = $3",
+	3, {UUIDOID, TEXTOID, INT8OID}
+};
 static KeptPlan run_exists = {
 	NULL, "SELECT 1 FROM durable.runs WHERE run_id = $1",
 	1, {UUIDOID}
@@ -66,6 +86,118 @@ CreateTimer(pg_uuid_t *run_id, const char *kind, TimestampTz due_at,
 	values[3] = Int64GetDatum(ref_id);
 	values[4] = Int32GetDatum(attempt);
 	RunPlan(&insert_timer, values, NULL, false, 0);
+	NoteTimerDue(due_at);
+}
+
+/* Delete a timer row by id; false when it is already gone (fired). */
+bool
+TakeTimer(int64 timer_id)
+{
+	Datum		values[1];
+
+	values[0] = Int64GetDatum(timer_id);
+	return RunPlan(&take_timer, values, NULL, false, 0) > 0;
+}
+
+/* Drop one timer of a run (the caller holds the run's lock). */
+void
+DeleteTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id)
+{
+	Datum		values[3];
+
+	values[0] = UUIDPGetDatum(run_id);
+	values[1] = CStringGetTextDatum(kind);
+	values[2] = Int64GetDatum(ref_id);
+	RunPlan(&delete_run_timer, values, NULL, false, 0);
+}
+
+/*
+ * A timer due earlier than the background worker's next wakeup: remember to
+ * wake it at commit (launcher.c).
+ */
+void
+NoteTimerDue(TimestampTz due_at)
+{
+	WakeTimerWorkerAtCommit(due_at);
+}
+
+/* StartTimer decision: TimerStarted, and a timer that fires TimerFired. */
+void
+StartUserTimer(RunState *rs, TimestampTz now, const char *timer_id,
+			   double seconds, int64 completed_id, int index)
+{
+	JsonBuilder jb;
+	Datum		values[4];
+	int64		started_id;
+	TimestampTz fire = TimestampPlusSeconds(now, seconds);
+
+	JsonBegin(&jb);
+	JsonAddText(&jb, "timerId", timer_id);
+	JsonAddFloat(&jb, "startToFireTimeoutSeconds", seconds);
+	JsonAddInt(&jb, "decisionTaskCompletedEventId", completed_id);
+	started_id = AppendEvent(rs, now, "TimerStarted", JsonFinish(&jb));
+
+	values[0] = UUIDPGetDatum(&rs->run_id);
+	values[1] = CStringGetTextDatum(timer_id);
+	values[2] = Int64GetDatum(started_id);
+	values[3] = TimestampTzGetDatum(fire);
+	if (RunPlan(&insert_user_timer, values, NULL, false, 0) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("decisions[%d].timerId \"%s\" is already started",
+						index, timer_id)));
+	CreateTimer(&rs->run_id, TIMER_USER, fire, started_id, 0);
+}
+
+/* CancelTimer decision: TimerCanceled, or CancelTimerFailed if unknown. */
+void
+CancelUserTimer(RunState *rs, TimestampTz now, const char *timer_id,
+				int64 completed_id)
+{
+	JsonBuilder jb;
+	Datum		values[2];
+	bool		isnull;
+	int64		started_id;
+
+	values[0] = UUIDPGetDatum(&rs->run_id);
+	values[1] = CStringGetTextDatum(timer_id);
+	JsonBegin(&jb);
+	JsonAddText(&jb, "timerId", timer_id);
+	if (RunPlan(&take_user_timer, values, NULL, false, 1) == 0)
+	{
+		JsonAddText(&jb, "cause", "TIMER_ID_UNKNOWN");
+		JsonAddInt(&jb, "decisionTaskCompletedEventId", completed_id);
+		(void) AppendEvent(rs, now, "CancelTimerFailed", JsonFinish(&jb));
+		return;
+	}
+	started_id = DatumGetInt64(SPIGetDatum(0, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	DeleteTimer(&rs->run_id, TIMER_USER, started_id);
+	JsonAddInt(&jb, "startedEventId", started_id);
+	JsonAddInt(&jb, "decisionTaskCompletedEventId", completed_id);
+	(void) AppendEvent(rs, now, "TimerCanceled", JsonFinish(&jb));
+}
+
+/* A user timer fired: TimerFired (buffered during a decision task). */
+static void
+fire_user_timer(RunState *rs, int64 started_id, TimestampTz now)
+{
+	JsonBuilder jb;
+	Datum		values[2];
+	char	   *timer_id;
+
+	values[0] = UUIDPGetDatum(&rs->run_id);
+	values[1] = Int64GetDatum(started_id);
+	if (RunPlan(&take_user_timer_by_event, values, NULL, false, 1) == 0)
+		return;
+	timer_id = SPIGetText(0, 1);
+	SPI_freetuptable(SPI_tuptable);
+	JsonBegin(&jb);
+	JsonAddText(&jb, "timerId", timer_id);
+	JsonAddInt(&jb, "startedEventId", started_id);
+	AppendEventOrBuffer(rs, now, "TimerFired", JsonFinish(&jb));
+	ScheduleDecisionTask(rs, now);
+	SaveRun(rs);
 }
 
 /* Drop every timer of a run (the caller holds the run's lock). */
@@ -78,18 +210,6 @@ DeleteRunTimers(pg_uuid_t *run_id)
 	RunPlan(&delete_run_timers, values, NULL, false, 0);
 }
 
-/* Close a run whose run or execution timeout has come. */
-static void
-fire_workflow_timeout(RunState *rs, TimestampTz now, const char *timeout_type)
-{
-	JsonBuilder jb;
-
-	JsonBegin(&jb);
-	JsonAddText(&jb, "timeoutType", timeout_type);
-	CloseRun(rs, now, "timed_out", "WorkflowExecutionTimedOut",
-			 JsonFinish(&jb), NULL, NULL);
-}
-
 /* Apply one timer to its locked run. */
 static void
 fire_timer(DueTimer *t, RunState *rs, TimestampTz now)
@@ -97,15 +217,20 @@ fire_timer(DueTimer *t, RunState *rs, TimestampTz now)
 	if (!RunIsOpen(rs))
 		return;
 
-	if (strcmp(t->kind, TIMER_FIRST_DECISION) == 0)
+	if (strcmp(t->kind, TIMER_DECISION_TIMEOUT) == 0)
+		DecisionTaskTimedOut(rs, now, t->ref_id, t->attempt);
+	else if (strcmp(t->kind, TIMER_USER) == 0)
+		fire_user_timer(rs, t->ref_id, now);
+	else if (strcmp(t->kind, TIMER_FIRST_DECISION) == 0 ||
+			 strcmp(t->kind, TIMER_DECISION_RETRY) == 0)
 	{
 		ScheduleDecisionTask(rs, now);
 		SaveRun(rs);
 	}
 	else if (strcmp(t->kind, TIMER_RUN_TIMEOUT) == 0)
-		fire_workflow_timeout(rs, now, "START_TO_CLOSE");
+		TimeOutRun(rs, now, false);
 	else if (strcmp(t->kind, TIMER_EXECUTION_TIMEOUT) == 0)
-		fire_workflow_timeout(rs, now, "EXECUTION");
+		TimeOutRun(rs, now, true);
 	else
 		elog(ERROR, "unknown durable timer kind \"%s\"", t->kind);
 }
@@ -161,6 +286,19 @@ FireDueTimers(TimestampTz now, int max_items)
 			}
 			tv[0] = Int64GetDatum(timers[i].timer_id);
 			RunPlan(&take_timer, tv, NULL, false, 0);
+			continue;
+		}
+		/*
+		 * An activity timer also needs the activity's lock, taken before the
+		 * timer's (lock order run, activity, timer).
+		 */
+		if (strcmp(timers[i].kind, TIMER_ACTIVITY) == 0)
+		{
+			if (FireActivityTimer(&rs, timers[i].ref_id, timers[i].timer_id, now))
+			{
+				SaveRun(&rs);
+				fired++;
+			}
 			continue;
 		}
 		/* Under the run's lock, the timer is ours unless already fired. */

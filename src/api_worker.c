@@ -1,0 +1,645 @@
+/*-------------------------------------------------------------------------
+ *
+ * api_worker.c
+ *	  The worker API: polling and answering decision and activity tasks.
+ *
+ * A poll claims a ready task with FOR UPDATE SKIP LOCKED and deletes it, so
+ * that two workers never get the same task; a claimed task whose run or
+ * activity moved on meanwhile is stale and skipped.  With a wait, a poll
+ * sleeps on its queue's condition variable (shmem.c) and is woken by the
+ * commit that makes a task.
+ *
+ * Task tokens name one attempt: "D:<run_id>:<scheduled>:<started>" for a
+ * decision task, "A:<run_id>:<scheduled>:<attempt>" for an activity task.
+ * A token whose attempt is no longer the current one is stale (WF005).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "utils/builtins.h"
+#include "utils/tuplestore.h"
+
+#include "durable.h"
+
+#define ARG_TEXT(n)		(PG_ARGISNULL(n) ? NULL : PG_GETARG_TEXT_PP(n))
+#define ARG_JSONB(n)	(PG_ARGISNULL(n) ? NULL : PG_GETARG_JSONB_P(n))
+
+static KeptPlan claim_ready = {
+	NULL, "DELETE FROM durable.ready_tasks WHERE task_id ="
+	" (SELECT task_id FROM durable.ready_tasks"
+	"   WHERE namespace = $1 AND task_queue = $2 AND kind = $3"
+	"   ORDER BY task_id LIMIT 1 FOR UPDATE SKIP LOCKED)"
+	" RETURNING run_id, scheduled_event_id, attempt",
+	3, {TEXTOID, TEXTOID, CHAROID}
+};
+static KeptPlan decision_task_json = {
+	NULL, "SELECT pg_catalog.jsonb_build_object('taskToken', $2::text,"
+	" 'namespace', r.namespace, 'workflowId', r.workflow_id,"
+	" 'runId', r.run_id, 'workflowType', r.workflow_type,"
+	" 'taskQueue', r.task_queue, 'attempt', r.decision_attempt,"
+	" 'previousStartedEventId', r.previous_started_id,"
+	" 'startedEventId', r.decision_started_id,"
+	" 'history', COALESCE((SELECT pg_catalog.jsonb_agg("
+	"   pg_catalog.jsonb_build_object('eventId', h.event_id,"
+	"     'eventTime', h.event_time, 'eventType', h.event_type,"
+	"     'attributes', h.attributes) ORDER BY h.event_id)"
+	"   FROM durable.history h WHERE h.run_id = r.run_id), '[]'))"
+	" FROM durable.runs r WHERE r.run_id = $1",
+	2, {UUIDOID, TEXTOID}
+};
+static KeptPlan heartbeat_plan = {
+	NULL, "UPDATE durable.activities a SET last_heartbeat_time = $4,"
+	" heartbeat_details = COALESCE($5, a.heartbeat_details)"
+	" WHERE a.run_id = $1 AND a.scheduled_event_id = $2 AND a.attempt = $3"
+	" AND a.state IN ('STARTED', 'CANCEL_REQUESTED')"
+	" RETURNING a.cancel_requested OR (SELECT r.cancel_requested"
+	"   FROM durable.runs r WHERE r.run_id = a.run_id)",
+	5, {UUIDOID, INT8OID, INT4OID, TIMESTAMPTZOID, JSONBOID}
+};
+
+/* What a poll looks for */
+typedef struct PollRequest
+{
+	char	   *namespace;
+	char	   *task_queue;
+	const char *identity;
+	TimestampTz now;
+} PollRequest;
+
+/* A parsed task token */
+typedef struct TaskToken
+{
+	char		kind;			/* 'D' or 'A' */
+	pg_uuid_t	run_id;
+	int64		scheduled_id;
+	int64		third;			/* started event id, or attempt */
+} TaskToken;
+
+/* Parse "K:<uuid>:<n>:<n>"; malformed tokens are 22023. */
+static void
+parse_token(text *token_text, char kind, TaskToken *t)
+{
+	char	   *token;
+	char		uuid_buf[37];
+	long long	a;
+	long long	b;
+	int			consumed = 0;
+
+	if (token_text == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("task_token must not be null")));
+	token = text_to_cstring(token_text);
+	if (strlen(token) < 40 || token[0] != kind || token[1] != ':' ||
+		token[38] != ':' ||
+		sscanf(token + 39, "%lld:%lld%n", &a, &b, &consumed) != 2 ||
+		token[39 + consumed] != '\0' || a <= 0 || b <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("task_token \"%s\" is not a %s task token", token,
+						kind == 'D' ? "decision" : "activity")));
+	memcpy(uuid_buf, token + 2, 36);
+	uuid_buf[36] = '\0';
+	t->kind = kind;
+	memcpy(&t->run_id,
+		   DatumGetUUIDP(DirectFunctionCall1(uuid_in, CStringGetDatum(uuid_buf))),
+		   sizeof(pg_uuid_t));
+	t->scheduled_id = a;
+	t->third = b;
+}
+
+/* WF005 for a token whose attempt is over. */
+static void
+report_stale(text *token, const char *why)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DURABLE_STALE_TOKEN),
+			 errmsg("task token \"%s\" is stale", text_to_cstring(token)),
+			 errdetail("%s", why)));
+}
+
+/* Milliseconds of a poll's wait argument. */
+static double
+poll_wait_ms(FunctionCallInfo fcinfo, int argno)
+{
+	if (PG_ARGISNULL(argno))
+		return 0;
+	return IntervalToSeconds(PG_GETARG_INTERVAL_P(argno), "wait", true) * 1000.0;
+}
+
+/* Claim one ready task of the poll's queue; false when there is none. */
+static bool
+claim_one(PollRequest *pr, char kind, pg_uuid_t *run_id, int64 *scheduled_id,
+		  int32 *attempt)
+{
+	Datum		values[3];
+	bool		isnull;
+
+	values[0] = CStringGetTextDatum(pr->namespace);
+	values[1] = CStringGetTextDatum(pr->task_queue);
+	values[2] = CharGetDatum(kind);
+	if (RunPlan(&claim_ready, values, NULL, false, 1) == 0)
+		return false;
+	memcpy(run_id, DatumGetUUIDP(SPIGetDatum(0, 1, &isnull)), sizeof(pg_uuid_t));
+	*scheduled_id = DatumGetInt64(SPIGetDatum(0, 2, &isnull));
+	*attempt = DatumGetInt32(SPIGetDatum(0, 3, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	return true;
+}
+
+/* Claim and start a decision task: DecisionTaskStarted and its timeout. */
+static void *
+claim_decision_task(void *arg)
+{
+	PollRequest *pr = (PollRequest *) arg;
+
+	for (;;)
+	{
+		pg_uuid_t	run_id;
+		int64		scheduled_id;
+		int32		attempt;
+		RunState	rs;
+		JsonBuilder jb;
+		Datum		values[2];
+		char	   *token;
+		Jsonb	   *task;
+
+		if (!claim_one(pr, 'd', &run_id, &scheduled_id, &attempt))
+			return NULL;
+		if (!LoadRunById(&run_id, false, &rs) || !RunIsOpen(&rs) ||
+			rs.decision_scheduled_id != scheduled_id ||
+			rs.decision_started_id != 0)
+			continue;			/* stale: the run moved on */
+
+		JsonBegin(&jb);
+		JsonAddInt(&jb, "scheduledEventId", scheduled_id);
+		JsonAddText(&jb, "identity", pr->identity);
+		rs.decision_started_id = AppendEvent(&rs, pr->now, "DecisionTaskStarted",
+											 JsonFinish(&jb));
+		rs.decision_started_time = pr->now;
+		rs.decision_started_time_null = false;
+		SaveRun(&rs);
+		CreateTimer(&run_id, TIMER_DECISION_TIMEOUT,
+					TimestampPlusSeconds(pr->now, rs.decision_timeout),
+					scheduled_id, (int32) rs.decision_started_id);
+
+		token = psprintf("D:%s:%lld:%lld", UuidToCString(&run_id),
+						 (long long) scheduled_id,
+						 (long long) rs.decision_started_id);
+		values[0] = UUIDPGetDatum(&run_id);
+		values[1] = CStringGetTextDatum(token);
+		RunPlan(&decision_task_json, values, NULL, false, 1);
+		task = SPIGetJsonbCopy(0, 1);
+		SPI_freetuptable(SPI_tuptable);
+		return task;
+	}
+}
+
+/* The JSON of a started activity task. */
+static Jsonb *
+activity_task_json(ActivityState *a)
+{
+	JsonBuilder jb;
+	TimestampTz deadline = ActivityAttemptDeadline(a);
+
+	JsonBegin(&jb);
+	JsonAddText(&jb, "taskToken",
+				psprintf("A:%s:%lld:%d", UuidToCString(&a->run_id),
+						 (long long) a->scheduled_event_id, a->attempt));
+	JsonAddText(&jb, "namespace", a->namespace);
+	JsonAddText(&jb, "workflowId", a->workflow_id);
+	JsonAddText(&jb, "runId", UuidToCString(&a->run_id));
+	JsonAddText(&jb, "activityId", a->activity_id);
+	JsonAddText(&jb, "activityType", a->activity_type);
+	JsonAddJsonb(&jb, "input", a->input);
+	JsonAddInt(&jb, "attempt", a->attempt);
+	JsonAddTimestamp(&jb, "scheduledTime", a->scheduled_time);
+	JsonAddTimestamp(&jb, "startedTime", a->started_time);
+	JsonAddJsonb(&jb, "heartbeatDetails", a->heartbeat_details);
+	if (a->heartbeat_timeout > 0)
+		JsonAddFloat(&jb, "heartbeatTimeout", a->heartbeat_timeout);
+	else
+		JsonAddNull(&jb, "heartbeatTimeout");
+	JsonAddTimestamp(&jb, "deadline", deadline);
+	return JsonFinish(&jb);
+}
+
+/* Claim and start an activity task. */
+static void *
+claim_activity_task(void *arg)
+{
+	PollRequest *pr = (PollRequest *) arg;
+
+	for (;;)
+	{
+		pg_uuid_t	run_id;
+		int64		scheduled_id;
+		int32		attempt;
+		ActivityState a;
+
+		if (!claim_one(pr, 'a', &run_id, &scheduled_id, &attempt))
+			return NULL;
+		if (!StartActivityAttempt(&run_id, scheduled_id, attempt, pr->now,
+								  pr->identity, &a))
+			continue;			/* stale: canceled, timed out or run closed */
+		return activity_task_json(&a);
+	}
+}
+
+/* The common arguments of the poll functions. */
+static void
+read_poll_args(FunctionCallInfo fcinfo, PollRequest *pr)
+{
+	pr->task_queue = CheckName(ARG_TEXT(0), "task_queue");
+	pr->identity = PG_ARGISNULL(1) ? CallerIdentity() :
+		CheckName(PG_GETARG_TEXT_PP(1), "identity");
+	pr->namespace = CheckName(ARG_TEXT(2), "namespace");
+	pr->now = DurableNow();
+}
+
+/* Claim with an optional wait; the result is copied out of SPI. */
+static Datum
+poll_for(FunctionCallInfo fcinfo, char kind, void *(*claim) (void *),
+		 bool *isnull)
+{
+	PollRequest pr;
+	double		wait_ms;
+	Jsonb	   *task;
+	Datum		result = (Datum) 0;
+
+	read_poll_args(fcinfo, &pr);
+	wait_ms = poll_wait_ms(fcinfo, 3);
+	DurableSPIConnect();
+	CheckNamespaceExists(pr.namespace);
+	task = WaitForTask(pr.namespace, pr.task_queue, kind, wait_ms, claim, &pr);
+	if (task != NULL)
+		result = SPI_datumTransfer(JsonbPGetDatum(task), false, -1);
+	DurableSPIFinish();
+	*isnull = (task == NULL);
+	return result;
+}
+
+PG_FUNCTION_INFO_V1(durable_poll_decision_task);
+/* durable.poll_decision_task(task_queue, identity, namespace, wait) */
+Datum
+durable_poll_decision_task(PG_FUNCTION_ARGS)
+{
+	bool		isnull;
+	Datum		result = poll_for(fcinfo, 'd', claim_decision_task, &isnull);
+
+	if (isnull)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(result);
+}
+
+PG_FUNCTION_INFO_V1(durable_poll_activity_task);
+/* durable.poll_activity_task(task_queue, identity, namespace, wait) */
+Datum
+durable_poll_activity_task(PG_FUNCTION_ARGS)
+{
+	bool		isnull;
+	Datum		result = poll_for(fcinfo, 'a', claim_activity_task, &isnull);
+
+	if (isnull)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(result);
+}
+
+PG_FUNCTION_INFO_V1(durable_poll_activity_tasks);
+/*
+ * durable.poll_activity_tasks(task_queue, identity, namespace, wait,
+ * max_tasks): up to max_tasks activity tasks, waiting only for the first.
+ */
+Datum
+durable_poll_activity_tasks(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	PollRequest pr;
+	double		wait_ms;
+	int32		max_tasks;
+	Jsonb	   *task;
+	int			n = 0;
+
+	read_poll_args(fcinfo, &pr);
+	wait_ms = poll_wait_ms(fcinfo, 3);
+	if (PG_ARGISNULL(4))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("max_tasks must not be null")));
+	max_tasks = PG_GETARG_INT32(4);
+	if (max_tasks < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_tasks must be at least 1")));
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	DurableSPIConnect();
+	CheckNamespaceExists(pr.namespace);
+	task = WaitForTask(pr.namespace, pr.task_queue, 'a', wait_ms,
+					   claim_activity_task, &pr);
+	while (task != NULL)
+	{
+		Datum		value = JsonbPGetDatum(task);
+		bool		null = false;
+
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &null);
+		if (++n >= max_tasks)
+			break;
+		task = claim_activity_task(&pr);
+	}
+	DurableSPIFinish();
+	return (Datum) 0;
+}
+
+/* Lock the run of a decision token and check that its task is current. */
+static void
+load_decision(text *token_text, TaskToken *t, RunState *rs)
+{
+	parse_token(token_text, 'D', t);
+	if (!LoadRunById(&t->run_id, false, rs))
+		report_stale(token_text, "Its workflow run does not exist.");
+	if (!RunIsOpen(rs))
+		report_stale(token_text, "Its workflow run is closed.");
+	if (rs->decision_scheduled_id != t->scheduled_id ||
+		rs->decision_started_id != t->third)
+		report_stale(token_text, "The decision task timed out or was answered already.");
+}
+
+/* End the started decision task: clear it and drop its timeout timer. */
+static void
+end_decision_task(RunState *rs)
+{
+	DeleteTimer(&rs->run_id, TIMER_DECISION_TIMEOUT, rs->decision_scheduled_id);
+	rs->decision_scheduled_id = 0;
+	rs->decision_started_id = 0;
+	rs->decision_started_time_null = true;
+}
+
+/*
+ * A decision task failed or timed out: the failure event, the events that
+ * arrived meanwhile, and the next attempt (after a backoff for
+ * UnknownWorkflowType, rule 10).
+ */
+static void
+retry_decision_task(RunState *rs, TimestampTz now, const char *event_type,
+					Jsonb *attributes, bool backoff)
+{
+	(void) AppendEvent(rs, now, event_type, attributes);
+	end_decision_task(rs);
+	(void) FlushBufferedEvents(rs);
+	rs->decision_attempt++;
+	if (backoff)
+	{
+		double		delay = 5.0 * pow(2.0, Min(rs->decision_attempt - 2, 10));
+
+		CreateTimer(&rs->run_id, TIMER_DECISION_RETRY,
+					TimestampPlusSeconds(now, Min(delay, 300.0)), 0, 0);
+	}
+	else
+		ScheduleDecisionTask(rs, now);
+	SaveRun(rs);
+}
+
+/* The decision timeout timer fired (run locked). */
+void
+DecisionTaskTimedOut(RunState *rs, TimestampTz now, int64 scheduled_id,
+					 int64 started_id)
+{
+	JsonBuilder jb;
+
+	if (rs->decision_scheduled_id != scheduled_id ||
+		rs->decision_started_id != started_id || started_id == 0)
+		return;
+	JsonBegin(&jb);
+	JsonAddInt(&jb, "scheduledEventId", scheduled_id);
+	JsonAddInt(&jb, "startedEventId", started_id);
+	JsonAddText(&jb, "timeoutType", "START_TO_CLOSE");
+	retry_decision_task(rs, now, "DecisionTaskTimedOut", JsonFinish(&jb), false);
+}
+
+/* Whether events arrived while the decision task was started. */
+static KeptPlan has_buffered = {
+	NULL, "SELECT 1 FROM durable.buffered_events WHERE run_id = $1 LIMIT 1",
+	1, {UUIDOID}
+};
+
+PG_FUNCTION_INFO_V1(durable_complete_decision_task);
+/* durable.complete_decision_task(task_token, decisions) */
+Datum
+durable_complete_decision_task(PG_FUNCTION_ARGS)
+{
+	text	   *token = ARG_TEXT(0);
+	Jsonb	   *decisions = ARG_JSONB(1);
+	TimestampTz now = DurableNow();
+	TaskToken	t;
+	RunState	rs;
+	Decision   *list;
+	int			n;
+	int64		completed_id;
+	int			flushed;
+	JsonBuilder jb;
+	Datum		values[1];
+
+	DurableSPIConnect();
+	load_decision(token, &t, &rs);
+	n = ParseDecisions(&rs, decisions, &list);
+
+	/*
+	 * A decision that closes the workflow while events wait unseen would lose
+	 * them: fail the task instead, as Cadence does, and decide again.
+	 */
+	values[0] = UUIDPGetDatum(&rs.run_id);
+	if (DecisionsCloseRun(list, n) &&
+		RunPlan(&has_buffered, values, NULL, false, 1) > 0)
+	{
+		SPI_freetuptable(SPI_tuptable);
+		JsonBegin(&jb);
+		JsonAddInt(&jb, "scheduledEventId", t.scheduled_id);
+		JsonAddInt(&jb, "startedEventId", t.third);
+		JsonAddText(&jb, "cause", "UnhandledDecision");
+		JsonAddText(&jb, "identity", CallerIdentity());
+		(void) AppendEvent(&rs, now, "DecisionTaskFailed", JsonFinish(&jb));
+		end_decision_task(&rs);
+		(void) FlushBufferedEvents(&rs);
+		rs.decision_attempt = 0;
+		ScheduleDecisionTask(&rs, now);
+		SaveRun(&rs);
+		DurableSPIFinish();
+		PG_RETURN_VOID();
+	}
+
+	JsonBegin(&jb);
+	JsonAddInt(&jb, "scheduledEventId", t.scheduled_id);
+	JsonAddInt(&jb, "startedEventId", t.third);
+	JsonAddText(&jb, "identity", CallerIdentity());
+	completed_id = AppendEvent(&rs, now, "DecisionTaskCompleted", JsonFinish(&jb));
+	rs.previous_started_id = t.third;
+	rs.decision_attempt = 0;
+	end_decision_task(&rs);
+
+	/* Rule 12: what arrived meanwhile follows the completion. */
+	flushed = FlushBufferedEvents(&rs);
+	ApplyDecisions(&rs, now, list, n, completed_id);
+	if (RunIsOpen(&rs))
+	{
+		if (flushed > 0)
+			ScheduleDecisionTask(&rs, now);
+		SaveRun(&rs);
+	}
+	DurableSPIFinish();
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(durable_fail_decision_task);
+/* durable.fail_decision_task(task_token, cause, details) */
+Datum
+durable_fail_decision_task(PG_FUNCTION_ARGS)
+{
+	text	   *token = ARG_TEXT(0);
+	char	   *cause = CheckName(ARG_TEXT(1), "cause");
+	Jsonb	   *details = ARG_JSONB(2);
+	TimestampTz now = DurableNow();
+	TaskToken	t;
+	RunState	rs;
+	JsonBuilder jb;
+
+	CheckPayload(details, "details");
+	DurableSPIConnect();
+	load_decision(token, &t, &rs);
+	JsonBegin(&jb);
+	JsonAddInt(&jb, "scheduledEventId", t.scheduled_id);
+	JsonAddInt(&jb, "startedEventId", t.third);
+	JsonAddText(&jb, "cause", cause);
+	JsonAddJsonb(&jb, "details", details);
+	JsonAddText(&jb, "identity", CallerIdentity());
+	retry_decision_task(&rs, now, "DecisionTaskFailed", JsonFinish(&jb),
+						strcmp(cause, "UnknownWorkflowType") == 0);
+	DurableSPIFinish();
+	PG_RETURN_VOID();
+}
+
+/*
+ * Lock the run and the activity of an activity token and check that the
+ * attempt is the current one; a closed run's activities are gone (WF005).
+ */
+static void
+load_activity_attempt(text *token_text, TaskToken *t, RunState *rs,
+					  ActivityState *a)
+{
+	parse_token(token_text, 'A', t);
+	if (!LoadRunById(&t->run_id, false, rs))
+		report_stale(token_text, "Its workflow run does not exist.");
+	if (!RunIsOpen(rs))
+		report_stale(token_text, "Its workflow run is closed; the outcome is not recorded.");
+	if (!LoadActivity(&t->run_id, t->scheduled_id, a))
+		report_stale(token_text, "The activity is no longer pending.");
+	if (a->attempt != t->third || strcmp(a->state, "SCHEDULED") == 0)
+		report_stale(token_text, "The attempt timed out and the activity was retried or ended.");
+}
+
+PG_FUNCTION_INFO_V1(durable_complete_activity);
+/* durable.complete_activity(task_token, result) */
+Datum
+durable_complete_activity(PG_FUNCTION_ARGS)
+{
+	text	   *token = ARG_TEXT(0);
+	Jsonb	   *result = ARG_JSONB(1);
+	TaskToken	t;
+	RunState	rs;
+	ActivityState a;
+
+	CheckPayload(result, "result");
+	DurableSPIConnect();
+	load_activity_attempt(token, &t, &rs, &a);
+	CompleteActivity(&rs, &a, DurableNow(), result, a.last_worker_identity);
+	SaveRun(&rs);
+	DurableSPIFinish();
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(durable_fail_activity);
+/* durable.fail_activity(task_token, reason, details, next_retry_delay) */
+Datum
+durable_fail_activity(PG_FUNCTION_ARGS)
+{
+	text	   *token = ARG_TEXT(0);
+	char	   *reason = PG_ARGISNULL(1) ? "durable:Generic" :
+		CheckName(PG_GETARG_TEXT_PP(1), "reason");
+	Jsonb	   *details = ARG_JSONB(2);
+	double		delay = -1;
+	TaskToken	t;
+	RunState	rs;
+	ActivityState a;
+
+	CheckPayload(details, "details");
+	if (!PG_ARGISNULL(3))
+		delay = IntervalToSeconds(PG_GETARG_INTERVAL_P(3), "next_retry_delay",
+								  true);
+	DurableSPIConnect();
+	load_activity_attempt(token, &t, &rs, &a);
+	FailActivityAttempt(&rs, &a, DurableNow(), reason, details, delay, NULL);
+	if (RunIsOpen(&rs))
+		SaveRun(&rs);
+	DurableSPIFinish();
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(durable_report_activity_canceled);
+/* durable.report_activity_canceled(task_token, details) */
+Datum
+durable_report_activity_canceled(PG_FUNCTION_ARGS)
+{
+	text	   *token = ARG_TEXT(0);
+	Jsonb	   *details = ARG_JSONB(1);
+	TaskToken	t;
+	RunState	rs;
+	ActivityState a;
+
+	CheckPayload(details, "details");
+	DurableSPIConnect();
+	load_activity_attempt(token, &t, &rs, &a);
+	CancelActivity(&rs, &a, DurableNow(), details, a.last_worker_identity, 0);
+	SaveRun(&rs);
+	DurableSPIFinish();
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(durable_heartbeat_activity);
+/*
+ * durable.heartbeat_activity(task_token, details): keeps the attempt alive
+ * and returns true once the activity or its workflow has a cancel request.
+ * It locks only the activity row.
+ */
+Datum
+durable_heartbeat_activity(PG_FUNCTION_ARGS)
+{
+	text	   *token = ARG_TEXT(0);
+	Jsonb	   *details = ARG_JSONB(1);
+	TaskToken	t;
+	Datum		values[5];
+	char		nulls[5] = "     ";
+	bool		isnull;
+	bool		cancel;
+
+	parse_token(token, 'A', &t);
+	CheckPayload(details, "details");
+	DurableSPIConnect();
+	values[0] = UUIDPGetDatum(&t.run_id);
+	values[1] = Int64GetDatum(t.scheduled_id);
+	values[2] = Int32GetDatum((int32) t.third);
+	values[3] = TimestampTzGetDatum(DurableNow());
+	values[4] = details ? JsonbPGetDatum(details) : (Datum) 0;
+	if (details == NULL)
+		nulls[4] = 'n';
+	if (RunPlan(&heartbeat_plan, values, nulls, false, 1) == 0)
+		report_stale(token, "The attempt is over, or its workflow run is closed.");
+	cancel = DatumGetBool(SPIGetDatum(0, 1, &isnull));
+	DurableSPIFinish();
+	PG_RETURN_BOOL(cancel && !isnull);
+}
