@@ -446,6 +446,11 @@ CREATE FUNCTION durable.preloaded() RETURNS boolean
     AS 'MODULE_PATHNAME', 'durable_preloaded'
     LANGUAGE C STABLE;
 
+-- Internal: have the launcher start this database's timer worker at commit.
+CREATE FUNCTION durable.launcher_wakeup() RETURNS void
+    AS 'MODULE_PATHNAME', 'durable_launcher_wakeup'
+    LANGUAGE C VOLATILE;
+
 -- Privileges: nothing for PUBLIC but the pure functions; the rest per group.
 REVOKE ALL ON ALL TABLES IN SCHEMA durable FROM PUBLIC;
 REVOKE ALL ON ALL SEQUENCES IN SCHEMA durable FROM PUBLIC;
@@ -484,6 +489,8 @@ GRANT EXECUTE ON FUNCTION
 GRANT EXECUTE ON FUNCTION durable.tick(integer) TO durable_admin;
 GRANT SELECT ON ALL TABLES IN SCHEMA durable TO durable_admin;
 GRANT durable_client, durable_worker TO durable_admin;
+
+SELECT durable.launcher_wakeup();
 
 DO $warn$
 BEGIN

@@ -29,6 +29,11 @@ int			durable_max_attempts_per_run = 1000;
 int			durable_max_pending_activities = 2000;
 int			durable_default_activity_timeout = 600;
 bool		durable_library_preloaded = false;
+bool		durable_worker_enabled = true;
+char	   *durable_worker_databases = NULL;
+int			durable_worker_batch_size = 1000;
+int			durable_worker_max_sleep = 10;
+int			durable_max_databases = 64;
 
 /* durable.test_time: the string as set, and its parsed value */
 static char *durable_test_time_string = NULL;
@@ -162,10 +167,54 @@ _PG_init(void)
 							PGC_SUSET, GUC_UNIT_S,
 							NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("durable.worker_enabled",
+							 "Whether the background workers fire durable timers.",
+							 "Off: timers fire only when durable.tick() is called.",
+							 &durable_worker_enabled,
+							 true,
+							 PGC_SIGHUP, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomStringVariable("durable.worker_databases",
+							   "Databases whose timers the background workers fire.",
+							   "A comma-separated list of names; empty means every database that has the extension.",
+							   &durable_worker_databases,
+							   "",
+							   PGC_SIGHUP, 0,
+							   NULL, NULL, NULL);
+
+	DefineCustomIntVariable("durable.worker_batch_size",
+							"Timers a background worker fires in one transaction.",
+							NULL,
+							&durable_worker_batch_size,
+							1000, 1, 100000,
+							PGC_SIGHUP, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("durable.worker_max_sleep",
+							"Longest sleep of a background worker, and how often the launcher looks for new databases.",
+							NULL,
+							&durable_worker_max_sleep,
+							10, 1, 3600,
+							PGC_SIGHUP, GUC_UNIT_S,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("durable.max_databases",
+							"Most databases with a timer worker.",
+							"Each needs a slot of max_worker_processes.",
+							&durable_max_databases,
+							64, 1, 1024,
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
+
 	MarkGUCPrefixReserved("durable");
 
 	if (durable_library_preloaded)
+	{
 		DurableShmemInit();
+		RegisterLauncher();
+		InstallLauncherHooks();
+	}
 }
 
 PG_FUNCTION_INFO_V1(durable_now);

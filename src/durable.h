@@ -220,6 +220,7 @@ extern void DeleteTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id);
 extern void DeleteRunTimers(pg_uuid_t *run_id);
 extern void NoteTimerDue(TimestampTz due_at);
 extern int	FireDueTimers(TimestampTz now, int max_items);
+extern int	FireDueTimersCarefully(TimestampTz now, int max_items, bool careful);
 extern void StartUserTimer(RunState *rs, TimestampTz now, const char *timer_id,
 						   double seconds, int64 completed_id, int index);
 extern void CancelUserTimer(RunState *rs, TimestampTz now,
@@ -237,10 +238,24 @@ extern void *WaitForTask(const char *namespace, const char *task_queue,
 						 void *arg);
 
 /* ----------------
- * launcher.c: the background worker
+ * launcher.c and worker.c: the background workers
  * ----------------
  */
+extern bool durable_worker_enabled;
+extern char *durable_worker_databases;
+extern int	durable_worker_batch_size;
+extern int	durable_worker_max_sleep;
+extern int	durable_max_databases;
+
+extern Size LauncherShmemSize(void);
+extern void LauncherShmemInit(void);
+extern void RegisterLauncher(void);
+extern void InstallLauncherHooks(void);
 extern void WakeTimerWorkerAtCommit(TimestampTz due_at);
+extern void TimerWorkerAttach(void);
+extern void TimerWorkerDetach(bool no_extension);
+extern void TimerWorkerDetachCallback(int code, Datum arg);
+extern void TimerWorkerSleepsUntil(TimestampTz sleeps_to);
 
 /* ----------------
  * activities.c: the life of an activity

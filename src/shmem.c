@@ -57,6 +57,7 @@ durable_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(MAXALIGN(sizeof(WaitBucket) * WAIT_BUCKETS));
+	RequestAddinShmemSpace(LauncherShmemSize());
 }
 
 static void
@@ -80,6 +81,7 @@ durable_shmem_startup(void)
 			pg_atomic_init_u64(&wait_buckets[i].generation, 0);
 		}
 	}
+	LauncherShmemInit();
 	LWLockRelease(AddinShmemInitLock);
 }
 

@@ -15,7 +15,10 @@
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "access/xact.h"
 #include "miscadmin.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
 #include "utils/builtins.h"
 
 #include "durable.h"
@@ -58,10 +61,17 @@ static KeptPlan delete_run_timer = {
 	NULL, "DELETE FROM durable.timers WHERE run_id = $1 AND kind = $2 AND ref_id = $3",
 	3, {UUIDOID, TEXTOID, INT8OID}
 };
+static KeptPlan postpone_plan = {
+	NULL, "UPDATE durable.timers SET due_at = $2 WHERE timer_id = $1",
+	2, {INT8OID, TIMESTAMPTZOID}
+};
 static KeptPlan run_exists = {
 	NULL, "SELECT 1 FROM durable.runs WHERE run_id = $1",
 	1, {UUIDOID}
 };
+
+/* How long a timer whose effect failed is put off */
+#define TIMER_RETRY_SECONDS 60
 
 /* A due timer, copied out of the SPI result */
 typedef struct DueTimer
@@ -236,18 +246,72 @@ fire_timer(DueTimer *t, RunState *rs, TimestampTz now)
 }
 
 /*
+ * Fire one due timer: lock its run (SKIP LOCKED: a run busy elsewhere waits
+ * for the next tick), take the timer row, apply it.  Returns whether it fired.
+ */
+static bool
+fire_due_timer(DueTimer *t, TimestampTz now)
+{
+	RunState	rs;
+	Datum		tv[1];
+
+	CHECK_FOR_INTERRUPTS();
+	if (!LoadRunById(&t->run_id, true, &rs))
+	{
+		/* Busy elsewhere: next tick.  Gone (purged): drop the timer. */
+		tv[0] = UUIDPGetDatum(&t->run_id);
+		if (RunPlan(&run_exists, tv, NULL, false, 1) > 0)
+		{
+			SPI_freetuptable(SPI_tuptable);
+			return false;
+		}
+		return TakeTimer(t->timer_id);
+	}
+
+	/*
+	 * An activity timer also needs the activity's lock, taken before the
+	 * timer's (lock order run, activity, timer).
+	 */
+	if (strcmp(t->kind, TIMER_ACTIVITY) == 0)
+	{
+		if (!FireActivityTimer(&rs, t->ref_id, t->timer_id, now))
+			return false;
+		if (RunIsOpen(&rs))
+			SaveRun(&rs);
+		return true;
+	}
+	/* Under the run's lock, the timer is ours unless already fired. */
+	if (!TakeTimer(t->timer_id))
+		return false;
+	fire_timer(t, &rs, now);
+	return true;
+}
+
+/* Put off a timer whose effect fails, so that the others go on. */
+static void
+postpone_timer(DueTimer *t, TimestampTz now)
+{
+	Datum		values[2];
+
+	values[0] = Int64GetDatum(t->timer_id);
+	values[1] = TimestampTzGetDatum(TimestampPlusSeconds(now, TIMER_RETRY_SECONDS));
+	RunPlan(&postpone_plan, values, NULL, false, 0);
+}
+
+/*
  * Fire up to max_items timers due at now; returns how many fired.  Runs in
- * the caller's transaction and SPI connection.
+ * the caller's transaction and SPI connection.  With careful, each timer
+ * runs in a subtransaction: one that fails is logged and put off.
  */
 int
-FireDueTimers(TimestampTz now, int max_items)
+FireDueTimersCarefully(TimestampTz now, int max_items, bool careful)
 {
 	Datum		values[2];
 	SPITupleTable *tt;
 	DueTimer   *timers;
 	int			n;
 	int			i;
-	int			fired = 0;
+	volatile int fired = 0;
 
 	values[0] = TimestampTzGetDatum(now);
 	values[1] = Int32GetDatum(max_items);
@@ -271,44 +335,53 @@ FireDueTimers(TimestampTz now, int max_items)
 
 	for (i = 0; i < n; i++)
 	{
-		RunState	rs;
-		Datum		tv[1];
+		MemoryContext cxt = CurrentMemoryContext;
+		ResourceOwner owner = CurrentResourceOwner;
 
-		CHECK_FOR_INTERRUPTS();
-		if (!LoadRunById(&timers[i].run_id, true, &rs))
+		if (!careful)
 		{
-			/* Busy elsewhere: next tick.  Gone (purged): drop the timer. */
-			tv[0] = UUIDPGetDatum(&timers[i].run_id);
-			if (RunPlan(&run_exists, tv, NULL, false, 1) > 0)
-			{
-				SPI_freetuptable(SPI_tuptable);
-				continue;
-			}
-			tv[0] = Int64GetDatum(timers[i].timer_id);
-			RunPlan(&take_timer, tv, NULL, false, 0);
-			continue;
-		}
-		/*
-		 * An activity timer also needs the activity's lock, taken before the
-		 * timer's (lock order run, activity, timer).
-		 */
-		if (strcmp(timers[i].kind, TIMER_ACTIVITY) == 0)
-		{
-			if (FireActivityTimer(&rs, timers[i].ref_id, timers[i].timer_id, now))
-			{
-				SaveRun(&rs);
+			if (fire_due_timer(&timers[i], now))
 				fired++;
-			}
 			continue;
 		}
-		/* Under the run's lock, the timer is ours unless already fired. */
-		tv[0] = Int64GetDatum(timers[i].timer_id);
-		if (RunPlan(&take_timer, tv, NULL, false, 0) == 0)
-			continue;
-		fire_timer(&timers[i], &rs, now);
-		fired++;
+		BeginInternalSubTransaction(NULL);
+		MemoryContextSwitchTo(cxt);
+		PG_TRY();
+		{
+			if (fire_due_timer(&timers[i], now))
+				fired++;
+			ReleaseCurrentSubTransaction();
+			MemoryContextSwitchTo(cxt);
+			CurrentResourceOwner = owner;
+		}
+		PG_CATCH();
+		{
+			ErrorData  *edata;
+
+			MemoryContextSwitchTo(cxt);
+			edata = CopyErrorData();
+			FlushErrorState();
+			RollbackAndReleaseCurrentSubTransaction();
+			MemoryContextSwitchTo(cxt);
+			CurrentResourceOwner = owner;
+			ereport(WARNING,
+					(errmsg("durable timer %lld (%s) of run %s failed: %s",
+							(long long) timers[i].timer_id, timers[i].kind,
+							UuidToCString(&timers[i].run_id), edata->message),
+					 errdetail("It is put off by %d seconds.", TIMER_RETRY_SECONDS)));
+			FreeErrorData(edata);
+			postpone_timer(&timers[i], now);
+		}
+		PG_END_TRY();
 	}
 	return fired;
+}
+
+/* Fire up to max_items due timers in the caller's transaction. */
+int
+FireDueTimers(TimestampTz now, int max_items)
+{
+	return FireDueTimersCarefully(now, max_items, false);
 }
 
 PG_FUNCTION_INFO_V1(durable_tick);

@@ -1,0 +1,170 @@
+/*-------------------------------------------------------------------------
+ *
+ * worker.c
+ *	  The timer worker of one database.
+ *
+ * It fires due timers through the same code as durable.tick(), a batch of
+ * durable.worker_batch_size per transaction (SKIP LOCKED, so that it never
+ * collides with durable.tick() or another ticker), then sleeps on its latch
+ * until the next due time, at most durable.worker_max_sleep.  A backend that
+ * commits an earlier timer sets the latch (launcher.c).  A batch that fails
+ * is done again one timer per subtransaction; a timer that fails alone is
+ * logged and put off, and the worker lives on.
+ *
+ * It exits when the extension is not (or no longer) installed, on SIGTERM,
+ * and when durable.worker_enabled is turned off.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "commands/extension.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "tcop/tcopprot.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+#include "durable.h"
+
+PGDLLEXPORT void DurableTimerWorkerMain(Datum main_arg);
+
+static KeptPlan next_due = {
+	NULL, "SELECT min(due_at) FROM durable.timers",
+	0, {InvalidOid}
+};
+
+/* Wait after an unexpected error, so that a broken database is not spun on */
+#define ERROR_BACKOFF_MS 1000L
+
+/* Whether durable is installed in this database (inside a transaction). */
+static bool
+extension_installed(void)
+{
+	return OidIsValid(get_extension_oid("durable", true));
+}
+
+/*
+ * One batch: fire due timers, learn the next due time.  Returns the number
+ * fired; sets *next (DT_NOEND when there is no timer).
+ */
+static int
+run_batch(bool careful, TimestampTz *next)
+{
+	int			fired;
+	bool		isnull;
+	Datum		d;
+
+	SPI_connect();
+	fired = FireDueTimersCarefully(GetCurrentTimestamp(),
+								   durable_worker_batch_size, careful);
+	RunPlan(&next_due, NULL, NULL, true, 1);
+	d = SPIGetDatum(0, 1, &isnull);
+	*next = isnull ? DT_NOEND : DatumGetTimestampTz(d);
+	SPI_finish();
+	return fired;
+}
+
+/* Entry point of a database's timer worker; main_arg is the database oid. */
+void
+DurableTimerWorkerMain(Datum main_arg)
+{
+	Oid			dboid = DatumGetObjectId(main_arg);
+	MemoryContext loop_cxt;
+	volatile bool careful = false;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
+	pgstat_report_appname("durable timer worker");
+	TimerWorkerAttach();
+	before_shmem_exit(TimerWorkerDetachCallback, (Datum) 0);
+
+	loop_cxt = AllocSetContextCreate(TopMemoryContext, "durable timer worker",
+									 ALLOCSET_DEFAULT_SIZES);
+
+	for (;;)
+	{
+		volatile TimestampTz next = DT_NOEND;
+		volatile long sleep_ms = 0;
+		volatile int fired = 0;
+		volatile bool installed = true;
+
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		if (!durable_worker_enabled)
+			proc_exit(0);
+		TimerWorkerSleepsUntil(0);	/* awake: backends set the latch */
+		MemoryContextReset(loop_cxt);
+
+		PG_TRY();
+		{
+			MemoryContext old = MemoryContextSwitchTo(loop_cxt);
+
+			SetCurrentStatementStartTimestamp();
+			StartTransactionCommand();
+			PushActiveSnapshot(GetTransactionSnapshot());
+			pgstat_report_activity(STATE_RUNNING, "firing durable timers");
+			installed = extension_installed();
+			if (installed)
+				fired = run_batch(careful, (TimestampTz *) &next);
+			PopActiveSnapshot();
+			CommitTransactionCommand();
+			pgstat_report_stat(false);
+			pgstat_report_activity(STATE_IDLE, NULL);
+			MemoryContextSwitchTo(old);
+			careful = false;
+		}
+		PG_CATCH();
+		{
+			MemoryContextSwitchTo(loop_cxt);
+			EmitErrorReport();
+			FlushErrorState();
+			AbortCurrentTransaction();
+			pgstat_report_activity(STATE_IDLE, NULL);
+			/* Do the batch again one timer at a time, after a pause. */
+			careful = true;
+			sleep_ms = ERROR_BACKOFF_MS;
+			next = DT_NOEND;
+		}
+		PG_END_TRY();
+
+		if (!installed)
+		{
+			TimerWorkerDetach(true);
+			proc_exit(0);
+		}
+		if (fired >= durable_worker_batch_size)
+			continue;			/* more are due */
+
+		if (sleep_ms == 0)
+		{
+			TimestampTz now = GetCurrentTimestamp();
+
+			sleep_ms = (long) durable_worker_max_sleep * 1000L;
+			if (next != DT_NOEND)
+			{
+				if (next <= now)
+					continue;
+				/* round up: waking a little late beats spinning early */
+				sleep_ms = Min(sleep_ms, (long) ((next - now + 999) / 1000));
+			}
+		}
+		TimerWorkerSleepsUntil(GetCurrentTimestamp() + (int64) sleep_ms * 1000);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 sleep_ms, PG_WAIT_EXTENSION);
+	}
+}
