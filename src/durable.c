@@ -199,13 +199,15 @@ _PG_init(void)
 							PGC_SIGHUP, GUC_UNIT_S,
 							NULL, NULL, NULL);
 
-	DefineCustomIntVariable("durable.max_databases",
-							"Most databases with a timer worker.",
-							"Each needs a slot of max_worker_processes.",
-							&durable_max_databases,
-							64, 1, 1024,
-							PGC_POSTMASTER, 0,
-							NULL, NULL, NULL);
+	/* Sizes shared memory: exists only when preloaded. */
+	if (durable_library_preloaded)
+		DefineCustomIntVariable("durable.max_databases",
+								"Most databases with a timer worker.",
+								"Each needs a slot of max_worker_processes.",
+								&durable_max_databases,
+								64, 1, 1024,
+								PGC_POSTMASTER, 0,
+								NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("durable");
 

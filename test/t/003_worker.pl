@@ -1,0 +1,168 @@
+# The background workers: timers fire without durable.tick(), a worker starts
+# for a database created after the server, DROP EXTENSION and DROP DATABASE
+# stop it, SIGHUP turns the workers off and on, SIGTERM is survived, nothing
+# runs on a standby, and CREATE EXTENSION warns where the library is not
+# preloaded.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('primary');
+$node->init(allows_streaming => 1);
+$node->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'durable'
+durable.worker_enabled = on
+durable.worker_max_sleep = 1
+max_worker_processes = 16
+});
+$node->start;
+
+sub workers_of
+{
+	my ($db) = @_;
+	return $node->safe_psql('postgres', qq{
+		SELECT count(*) FROM pg_stat_activity
+		 WHERE backend_type = 'durable timer worker' AND datname = '$db'});
+}
+
+$node->safe_psql('postgres', 'CREATE DATABASE app');
+$node->safe_psql('app', 'CREATE EXTENSION durable');
+ok($node->poll_query_until('postgres', q{
+	SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'durable launcher'}),
+	'the launcher runs');
+ok($node->poll_query_until('postgres', q{
+	SELECT count(*) = 1 FROM pg_stat_activity
+	 WHERE backend_type = 'durable timer worker' AND datname = 'app'}),
+	'a timer worker runs for the database that has the extension');
+is(workers_of('postgres'), '0', 'none stays for a database without the extension');
+
+# A delayed first decision task fires by itself, close to its due time.
+$node->safe_psql('app', q{SELECT durable.start_workflow('t', NULL, 'delayed', delay => '1 second')});
+ok($node->poll_query_until('app', q{
+	SELECT count(*) = 2 FROM durable.get_history('delayed')}),
+	'a delayed start gets its decision task without durable.tick()');
+my $late = $node->safe_psql('app', q{
+	SELECT extract(epoch FROM s.event_time - (w.event_time + interval '1 second'))
+	  FROM durable.get_history('delayed') w, durable.get_history('delayed') s
+	 WHERE w.event_id = 1 AND s.event_id = 2});
+cmp_ok($late, '>=', 0, 'it is not early');
+cmp_ok($late, '<', 1.0, "it is late by less than a second ($late s)");
+
+# A retry backoff fires by itself: the failed attempt comes back after 1 s.
+$node->safe_psql('app', q{
+	SELECT durable.start_workflow('t', NULL, 'retry');
+	SELECT durable.complete_decision_task(durable.poll_decision_task()->>'taskToken',
+		'[{"decisionType": "ScheduleActivityTask", "activityId": "a", "activityType": "x",
+		   "retryPolicy": {"initialIntervalInSeconds": 1, "maximumAttempts": 3}}]');
+	SELECT durable.fail_activity(durable.poll_activity_task()->>'taskToken', 'boom');
+});
+is($node->safe_psql('app', 'SELECT durable.poll_activity_task() IS NULL'), 't',
+	'no attempt during the backoff');
+my $task = '';
+foreach my $i (1 .. 100)
+{
+	$task = $node->safe_psql('app', q{SELECT durable.poll_activity_task(wait => '1 second')->>'attempt'});
+	last if $task ne '';
+}
+is($task, '2', 'the second attempt comes back by itself after the backoff');
+
+# A run timeout closes the run by itself.
+$node->safe_psql('app', q{SELECT durable.start_workflow('t', NULL, 'slow', run_timeout => '1 second')});
+ok($node->poll_query_until('app', q{
+	SELECT durable.describe_workflow('slow')->>'status' = 'timed_out'}),
+	'a run timeout fires by itself');
+
+# A database created after the server gets its worker once it has the extension.
+$node->safe_psql('postgres', 'CREATE DATABASE later');
+$node->safe_psql('later', 'CREATE EXTENSION durable');
+ok($node->poll_query_until('postgres', q{
+	SELECT count(*) = 1 FROM pg_stat_activity
+	 WHERE backend_type = 'durable timer worker' AND datname = 'later'}),
+	'a worker starts for a database created after the server');
+$node->safe_psql('later', q{SELECT durable.start_workflow('t', NULL, 'w', delay => '1 second')});
+ok($node->poll_query_until('later', q{SELECT count(*) = 2 FROM durable.get_history('w')}),
+	'and fires its timers');
+
+# DROP EXTENSION: the worker goes.  DROP DATABASE works with a worker attached.
+$node->safe_psql('later', 'DROP EXTENSION durable');
+ok($node->poll_query_until('postgres', q{
+	SELECT count(*) = 0 FROM pg_stat_activity
+	 WHERE backend_type = 'durable timer worker' AND datname = 'later'}),
+	'DROP EXTENSION stops the worker');
+$node->safe_psql('later', 'CREATE EXTENSION durable');
+ok($node->poll_query_until('postgres', q{
+	SELECT count(*) = 1 FROM pg_stat_activity
+	 WHERE backend_type = 'durable timer worker' AND datname = 'later'}),
+	'CREATE EXTENSION again brings it back');
+my ($ret, $stdout, $stderr) = $node->psql('postgres', 'DROP DATABASE later');
+is($ret, 0, 'DROP DATABASE succeeds while the database has a worker');
+is($node->safe_psql('postgres', q{SELECT count(*) FROM pg_database WHERE datname = 'later'}),
+	'0', 'the database is gone');
+
+# SIGTERM of a worker: the launcher starts another.
+my $pid = $node->safe_psql('postgres', q{
+	SELECT pid FROM pg_stat_activity
+	 WHERE backend_type = 'durable timer worker' AND datname = 'app'});
+$node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)");
+ok($node->poll_query_until('postgres', qq{
+	SELECT count(*) = 1 FROM pg_stat_activity
+	 WHERE backend_type = 'durable timer worker' AND datname = 'app' AND pid <> $pid}),
+	'a terminated worker is replaced');
+
+# SIGHUP: durable.worker_enabled off stops the workers, on brings them back.
+$node->safe_psql('postgres', 'ALTER SYSTEM SET durable.worker_enabled = off');
+$node->reload;
+ok($node->poll_query_until('postgres', q{
+	SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'durable timer worker'}),
+	'worker_enabled = off stops the workers on reload');
+$node->safe_psql('app', q{SELECT durable.start_workflow('t', NULL, 'paused', delay => '1 second')});
+sleep(2);
+is($node->safe_psql('app', q{SELECT count(*) FROM durable.get_history('paused')}), '1',
+	'no timer fires while they are off');
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET durable.worker_enabled');
+$node->reload;
+ok($node->poll_query_until('app', q{SELECT count(*) = 2 FROM durable.get_history('paused')}),
+	'back on, the overdue timer fires');
+
+# A standby runs no durable worker, and starts them when promoted.
+$node->backup('b');
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($node, 'b', has_streaming => 1);
+$standby->start;
+$node->wait_for_catchup($standby);
+sleep(2);
+is($standby->safe_psql('postgres', q{
+	SELECT count(*) FROM pg_stat_activity WHERE backend_type LIKE 'durable%'}),
+	'0', 'nothing of durable runs on a standby');
+$node->stop;
+$standby->promote;
+ok($standby->poll_query_until('postgres', q{
+	SELECT count(*) = 1 FROM pg_stat_activity
+	 WHERE backend_type = 'durable timer worker' AND datname = 'app'}),
+	'the promoted standby runs the worker');
+$standby->stop;
+
+# Without shared_preload_libraries, CREATE EXTENSION says that timers need tick().
+my $plain = PostgreSQL::Test::Cluster->new('plain');
+$plain->init;
+$plain->append_conf('postgresql.conf', "shared_preload_libraries = ''");
+$plain->start;
+($ret, $stdout, $stderr) = $plain->psql('postgres', 'CREATE EXTENSION durable');
+is($ret, 0, 'CREATE EXTENSION works without preloading');
+like($stderr, qr/WARNING:  durable is not in shared_preload_libraries: durable timers fire only when durable\.tick\(\) is called/,
+	'and warns that timers need durable.tick()');
+$plain->safe_psql('postgres', q{
+	SET durable.test_time = '2026-01-01 00:00:00+00';
+	SELECT durable.start_workflow('t', NULL, 'w', delay => '1 minute');
+	SET durable.test_time = '2026-01-01 00:01:00+00';
+	SELECT durable.tick();
+});
+is($plain->safe_psql('postgres', q{SELECT count(*) FROM durable.get_history('w')}), '2',
+	'durable.tick() fires timers there');
+is($plain->safe_psql('postgres', q{SELECT durable.poll_decision_task(wait => '200 milliseconds') IS NOT NULL}),
+	't', 'and a poll with a wait works without shared memory');
+$plain->stop;
+
+done_testing();
