@@ -128,6 +128,8 @@ CREATE TABLE durable.ready_tasks (
 );
 CREATE INDEX ready_tasks_claim
     ON durable.ready_tasks (namespace, task_queue, kind, task_id);
+-- Closing a run drops its tasks.
+CREATE INDEX ready_tasks_by_run ON durable.ready_tasks (run_id);
 
 -- Durable timers.  A timer is deleted in the same transaction as its effect, and
 -- only while its run's row is locked.
@@ -382,14 +384,15 @@ CREATE FUNCTION durable.poll_decision_task(
     LANGUAGE C VOLATILE
     SECURITY DEFINER SET search_path = durable, pg_catalog, pg_temp;
 
-CREATE FUNCTION durable.complete_decision_task(task_token text, decisions jsonb)
+CREATE FUNCTION durable.complete_decision_task(task_token text, decisions jsonb,
+        identity text DEFAULT NULL)
     RETURNS void
     AS 'MODULE_PATHNAME', 'durable_complete_decision_task'
     LANGUAGE C VOLATILE
     SECURITY DEFINER SET search_path = durable, pg_catalog, pg_temp;
 
 CREATE FUNCTION durable.fail_decision_task(task_token text, cause text,
-        details jsonb DEFAULT NULL)
+        details jsonb DEFAULT NULL, identity text DEFAULT NULL)
     RETURNS void
     AS 'MODULE_PATHNAME', 'durable_fail_decision_task'
     LANGUAGE C VOLATILE
@@ -476,8 +479,8 @@ GRANT SELECT ON durable.workflows, durable.activity_attempts TO durable_client;
 
 GRANT EXECUTE ON FUNCTION
     durable.poll_decision_task(text, text, text, interval),
-    durable.complete_decision_task(text, jsonb),
-    durable.fail_decision_task(text, text, jsonb),
+    durable.complete_decision_task(text, jsonb, text),
+    durable.fail_decision_task(text, text, jsonb, text),
     durable.poll_activity_task(text, text, text, interval),
     durable.poll_activity_tasks(text, text, text, interval, integer),
     durable.complete_activity(text, jsonb),

@@ -636,8 +636,7 @@ FailActivityAttempt(RunState *rs, ActivityState *a, TimestampTz now,
 		JsonAddText(&jb, "identity", a->last_worker_identity);
 	}
 	JsonAddText(&jb, "retryState", RetryVerdictName(verdict));
-	a->last_failure_reason = (char *) reason;
-	a->last_failure_details = details;
+	/* ActivityTaskStarted keeps the previous attempt's failure (Cadence). */
 	finish_activity(rs, a, now,
 					timeout_type ? "ActivityTaskTimedOut" : "ActivityTaskFailed",
 					JsonFinish(&jb));

@@ -34,7 +34,8 @@ static KeptPlan claim_ready = {
 	NULL, "DELETE FROM durable.ready_tasks WHERE task_id ="
 	" (SELECT task_id FROM durable.ready_tasks"
 	"   WHERE namespace = $1 AND task_queue = $2 AND kind = $3"
-	"   ORDER BY task_id LIMIT 1 FOR UPDATE SKIP LOCKED)"
+	"   ORDER BY namespace, task_queue, kind, task_id"
+	"   LIMIT 1 FOR UPDATE SKIP LOCKED)"
 	" RETURNING run_id, scheduled_event_id, attempt",
 	3, {TEXTOID, TEXTOID, CHAROID}
 };
@@ -102,8 +103,8 @@ parse_token(text *token_text, char kind, TaskToken *t)
 		token[39 + consumed] != '\0' || a <= 0 || b <= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("task_token \"%s\" is not a %s task token", token,
-						kind == 'D' ? "decision" : "activity")));
+				 errmsg("task_token \"%s\" is not %s task token", token,
+						kind == 'D' ? "a decision" : "an activity")));
 	memcpy(uuid_buf, token + 2, 36);
 	uuid_buf[36] = '\0';
 	t->kind = kind;
@@ -141,6 +142,8 @@ claim_one(PollRequest *pr, char kind, pg_uuid_t *run_id, int64 *scheduled_id,
 	Datum		values[3];
 	bool		isnull;
 
+	/* A poll may have waited: its task starts now, not when it began. */
+	pr->now = DurableNow();
 	values[0] = CStringGetTextDatum(pr->namespace);
 	values[1] = CStringGetTextDatum(pr->task_queue);
 	values[2] = CharGetDatum(kind);
@@ -430,12 +433,14 @@ static KeptPlan has_buffered = {
 };
 
 PG_FUNCTION_INFO_V1(durable_complete_decision_task);
-/* durable.complete_decision_task(task_token, decisions) */
+/* durable.complete_decision_task(task_token, decisions, identity) */
 Datum
 durable_complete_decision_task(PG_FUNCTION_ARGS)
 {
 	text	   *token = ARG_TEXT(0);
 	Jsonb	   *decisions = ARG_JSONB(1);
+	const char *identity = PG_ARGISNULL(2) ? CallerIdentity() :
+		CheckName(PG_GETARG_TEXT_PP(2), "identity");
 	TimestampTz now = DurableNow();
 	TaskToken	t;
 	RunState	rs;
@@ -463,7 +468,7 @@ durable_complete_decision_task(PG_FUNCTION_ARGS)
 		JsonAddInt(&jb, "scheduledEventId", t.scheduled_id);
 		JsonAddInt(&jb, "startedEventId", t.third);
 		JsonAddText(&jb, "cause", "UnhandledDecision");
-		JsonAddText(&jb, "identity", CallerIdentity());
+		JsonAddText(&jb, "identity", identity);
 		(void) AppendEvent(&rs, now, "DecisionTaskFailed", JsonFinish(&jb));
 		end_decision_task(&rs);
 		(void) FlushBufferedEvents(&rs);
@@ -477,7 +482,7 @@ durable_complete_decision_task(PG_FUNCTION_ARGS)
 	JsonBegin(&jb);
 	JsonAddInt(&jb, "scheduledEventId", t.scheduled_id);
 	JsonAddInt(&jb, "startedEventId", t.third);
-	JsonAddText(&jb, "identity", CallerIdentity());
+	JsonAddText(&jb, "identity", identity);
 	completed_id = AppendEvent(&rs, now, "DecisionTaskCompleted", JsonFinish(&jb));
 	rs.previous_started_id = t.third;
 	rs.decision_attempt = 0;
@@ -497,13 +502,15 @@ durable_complete_decision_task(PG_FUNCTION_ARGS)
 }
 
 PG_FUNCTION_INFO_V1(durable_fail_decision_task);
-/* durable.fail_decision_task(task_token, cause, details) */
+/* durable.fail_decision_task(task_token, cause, details, identity) */
 Datum
 durable_fail_decision_task(PG_FUNCTION_ARGS)
 {
 	text	   *token = ARG_TEXT(0);
 	char	   *cause = CheckName(ARG_TEXT(1), "cause");
 	Jsonb	   *details = ARG_JSONB(2);
+	const char *identity = PG_ARGISNULL(3) ? CallerIdentity() :
+		CheckName(PG_GETARG_TEXT_PP(3), "identity");
 	TimestampTz now = DurableNow();
 	TaskToken	t;
 	RunState	rs;
@@ -517,7 +524,7 @@ durable_fail_decision_task(PG_FUNCTION_ARGS)
 	JsonAddInt(&jb, "startedEventId", t.third);
 	JsonAddText(&jb, "cause", cause);
 	JsonAddJsonb(&jb, "details", details);
-	JsonAddText(&jb, "identity", CallerIdentity());
+	JsonAddText(&jb, "identity", identity);
 	retry_decision_task(&rs, now, "DecisionTaskFailed", JsonFinish(&jb),
 						strcmp(cause, "UnknownWorkflowType") == 0);
 	DurableSPIFinish();

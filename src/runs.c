@@ -96,12 +96,29 @@ static KeptPlan insert_ready = {
 	" VALUES ($1, $2, $3, $4, $5, $6)",
 	6, {TEXTOID, TEXTOID, CHAROID, UUIDOID, INT8OID, INT4OID}
 };
+static KeptPlan log_interrupted_attempts = {
+	NULL, "INSERT INTO durable.activity_attempt_log (run_id, scheduled_event_id,"
+	" attempt, activity_id, activity_type, worker_identity, scheduled_time,"
+	" started_time, end_time, outcome, failure_reason)"
+	" SELECT run_id, scheduled_event_id, attempt, activity_id, activity_type,"
+	" last_worker_identity, scheduled_time, started_time, $2, 'canceled',"
+	" 'durable:WorkflowClosed' FROM durable.activities"
+	" WHERE run_id = $1 AND state <> 'SCHEDULED'"
+	" ON CONFLICT DO NOTHING",
+	2, {UUIDOID, TIMESTAMPTZOID}
+};
 static KeptPlan delete_run_activities = {
 	NULL, "DELETE FROM durable.activities WHERE run_id = $1",
 	1, {UUIDOID}
 };
 static KeptPlan delete_run_user_timers = {
 	NULL, "DELETE FROM durable.user_timers WHERE run_id = $1",
+	1, {UUIDOID}
+};
+static KeptPlan delete_run_ready_tasks = {
+	NULL, "DELETE FROM durable.ready_tasks WHERE task_id IN"
+	" (SELECT task_id FROM durable.ready_tasks WHERE run_id = $1"
+	"  FOR UPDATE SKIP LOCKED)",
 	1, {UUIDOID}
 };
 static KeptPlan namespace_exists = {
@@ -355,6 +372,7 @@ EnqueueReadyTask(const char *namespace, const char *task_queue, char kind,
 	values[4] = Int64GetDatum(scheduled_event_id);
 	values[5] = Int32GetDatum(attempt);
 	RunPlan(&insert_ready, values, NULL, false, 0);
+	WakeQueueAtCommit(namespace, task_queue, kind);
 }
 
 /*
@@ -382,8 +400,9 @@ ScheduleDecisionTask(RunState *rs, TimestampTz now)
 
 /*
  * Close a run: fail a started decision task, flush buffered events, append
- * the closing event and drop everything pending.  Ready tasks of the run are
- * left for pollers to discard, so that this never waits on a claimed task.
+ * the closing event and drop everything pending.  Ready tasks that a poller
+ * has claimed meanwhile are skipped (SKIP LOCKED), so that this never waits
+ * on a poller; the poller finds them stale.
  */
 void
 CloseRun(RunState *rs, TimestampTz now, const char *status,
@@ -425,6 +444,10 @@ CloseRun(RunState *rs, TimestampTz now, const char *status,
 
 	/* Lock order: run, activities, timers. */
 	values[0] = UUIDPGetDatum(&rs->run_id);
+	RunPlan(&delete_run_ready_tasks, values, NULL, false, 0);
+	/* Attempts still running end with their workflow. */
+	values[1] = TimestampTzGetDatum(now);
+	RunPlan(&log_interrupted_attempts, values, NULL, false, 0);
 	RunPlan(&delete_run_activities, values, NULL, false, 0);
 	RunPlan(&delete_run_user_timers, values, NULL, false, 0);
 	DeleteRunTimers(&rs->run_id);

@@ -34,7 +34,7 @@ static KeptPlan delete_run_timers = {
 };
 static KeptPlan due_timers = {
 	NULL, "SELECT timer_id, kind, run_id, ref_id, attempt FROM durable.timers"
-	" WHERE due_at <= $1 ORDER BY due_at, timer_id LIMIT $2",
+	" WHERE due_at <= $1 ORDER BY due_at LIMIT $2",
 	2, {TIMESTAMPTZOID, INT4OID}
 };
 static KeptPlan take_timer = {
