@@ -36,6 +36,14 @@ CREATE TABLE durable.namespaces (
 INSERT INTO durable.namespaces (name, description)
     VALUES ('default', 'created by CREATE EXTENSION durable');
 
+-- Backends cache namespaces; a change to the table invalidates their caches.
+CREATE FUNCTION durable.namespaces_changed() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'durable_namespaces_changed'
+    LANGUAGE C;
+CREATE TRIGGER namespaces_changed
+    AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON durable.namespaces
+    FOR EACH STATEMENT EXECUTE FUNCTION durable.namespaces_changed();
+
 CREATE SEQUENCE durable.run_seq;
 
 -- One row a workflow run.  Columns that change while a run is open are kept out
@@ -79,7 +87,8 @@ CREATE TABLE durable.runs (
     decision_attempt        integer NOT NULL DEFAULT 0,
     decision_started_time   timestamptz,
     previous_started_id     bigint NOT NULL DEFAULT 0,
-    activity_attempts       integer NOT NULL DEFAULT 0
+    activity_attempts       integer NOT NULL DEFAULT 0,
+    has_buffered            boolean NOT NULL DEFAULT false
 ) WITH (fillfactor = 80);
 
 -- At most one running execution per (namespace, workflow_id), whatever its type.
@@ -118,32 +127,30 @@ CREATE TABLE durable.buffered_events (
 -- deleted by the claim.  kind 'd' is a decision task, 'a' an activity task.
 CREATE SEQUENCE durable.ready_task_seq;
 CREATE TABLE durable.ready_tasks (
-    task_id             bigint PRIMARY KEY DEFAULT pg_catalog.nextval('durable.ready_task_seq'),
     namespace           text NOT NULL,
     task_queue          text NOT NULL,
     kind                "char" NOT NULL CHECK (kind IN ('d', 'a')),
+    task_id             bigint NOT NULL DEFAULT pg_catalog.nextval('durable.ready_task_seq'),
     run_id              uuid NOT NULL,
     scheduled_event_id  bigint NOT NULL,
-    attempt             integer NOT NULL DEFAULT 1
+    attempt             integer NOT NULL DEFAULT 1,
+    -- The claim order of a queue: oldest first.
+    PRIMARY KEY (namespace, task_queue, kind, task_id)
 );
-CREATE INDEX ready_tasks_claim
-    ON durable.ready_tasks (namespace, task_queue, kind, task_id);
 -- Closing a run drops its tasks.
 CREATE INDEX ready_tasks_by_run ON durable.ready_tasks (run_id);
 
 -- Durable timers.  A timer is deleted in the same transaction as its effect, and
 -- only while its run's row is locked.
-CREATE SEQUENCE durable.timer_seq;
 CREATE TABLE durable.timers (
-    timer_id        bigint PRIMARY KEY DEFAULT pg_catalog.nextval('durable.timer_seq'),
-    due_at          timestamptz NOT NULL,
-    kind            text NOT NULL,
     run_id          uuid NOT NULL,
+    kind            text NOT NULL,
     ref_id          bigint NOT NULL DEFAULT 0,
-    attempt         integer NOT NULL DEFAULT 0
+    due_at          timestamptz NOT NULL,
+    attempt         integer NOT NULL DEFAULT 0,
+    PRIMARY KEY (run_id, kind, ref_id)
 );
 CREATE INDEX timers_due ON durable.timers (due_at);
-CREATE UNIQUE INDEX timers_by_run ON durable.timers (run_id, kind, ref_id);
 
 -- Pending activities: one row from ActivityTaskScheduled until the activity
 -- completes, fails, times out or is canceled for good.
@@ -222,7 +229,6 @@ SELECT pg_catalog.pg_extension_config_dump('durable.user_timers', '');
 SELECT pg_catalog.pg_extension_config_dump('durable.run_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('durable.buffered_event_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('durable.ready_task_seq', '');
-SELECT pg_catalog.pg_extension_config_dump('durable.timer_seq', '');
 
 -- Views for people and dashboards.
 CREATE VIEW durable.workflows AS

@@ -107,10 +107,6 @@ static KeptPlan count_pending = {
 	NULL, "SELECT count(*) FROM durable.activities WHERE run_id = $1",
 	1, {UUIDOID}
 };
-static KeptPlan namespace_policy = {
-	NULL, "SELECT activity_retry_policy FROM durable.namespaces WHERE name = $1",
-	1, {TEXTOID}
-};
 
 #define TS_NONE DT_NOEND
 
@@ -324,21 +320,6 @@ log_activity_attempt(ActivityState *a, TimestampTz now, const char *outcome,
 	RunPlan(&log_attempt, values, nulls, false, 0);
 }
 
-/* The namespace's default activity retry policy (rule 4). */
-static Jsonb *
-default_activity_policy(const char *namespace)
-{
-	Datum		values[1];
-	Jsonb	   *policy;
-
-	values[0] = CStringGetTextDatum(namespace);
-	if (RunPlan(&namespace_policy, values, NULL, false, 1) == 0)
-		elog(ERROR, "namespace \"%s\" vanished", namespace);
-	policy = SPIGetJsonbCopy(0, 1);
-	SPI_freetuptable(SPI_tuptable);
-	return policy;
-}
-
 /*
  * Schedule an activity from a validated ScheduleActivityTask decision:
  * ActivityTaskScheduled, the activity row, its ready task and its timer.
@@ -375,7 +356,7 @@ ScheduleActivity(RunState *rs, TimestampTz now, ActivityRequest *req,
 						   (long long) pending, durable_max_pending_activities)));
 
 	if (policy_json == NULL)
-		policy_json = default_activity_policy(rs->namespace);
+		policy_json = NamespaceActivityPolicy(rs->namespace);
 	ParseRetryPolicy(policy_json, "retryPolicy", &policy);
 
 	/* Rule 5: StartToClose defaults to ScheduleToClose, then to the GUC. */
@@ -668,15 +649,14 @@ time_out_activity(RunState *rs, ActivityState *a, TimestampTz now,
  * Returns false when another ticker took the timer first.
  */
 bool
-FireActivityTimer(RunState *rs, int64 scheduled_event_id, int64 timer_id,
-				  TimestampTz now)
+FireActivityTimer(RunState *rs, int64 scheduled_event_id, TimestampTz now)
 {
 	ActivityState a;
 	TimestampTz hb;
 	bool		found;
 
 	found = LoadActivity(&rs->run_id, scheduled_event_id, &a);
-	if (!TakeTimer(timer_id))
+	if (!TakeTimer(&rs->run_id, TIMER_ACTIVITY, scheduled_event_id))
 		return false;
 	if (!found || !RunIsOpen(rs))
 		return true;

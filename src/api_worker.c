@@ -31,8 +31,8 @@
 #define ARG_JSONB(n)	(PG_ARGISNULL(n) ? NULL : PG_GETARG_JSONB_P(n))
 
 static KeptPlan claim_ready = {
-	NULL, "DELETE FROM durable.ready_tasks WHERE task_id ="
-	" (SELECT task_id FROM durable.ready_tasks"
+	NULL, "DELETE FROM durable.ready_tasks WHERE ctid ="
+	" (SELECT ctid FROM durable.ready_tasks"
 	"   WHERE namespace = $1 AND task_queue = $2 AND kind = $3"
 	"   ORDER BY namespace, task_queue, kind, task_id"
 	"   LIMIT 1 FOR UPDATE SKIP LOCKED)"
@@ -426,12 +426,6 @@ DecisionTaskTimedOut(RunState *rs, TimestampTz now, int64 scheduled_id,
 	retry_decision_task(rs, now, "DecisionTaskTimedOut", JsonFinish(&jb), false);
 }
 
-/* Whether events arrived while the decision task was started. */
-static KeptPlan has_buffered = {
-	NULL, "SELECT 1 FROM durable.buffered_events WHERE run_id = $1 LIMIT 1",
-	1, {UUIDOID}
-};
-
 PG_FUNCTION_INFO_V1(durable_complete_decision_task);
 /* durable.complete_decision_task(task_token, decisions, identity) */
 Datum
@@ -449,7 +443,6 @@ durable_complete_decision_task(PG_FUNCTION_ARGS)
 	int64		completed_id;
 	int			flushed;
 	JsonBuilder jb;
-	Datum		values[1];
 
 	DurableSPIConnect();
 	load_decision(token, &t, &rs);
@@ -459,11 +452,8 @@ durable_complete_decision_task(PG_FUNCTION_ARGS)
 	 * A decision that closes the workflow while events wait unseen would lose
 	 * them: fail the task instead, as Cadence does, and decide again.
 	 */
-	values[0] = UUIDPGetDatum(&rs.run_id);
-	if (DecisionsCloseRun(list, n) &&
-		RunPlan(&has_buffered, values, NULL, false, 1) > 0)
+	if (DecisionsCloseRun(list, n) && rs.has_buffered)
 	{
-		SPI_freetuptable(SPI_tuptable);
 		JsonBegin(&jb);
 		JsonAddInt(&jb, "scheduledEventId", t.scheduled_id);
 		JsonAddInt(&jb, "startedEventId", t.third);

@@ -174,6 +174,7 @@ typedef struct RunState
 	int64		previous_started_id;
 	int32		activity_attempts;
 	TimestampTz workflow_deadline;	/* run or execution timeout, DT_NOEND */
+	bool		has_buffered;	/* events wait in durable.buffered_events */
 	int64		pending_started_id; /* ActivityTaskStarted just appended */
 } RunState;
 
@@ -199,7 +200,13 @@ extern void EnqueueReadyTask(const char *namespace, const char *task_queue,
 extern void CloseRun(RunState *rs, TimestampTz now, const char *status,
 					 const char *event_type, Jsonb *attributes,
 					 Jsonb *result, Jsonb *failure);
+
+/* ----------------
+ * namespaces.c: namespaces, cached per backend
+ * ----------------
+ */
 extern void CheckNamespaceExists(const char *namespace);
+extern Jsonb *NamespaceActivityPolicy(const char *namespace);
 
 /* ----------------
  * timers.c: durable timers
@@ -215,7 +222,7 @@ extern void CheckNamespaceExists(const char *namespace);
 
 extern void CreateTimer(pg_uuid_t *run_id, const char *kind,
 						TimestampTz due_at, int64 ref_id, int32 attempt);
-extern bool TakeTimer(int64 timer_id);
+extern bool TakeTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id);
 extern void DeleteTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id);
 extern void DeleteRunTimers(pg_uuid_t *run_id);
 extern void NoteTimerDue(TimestampTz due_at);
@@ -323,7 +330,7 @@ extern void FailActivityAttempt(RunState *rs, ActivityState *a,
 								Jsonb *details, double override_delay,
 								const char *timeout_type);
 extern bool FireActivityTimer(RunState *rs, int64 scheduled_event_id,
-							  int64 timer_id, TimestampTz now);
+							  TimestampTz now);
 extern void RequestCancelActivity(RunState *rs, ActivityState *a,
 								  TimestampTz now, int64 completed_event_id);
 

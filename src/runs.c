@@ -23,7 +23,8 @@
 	"attempt, cancel_requested, decision_timeout, last_event_id, " \
 	"decision_scheduled_id, decision_started_id, decision_attempt, " \
 	"decision_started_time, previous_started_id, activity_attempts, " \
-	"LEAST(execution_deadline, start_time + run_timeout * interval '1 second')"
+	"LEAST(execution_deadline, start_time + run_timeout * interval '1 second'), " \
+	"has_buffered"
 
 static KeptPlan load_latest = {
 	NULL, "SELECT " RUN_COLUMNS " FROM durable.runs"
@@ -60,16 +61,16 @@ static KeptPlan save_run = {
 	NULL, "UPDATE durable.runs SET cancel_requested = $2, last_event_id = $3,"
 	" decision_scheduled_id = $4, decision_started_id = $5,"
 	" decision_attempt = $6, decision_started_time = $7,"
-	" previous_started_id = $8, activity_attempts = $9"
+	" previous_started_id = $8, activity_attempts = $9, has_buffered = $10"
 	" WHERE run_id = $1",
-	9, {UUIDOID, BOOLOID, INT8OID, INT8OID, INT8OID, INT4OID, TIMESTAMPTZOID,
-	INT8OID, INT4OID}
+	10, {UUIDOID, BOOLOID, INT8OID, INT8OID, INT8OID, INT4OID, TIMESTAMPTZOID,
+	INT8OID, INT4OID, BOOLOID}
 };
 static KeptPlan close_run = {
 	NULL, "UPDATE durable.runs SET status = $2, close_time = $3, result = $4,"
 	" failure = $5, last_event_id = $6, cancel_requested = $7,"
 	" decision_scheduled_id = 0, decision_started_id = 0,"
-	" decision_attempt = 0, decision_started_time = NULL"
+	" decision_attempt = 0, decision_started_time = NULL, has_buffered = false"
 	" WHERE run_id = $1",
 	7, {UUIDOID, TEXTOID, TIMESTAMPTZOID, JSONBOID, JSONBOID, INT8OID, BOOLOID}
 };
@@ -121,10 +122,6 @@ static KeptPlan delete_run_ready_tasks = {
 	"  FOR UPDATE SKIP LOCKED)",
 	1, {UUIDOID}
 };
-static KeptPlan namespace_exists = {
-	NULL, "SELECT 1 FROM durable.namespaces WHERE name = $1",
-	1, {TEXTOID}
-};
 
 /* Fill rs from row 0 of the last SPI result (columns RUN_COLUMNS). */
 static void
@@ -153,6 +150,7 @@ read_run_row(RunState *rs)
 	rs->workflow_deadline = DatumGetTimestampTz(SPIGetDatum(0, 17, &isnull));
 	if (isnull)
 		rs->workflow_deadline = DT_NOEND;
+	rs->has_buffered = DatumGetBool(SPIGetDatum(0, 18, &isnull));
 	rs->pending_started_id = 0;
 	SPI_freetuptable(SPI_tuptable);
 }
@@ -224,8 +222,8 @@ LoadRunById(pg_uuid_t *run_id, bool skip_locked, RunState *rs)
 void
 SaveRun(RunState *rs)
 {
-	Datum		values[9];
-	char		nulls[9] = "         ";
+	Datum		values[10];
+	char		nulls[10] = "          ";
 
 	values[0] = UUIDPGetDatum(&rs->run_id);
 	values[1] = BoolGetDatum(rs->cancel_requested);
@@ -238,6 +236,7 @@ SaveRun(RunState *rs)
 		nulls[6] = 'n';
 	values[7] = Int64GetDatum(rs->previous_started_id);
 	values[8] = Int32GetDatum(rs->activity_attempts);
+	values[9] = BoolGetDatum(rs->has_buffered);
 	RunPlan(&save_run, values, nulls, false, 0);
 }
 
@@ -328,6 +327,7 @@ AppendEventOrBuffer(RunState *rs, TimestampTz now, const char *event_type,
 	values[2] = CStringGetTextDatum(event_type);
 	values[3] = JsonbPGetDatum(attributes);
 	RunPlan(&buffer_event, values, NULL, false, 0);
+	rs->has_buffered = true;
 }
 
 /* Move the run's buffered events into its history; returns how many. */
@@ -339,6 +339,9 @@ FlushBufferedEvents(RunState *rs)
 	int			n;
 	int			i;
 
+	if (!rs->has_buffered)
+		return 0;
+	rs->has_buffered = false;
 	values[0] = UUIDPGetDatum(&rs->run_id);
 	n = RunPlan(&take_buffered, values, NULL, false, 0);
 	tt = SPI_tuptable;
@@ -451,18 +454,4 @@ CloseRun(RunState *rs, TimestampTz now, const char *status,
 	RunPlan(&delete_run_activities, values, NULL, false, 0);
 	RunPlan(&delete_run_user_timers, values, NULL, false, 0);
 	DeleteRunTimers(&rs->run_id);
-}
-
-/* WF002 unless the namespace exists. */
-void
-CheckNamespaceExists(const char *namespace)
-{
-	Datum		values[1];
-
-	values[0] = CStringGetTextDatum(namespace);
-	if (RunPlan(&namespace_exists, values, NULL, true, 1) == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_DURABLE_NOT_FOUND),
-				 errmsg("namespace \"%s\" does not exist", namespace)));
-	SPI_freetuptable(SPI_tuptable);
 }

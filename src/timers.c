@@ -25,7 +25,8 @@
 
 static KeptPlan insert_timer = {
 	NULL, "INSERT INTO durable.timers (due_at, kind, run_id, ref_id, attempt)"
-	" VALUES ($1, $2, $3, $4, $5)",
+	" VALUES ($1, $2, $3, $4, $5) ON CONFLICT (run_id, kind, ref_id)"
+	" DO UPDATE SET due_at = EXCLUDED.due_at, attempt = EXCLUDED.attempt",
 	5, {TIMESTAMPTZOID, TEXTOID, UUIDOID, INT8OID, INT4OID}
 };
 static KeptPlan delete_run_timers = {
@@ -33,13 +34,13 @@ static KeptPlan delete_run_timers = {
 	1, {UUIDOID}
 };
 static KeptPlan due_timers = {
-	NULL, "SELECT timer_id, kind, run_id, ref_id, attempt FROM durable.timers"
+	NULL, "SELECT kind, run_id, ref_id, attempt FROM durable.timers"
 	" WHERE due_at <= $1 ORDER BY due_at LIMIT $2",
 	2, {TIMESTAMPTZOID, INT4OID}
 };
 static KeptPlan take_timer = {
-	NULL, "DELETE FROM durable.timers WHERE timer_id = $1",
-	1, {INT8OID}
+	NULL, "DELETE FROM durable.timers WHERE run_id = $1 AND kind = $2 AND ref_id = $3",
+	3, {UUIDOID, TEXTOID, INT8OID}
 };
 static KeptPlan insert_user_timer = {
 	NULL, "INSERT INTO durable.user_timers (run_id, timer_id, started_event_id,"
@@ -57,13 +58,10 @@ static KeptPlan take_user_timer_by_event = {
 	" WHERE run_id = $1 AND started_event_id = $2 RETURNING timer_id",
 	2, {UUIDOID, INT8OID}
 };
-static KeptPlan delete_run_timer = {
-	NULL, "DELETE FROM durable.timers WHERE run_id = $1 AND kind = $2 AND ref_id = $3",
-	3, {UUIDOID, TEXTOID, INT8OID}
-};
 static KeptPlan postpone_plan = {
-	NULL, "UPDATE durable.timers SET due_at = $2 WHERE timer_id = $1",
-	2, {INT8OID, TIMESTAMPTZOID}
+	NULL, "UPDATE durable.timers SET due_at = $4"
+	" WHERE run_id = $1 AND kind = $2 AND ref_id = $3",
+	4, {UUIDOID, TEXTOID, INT8OID, TIMESTAMPTZOID}
 };
 static KeptPlan run_exists = {
 	NULL, "SELECT 1 FROM durable.runs WHERE run_id = $1",
@@ -76,7 +74,6 @@ static KeptPlan run_exists = {
 /* A due timer, copied out of the SPI result */
 typedef struct DueTimer
 {
-	int64		timer_id;
 	char	   *kind;
 	pg_uuid_t	run_id;
 	int64		ref_id;
@@ -99,13 +96,15 @@ CreateTimer(pg_uuid_t *run_id, const char *kind, TimestampTz due_at,
 	NoteTimerDue(due_at);
 }
 
-/* Delete a timer row by id; false when it is already gone (fired). */
+/* Delete a timer; false when it is already gone (fired or dropped). */
 bool
-TakeTimer(int64 timer_id)
+TakeTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id)
 {
-	Datum		values[1];
+	Datum		values[3];
 
-	values[0] = Int64GetDatum(timer_id);
+	values[0] = UUIDPGetDatum(run_id);
+	values[1] = CStringGetTextDatum(kind);
+	values[2] = Int64GetDatum(ref_id);
 	return RunPlan(&take_timer, values, NULL, false, 0) > 0;
 }
 
@@ -113,12 +112,7 @@ TakeTimer(int64 timer_id)
 void
 DeleteTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id)
 {
-	Datum		values[3];
-
-	values[0] = UUIDPGetDatum(run_id);
-	values[1] = CStringGetTextDatum(kind);
-	values[2] = Int64GetDatum(ref_id);
-	RunPlan(&delete_run_timer, values, NULL, false, 0);
+	(void) TakeTimer(run_id, kind, ref_id);
 }
 
 /*
@@ -265,7 +259,7 @@ fire_due_timer(DueTimer *t, TimestampTz now)
 			SPI_freetuptable(SPI_tuptable);
 			return false;
 		}
-		return TakeTimer(t->timer_id);
+		return TakeTimer(&t->run_id, t->kind, t->ref_id);
 	}
 
 	/*
@@ -274,14 +268,14 @@ fire_due_timer(DueTimer *t, TimestampTz now)
 	 */
 	if (strcmp(t->kind, TIMER_ACTIVITY) == 0)
 	{
-		if (!FireActivityTimer(&rs, t->ref_id, t->timer_id, now))
+		if (!FireActivityTimer(&rs, t->ref_id, now))
 			return false;
 		if (RunIsOpen(&rs))
 			SaveRun(&rs);
 		return true;
 	}
 	/* Under the run's lock, the timer is ours unless already fired. */
-	if (!TakeTimer(t->timer_id))
+	if (!TakeTimer(&t->run_id, t->kind, t->ref_id))
 		return false;
 	fire_timer(t, &rs, now);
 	return true;
@@ -291,10 +285,12 @@ fire_due_timer(DueTimer *t, TimestampTz now)
 static void
 postpone_timer(DueTimer *t, TimestampTz now)
 {
-	Datum		values[2];
+	Datum		values[4];
 
-	values[0] = Int64GetDatum(t->timer_id);
-	values[1] = TimestampTzGetDatum(TimestampPlusSeconds(now, TIMER_RETRY_SECONDS));
+	values[0] = UUIDPGetDatum(&t->run_id);
+	values[1] = CStringGetTextDatum(t->kind);
+	values[2] = Int64GetDatum(t->ref_id);
+	values[3] = TimestampTzGetDatum(TimestampPlusSeconds(now, TIMER_RETRY_SECONDS));
 	RunPlan(&postpone_plan, values, NULL, false, 0);
 }
 
@@ -323,13 +319,12 @@ FireDueTimersCarefully(TimestampTz now, int max_items, bool careful)
 		bool		isnull;
 		HeapTuple	tup = tt->vals[i];
 
-		timers[i].timer_id = DatumGetInt64(SPI_getbinval(tup, tt->tupdesc, 1, &isnull));
-		timers[i].kind = TextDatumGetCString(SPI_getbinval(tup, tt->tupdesc, 2, &isnull));
+		timers[i].kind = TextDatumGetCString(SPI_getbinval(tup, tt->tupdesc, 1, &isnull));
 		memcpy(&timers[i].run_id,
-			   DatumGetUUIDP(SPI_getbinval(tup, tt->tupdesc, 3, &isnull)),
+			   DatumGetUUIDP(SPI_getbinval(tup, tt->tupdesc, 2, &isnull)),
 			   sizeof(pg_uuid_t));
-		timers[i].ref_id = DatumGetInt64(SPI_getbinval(tup, tt->tupdesc, 4, &isnull));
-		timers[i].attempt = DatumGetInt32(SPI_getbinval(tup, tt->tupdesc, 5, &isnull));
+		timers[i].ref_id = DatumGetInt64(SPI_getbinval(tup, tt->tupdesc, 3, &isnull));
+		timers[i].attempt = DatumGetInt32(SPI_getbinval(tup, tt->tupdesc, 4, &isnull));
 	}
 	SPI_freetuptable(tt);
 
@@ -365,8 +360,8 @@ FireDueTimersCarefully(TimestampTz now, int max_items, bool careful)
 			MemoryContextSwitchTo(cxt);
 			CurrentResourceOwner = owner;
 			ereport(WARNING,
-					(errmsg("durable timer %lld (%s) of run %s failed: %s",
-							(long long) timers[i].timer_id, timers[i].kind,
+					(errmsg("durable timer %s/%lld of run %s failed: %s",
+							timers[i].kind, (long long) timers[i].ref_id,
 							UuidToCString(&timers[i].run_id), edata->message),
 					 errdetail("It is put off by %d seconds.", TIMER_RETRY_SECONDS)));
 			FreeErrorData(edata);
