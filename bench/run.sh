@@ -33,13 +33,14 @@ RUNS=${RUNS:-1}
 BENCH_PORT=${BENCH_PORT:-54331}
 PGBENCH_OPTS=${PGBENCH_OPTS:-}
 WORKLOADS=${WORKLOADS:-}
+TIMERS=${TIMERS:-1}
 LATENCY=${LATENCY:-1}
 LAT_WAITERS=${LAT_WAITERS:-4}
 LAT_RATE=${LAT_RATE:-50}
 LAT_SECONDS=${LAT_SECONDS:-20}
 MODE=${1:-bench}
 case "$MODE" in bench | explain) ;; *) echo "usage: bench/run.sh [explain]" >&2; exit 2 ;; esac
-export CLIENTS THREADS DURATION RUNS BENCH_PORT PGBENCH_OPTS WORKLOADS LATENCY \
+export CLIENTS THREADS DURATION RUNS BENCH_PORT PGBENCH_OPTS WORKLOADS LATENCY TIMERS \
     LAT_WAITERS LAT_RATE LAT_SECONDS
 
 if is_root; then
@@ -259,6 +260,46 @@ latency() {
               v["call_max"], v["missing"] }' >>"$WORK/latency.runs"
 }
 
+# timers RUN RATE: timer lateness (fire time - due time) of RATE timers a second for
+# LAT_SECONDS, fired by the background worker; appends "rate p50 p99 max n missing" (ms)
+# to $WORK/timers.runs.  Each timer is a workflow's first decision task, due one second
+# after its start: WorkflowExecutionStarted's time + 1 s is the due time, and
+# DecisionTaskScheduled's time is when the worker fired it.
+timers() {
+    local run=$1 rate=$2 wtype="lateness_${1}_${2}" out="$WORK/timers.$1.$2.out"
+    psql -X -q -c CHECKPOINT
+    log "run $run/$RUNS: timer lateness at $rate timers/s for ${LAT_SECONDS}s"
+    pgbench -n -c 4 -j 2 -T "$LAT_SECONDS" -R "$rate" -D wtype="$wtype" \
+        -f "$ROOT/bench/timer_delay.sql" >"$out" 2>&1 ||
+        { cat "$out"; die "pgbench failed on timers"; }
+    sleep 3   # the last timers fall due
+    psql -X -q -A -t -F ' ' -v wtype="$wtype" -v rate="$rate" <<'SQL' >>"$WORK/timers.runs"
+SELECT :rate,
+       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 2),
+       round(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms)::numeric, 2),
+       round(max(ms)::numeric, 2), count(ms), count(*) - count(ms)
+  FROM (SELECT extract(epoch FROM s.event_time - (w.event_time + interval '1 second')) * 1000 AS ms
+          FROM durable.runs r
+          JOIN durable.history w ON w.run_id = r.run_id AND w.event_id = 1
+          LEFT JOIN durable.history s ON s.run_id = r.run_id AND s.event_id = 2
+         WHERE r.workflow_type = :'wtype') x;
+SQL
+}
+
+# worker_cpu: CPU time (ms) the timer worker of the bench database used over 10 idle
+# seconds: it sleeps on its latch between timers, so this should be about 0.
+worker_cpu() {
+    local pid before after tck
+    pid=$(psql -X -q -A -t -c "SELECT pid FROM pg_stat_activity
+        WHERE backend_type = 'durable timer worker' AND datname = current_database()")
+    [ -n "$pid" ] || { echo "none"; return 0; }
+    tck=$(getconf CLK_TCK)
+    before=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+    sleep 10
+    after=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+    echo $(( (after - before) * 1000 / tck ))
+}
+
 # median FILE COLUMN: the median of a column of numbers (mean of the middle two if even).
 median() {
     awk -v c="$2" '{print $c}' "$1" | LC_ALL=C sort -g |
@@ -270,7 +311,13 @@ median() {
 for ((run = 1; run <= RUNS; run++)); do
     for i in "${!NAMES[@]}"; do measure "$i" "$run"; done
     if [ "$LATENCY" = 1 ]; then latency "$run"; fi
+    if [ "$TIMERS" = 1 ]; then
+        timers "$run" 20
+        timers "$run" 1000
+    fi
 done
+IDLE_CPU=""
+if [ "$TIMERS" = 1 ]; then IDLE_CPU=$(worker_cpu); fi
 
 # The report: the medians over the runs, each workload as a percentage of its floor.
 declare -A TPS
@@ -314,6 +361,18 @@ declare -A TPS
             "$(median "$WORK/latency.runs" 4)" "$(median "$WORK/latency.runs" 5)" \
             "$(median "$WORK/latency.runs" 6)"
         echo "  tasks never received: $(awk '{s += $7} END {print s + 0}' "$WORK/latency.runs")"
+    fi
+    if [ -f "$WORK/timers.runs" ]; then
+        echo
+        echo "timer lateness (fire - due), background worker, timers due 1 s after their start:"
+        for rate in 20 1000; do
+            awk -v r="$rate" '$1 == r' "$WORK/timers.runs" >"$WORK/timers.$rate"
+            printf '  %5s timers/s: p50 %.2f  p99 %.2f  max %.2f ms  (%s fired, %s not fired)\n' \
+                "$rate" "$(median "$WORK/timers.$rate" 2)" "$(median "$WORK/timers.$rate" 3)" \
+                "$(median "$WORK/timers.$rate" 4)" "$(awk '{s += $5} END {print s + 0}' "$WORK/timers.$rate")" \
+                "$(awk '{s += $6} END {print s + 0}' "$WORK/timers.$rate")"
+        done
+        echo "  timer worker CPU over 10 idle seconds: ${IDLE_CPU} ms"
     fi
     if [ "$RUNS" -gt 1 ]; then
         echo

@@ -659,7 +659,7 @@ FireActivityTimer(RunState *rs, int64 scheduled_event_id, TimestampTz now)
 	if (!TakeTimer(&rs->run_id, TIMER_ACTIVITY, scheduled_event_id))
 		return false;
 	if (!found || !RunIsOpen(rs))
-		return true;
+		return false;
 
 	if (schedule_to_close_deadline(&a) <= now)
 	{
@@ -676,9 +676,11 @@ FireActivityTimer(RunState *rs, int64 scheduled_event_id, TimestampTz now)
 			save_activity_row(&a);
 			EnqueueReadyTask(a.namespace, a.task_queue, 'a', &a.run_id,
 							 a.scheduled_event_id, a.attempt);
+			arm_activity_timer(&a);
+			return true;
 		}
 		arm_activity_timer(&a);
-		return true;
+		return false;
 	}
 	if (strcmp(a.state, "SCHEDULED") == 0)
 	{
@@ -689,7 +691,7 @@ FireActivityTimer(RunState *rs, int64 scheduled_event_id, TimestampTz now)
 			return true;
 		}
 		arm_activity_timer(&a);
-		return true;
+		return false;
 	}
 	/* Started: StartToClose, then Heartbeat; both are retried (rule 3). */
 	if (TimestampPlusSeconds(a.started_time, a.start_to_close) <= now)
@@ -706,7 +708,7 @@ FireActivityTimer(RunState *rs, int64 scheduled_event_id, TimestampTz now)
 		return true;
 	}
 	arm_activity_timer(&a);
-	return true;
+	return false;
 }
 
 /*

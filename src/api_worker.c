@@ -188,9 +188,14 @@ claim_decision_task(void *arg)
 		rs.decision_started_time = pr->now;
 		rs.decision_started_time_null = false;
 		SaveRun(&rs);
+		/*
+		 * One decision timeout timer per run, moved to this task; a completed
+		 * task leaves it in place and it fires as a no-op, which is cheaper
+		 * than deleting it on every completion.
+		 */
 		CreateTimer(&run_id, TIMER_DECISION_TIMEOUT,
 					TimestampPlusSeconds(pr->now, rs.decision_timeout),
-					scheduled_id, (int32) rs.decision_started_id);
+					0, (int32) rs.decision_started_id);
 
 		token = psprintf("D:%s:%lld:%lld", UuidToCString(&run_id),
 						 (long long) scheduled_id,
@@ -374,11 +379,10 @@ load_decision(text *token_text, TaskToken *t, RunState *rs)
 		report_stale(token_text, "The decision task timed out or was answered already.");
 }
 
-/* End the started decision task: clear it and drop its timeout timer. */
+/* End the started decision task (its timeout timer becomes a no-op). */
 static void
 end_decision_task(RunState *rs)
 {
-	DeleteTimer(&rs->run_id, TIMER_DECISION_TIMEOUT, rs->decision_scheduled_id);
 	rs->decision_scheduled_id = 0;
 	rs->decision_started_id = 0;
 	rs->decision_started_time_null = true;
@@ -409,21 +413,23 @@ retry_decision_task(RunState *rs, TimestampTz now, const char *event_type,
 	SaveRun(rs);
 }
 
-/* The decision timeout timer fired (run locked). */
-void
-DecisionTaskTimedOut(RunState *rs, TimestampTz now, int64 scheduled_id,
-					 int64 started_id)
+/*
+ * The decision timeout timer fired (run locked): time out the decision task
+ * it was set for, unless that one ended meanwhile.
+ */
+bool
+DecisionTaskTimedOut(RunState *rs, TimestampTz now, int64 started_id)
 {
 	JsonBuilder jb;
 
-	if (rs->decision_scheduled_id != scheduled_id ||
-		rs->decision_started_id != started_id || started_id == 0)
-		return;
+	if (rs->decision_started_id != started_id || started_id == 0)
+		return false;
 	JsonBegin(&jb);
-	JsonAddInt(&jb, "scheduledEventId", scheduled_id);
+	JsonAddInt(&jb, "scheduledEventId", rs->decision_scheduled_id);
 	JsonAddInt(&jb, "startedEventId", started_id);
 	JsonAddText(&jb, "timeoutType", "START_TO_CLOSE");
 	retry_decision_task(rs, now, "DecisionTaskTimedOut", JsonFinish(&jb), false);
+	return true;
 }
 
 PG_FUNCTION_INFO_V1(durable_complete_decision_task);

@@ -349,8 +349,8 @@ extern void ApplyDecisions(RunState *rs, TimestampTz now, Decision *list,
  * api_worker.c: decision task outcomes driven by timers
  * ----------------
  */
-extern void DecisionTaskTimedOut(RunState *rs, TimestampTz now,
-								 int64 scheduled_id, int64 started_id);
+extern bool DecisionTaskTimedOut(RunState *rs, TimestampTz now,
+								 int64 started_id);
 
 /* ----------------
  * workflow.c: starting runs

@@ -109,7 +109,8 @@ static KeptPlan log_interrupted_attempts = {
 	2, {UUIDOID, TIMESTAMPTZOID}
 };
 static KeptPlan delete_run_activities = {
-	NULL, "DELETE FROM durable.activities WHERE run_id = $1",
+	NULL, "DELETE FROM durable.activities WHERE run_id = $1"
+	" RETURNING state = 'SCHEDULED' AND next_attempt_time IS NULL",
 	1, {UUIDOID}
 };
 static KeptPlan delete_run_user_timers = {
@@ -414,6 +415,10 @@ CloseRun(RunState *rs, TimestampTz now, const char *status,
 {
 	Datum		values[7];
 	char		nulls[7] = "       ";
+	bool		queued = rs->decision_scheduled_id != 0 &&
+		rs->decision_started_id == 0;
+	int			n;
+	int			i;
 
 	if (rs->decision_started_id != 0)
 	{
@@ -447,11 +452,22 @@ CloseRun(RunState *rs, TimestampTz now, const char *status,
 
 	/* Lock order: run, activities, timers. */
 	values[0] = UUIDPGetDatum(&rs->run_id);
-	RunPlan(&delete_run_ready_tasks, values, NULL, false, 0);
 	/* Attempts still running end with their workflow. */
 	values[1] = TimestampTzGetDatum(now);
 	RunPlan(&log_interrupted_attempts, values, NULL, false, 0);
-	RunPlan(&delete_run_activities, values, NULL, false, 0);
+	n = RunPlan(&delete_run_activities, values, NULL, false, 0);
+	for (i = 0; i < n; i++)
+	{
+		bool		isnull;
+
+		if (DatumGetBool(SPIGetDatum(i, 1, &isnull)))
+			queued = true;
+	}
+	if (n > 0)
+		SPI_freetuptable(SPI_tuptable);
+	/* Only a task nobody has claimed yet can still be on a queue. */
+	if (queued)
+		RunPlan(&delete_run_ready_tasks, values, NULL, false, 0);
 	RunPlan(&delete_run_user_timers, values, NULL, false, 0);
 	DeleteRunTimers(&rs->run_id);
 }

@@ -183,7 +183,7 @@ CancelUserTimer(RunState *rs, TimestampTz now, const char *timer_id,
 }
 
 /* A user timer fired: TimerFired (buffered during a decision task). */
-static void
+static bool
 fire_user_timer(RunState *rs, int64 started_id, TimestampTz now)
 {
 	JsonBuilder jb;
@@ -193,7 +193,7 @@ fire_user_timer(RunState *rs, int64 started_id, TimestampTz now)
 	values[0] = UUIDPGetDatum(&rs->run_id);
 	values[1] = Int64GetDatum(started_id);
 	if (RunPlan(&take_user_timer_by_event, values, NULL, false, 1) == 0)
-		return;
+		return false;
 	timer_id = SPIGetText(0, 1);
 	SPI_freetuptable(SPI_tuptable);
 	JsonBegin(&jb);
@@ -202,6 +202,7 @@ fire_user_timer(RunState *rs, int64 started_id, TimestampTz now)
 	AppendEventOrBuffer(rs, now, "TimerFired", JsonFinish(&jb));
 	ScheduleDecisionTask(rs, now);
 	SaveRun(rs);
+	return true;
 }
 
 /* Drop every timer of a run (the caller holds the run's lock). */
@@ -214,17 +215,17 @@ DeleteRunTimers(pg_uuid_t *run_id)
 	RunPlan(&delete_run_timers, values, NULL, false, 0);
 }
 
-/* Apply one timer to its locked run. */
-static void
+/* Apply one timer to its locked run; returns whether it changed anything. */
+static bool
 fire_timer(DueTimer *t, RunState *rs, TimestampTz now)
 {
 	if (!RunIsOpen(rs))
-		return;
+		return false;
 
 	if (strcmp(t->kind, TIMER_DECISION_TIMEOUT) == 0)
-		DecisionTaskTimedOut(rs, now, t->ref_id, t->attempt);
+		return DecisionTaskTimedOut(rs, now, t->attempt);
 	else if (strcmp(t->kind, TIMER_USER) == 0)
-		fire_user_timer(rs, t->ref_id, now);
+		return fire_user_timer(rs, t->ref_id, now);
 	else if (strcmp(t->kind, TIMER_FIRST_DECISION) == 0 ||
 			 strcmp(t->kind, TIMER_DECISION_RETRY) == 0)
 	{
@@ -237,11 +238,13 @@ fire_timer(DueTimer *t, RunState *rs, TimestampTz now)
 		TimeOutRun(rs, now, true);
 	else
 		elog(ERROR, "unknown durable timer kind \"%s\"", t->kind);
+	return true;
 }
 
 /*
  * Fire one due timer: lock its run (SKIP LOCKED: a run busy elsewhere waits
- * for the next tick), take the timer row, apply it.  Returns whether it fired.
+ * for the next tick), take the timer row, apply it.  Returns whether it had
+ * an effect (a stale timer is only deleted).
  */
 static bool
 fire_due_timer(DueTimer *t, TimestampTz now)
@@ -277,8 +280,7 @@ fire_due_timer(DueTimer *t, TimestampTz now)
 	/* Under the run's lock, the timer is ours unless already fired. */
 	if (!TakeTimer(&t->run_id, t->kind, t->ref_id))
 		return false;
-	fire_timer(t, &rs, now);
-	return true;
+	return fire_timer(t, &rs, now);
 }
 
 /* Put off a timer whose effect fails, so that the others go on. */

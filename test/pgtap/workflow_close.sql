@@ -158,8 +158,8 @@ BEGIN
     t := durable.poll_decision_task('unknown');
     PERFORM durable.fail_decision_task(t->>'taskToken', 'UnknownWorkflowType', '{"type": "nobody"}');
     IF durable.poll_decision_task('unknown') IS NOT NULL THEN RETURN 'rescheduled at once'; END IF;
-    SELECT due_at INTO after FROM durable.timers WHERE run_id = (t->>'runId')::uuid AND kind <> 'activity'
-     ORDER BY due_at LIMIT 1;
+    SELECT due_at INTO after FROM durable.timers
+     WHERE run_id = (t->>'runId')::uuid AND kind = 'decision_retry';
     PERFORM pg_temp.at(after::text);
     PERFORM durable.tick();
     RETURN format('attempt %s failed, next after %s', t->'attempt', after - before);

@@ -7,6 +7,7 @@ use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use IPC::Run;
 use Test::More;
 
 my $node = PostgreSQL::Test::Cluster->new('primary');
@@ -67,6 +68,23 @@ foreach my $i (1 .. 100)
 	last if $task ne '';
 }
 is($task, '2', 'the second attempt comes back by itself after the backoff');
+
+# A poll waiting on an empty queue is woken by the commit that makes its task.
+# Its wait (120 s) is far longer than the test lets it run (30 s): a poll that only
+# found its task when the wait ran out would fail this test, however slow the machine.
+my ($in, $out, $err) = ('', '', '');
+my $limit = IPC::Run::timeout(30);
+my $poller = IPC::Run::start(
+	[ 'psql', '-X', '-A', '-t', '-d', $node->connstr('app'), '-c',
+	  q{SELECT durable.poll_decision_task('wake', wait => '120 seconds')->>'workflowId'} ],
+	'<', \$in, '>', \$out, '2>', \$err, $limit);
+ok($node->poll_query_until('app', q{
+	SELECT count(*) = 1 FROM pg_stat_activity
+	 WHERE query LIKE '%poll_decision_task(''wake''%' AND wait_event_type = 'Extension'}),
+	'the poll sleeps (wait event Extension)');
+$node->safe_psql('app', q{SELECT durable.start_workflow('t', NULL, 'woken', task_queue => 'wake')});
+eval { $poller->finish; };
+is($out, "woken\n", 'the commit of a task wakes the waiting poll, which gets it');
 
 # A run timeout closes the run by itself.
 $node->safe_psql('app', q{SELECT durable.start_workflow('t', NULL, 'slow', run_timeout => '1 second')});
