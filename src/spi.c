@@ -12,17 +12,23 @@
 #include "postgres.h"
 
 #include "executor/spi.h"
+#include "nodes/parsenodes.h"
 #include "utils/builtins.h"
 
 #include "durable.h"
 
-/* The kept plan of kp, prepared on first use. */
+/*
+ * The kept plan of kp, prepared on first use.  Every statement of the engine
+ * is a lookup by key whose best plan does not depend on the values, so the
+ * plans are generic from the start: no planning per call.
+ */
 SPIPlanPtr
 GetPlan(KeptPlan *kp)
 {
 	if (kp->plan == NULL)
 	{
-		SPIPlanPtr	plan = SPI_prepare(kp->sql, kp->nargs, kp->argtypes);
+		SPIPlanPtr	plan = SPI_prepare_cursor(kp->sql, kp->nargs, kp->argtypes,
+											  CURSOR_OPT_GENERIC_PLAN);
 
 		if (plan == NULL)
 			elog(ERROR, "SPI_prepare failed for \"%s\": %s",
