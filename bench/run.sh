@@ -269,7 +269,7 @@ timers() {
     local run=$1 rate=$2 wtype="lateness_${1}_${2}" out="$WORK/timers.$1.$2.out"
     psql -X -q -c CHECKPOINT
     log "run $run/$RUNS: timer lateness at $rate timers/s for ${LAT_SECONDS}s"
-    pgbench -n -c 4 -j 2 -T "$LAT_SECONDS" -R "$rate" -D wtype="$wtype" \
+    pgbench -n -M prepared -c 4 -j 2 -T "$LAT_SECONDS" -R "$rate" -D wtype="$wtype" \
         -f "$ROOT/bench/timer_delay.sql" >"$out" 2>&1 ||
         { cat "$out"; die "pgbench failed on timers"; }
     sleep 3   # the last timers fall due

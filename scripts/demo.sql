@@ -1,6 +1,7 @@
 -- durable demo: run by scripts/demo.sh (`make demo`) in a database that has the extension.
 -- Starts a few workflows, acts on them the way a client would, and shows what the engine
--- recorded.  No worker runs here: the workflows wait for their first decision task.
+-- recorded.  Sections 1-5 have no worker (their workflows wait for a decision task);
+-- section 6 runs one workflow through a worker, in SQL.
 
 \pset pager off
 \set VERBOSITY terse
@@ -57,3 +58,35 @@ SELECT * FROM durable.get_history('demo-cancel');
 \echo '-- demo-terminate'
 SELECT jsonb_pretty(durable.describe_workflow('demo-terminate')) AS "demo-terminate";
 SELECT * FROM durable.get_history('demo-terminate');
+
+\echo
+\echo '== 6. A worker runs a workflow: one activity that fails once, retried by the'
+\echo '==    background worker after its 1 s backoff, then the workflow completes'
+SELECT durable.start_workflow('order', '{"orderId": 17}', workflow_id => 'demo-worker',
+    task_queue => 'demo') AS run_id;
+-- The decision task: schedule the activity ChargeCard with a retry policy.
+SELECT durable.poll_decision_task('demo', 'worker-1') AS t \gset
+SELECT durable.complete_decision_task(:'t'::jsonb->>'taskToken',
+    '[{"decisionType": "ScheduleActivityTask", "activityId": "charge",
+       "activityType": "ChargeCard", "input": {"amount": 42.5},
+       "startToCloseTimeoutSeconds": 30,
+       "retryPolicy": {"initialIntervalInSeconds": 1, "maximumAttempts": 3}}]');
+-- Attempt 1 fails; the retry is a durable timer.
+SELECT durable.poll_activity_task('demo', 'worker-1') AS a \gset
+SELECT durable.fail_activity(:'a'::jsonb->>'taskToken', 'CardDeclined', '{"code": 51}');
+SELECT jsonb_pretty(durable.describe_workflow('demo-worker')->'pendingActivities') AS "pending, in backoff";
+-- A long poll: the background worker fires the retry timer about a second later
+-- and the commit that queues attempt 2 wakes this poll.
+SELECT durable.poll_activity_task('demo', 'worker-1', wait => '10 seconds') AS a \gset
+SELECT :'a'::jsonb->'attempt' AS attempt;
+SELECT durable.complete_activity(:'a'::jsonb->>'taskToken', '{"chargeId": "ch_1"}');
+-- The closing decision task sees ActivityTaskCompleted in its history.
+SELECT durable.poll_decision_task('demo', 'worker-1') AS t \gset
+SELECT durable.complete_decision_task(:'t'::jsonb->>'taskToken',
+    '[{"decisionType": "CompleteWorkflowExecution", "result": {"charged": 42.5}}]');
+
+\echo '-- demo-worker'
+SELECT event_id, event_type, attributes FROM durable.get_history('demo-worker');
+SELECT attempt, outcome, failure_reason, scheduled_time, end_time
+  FROM durable.activity_attempts WHERE workflow_id = 'demo-worker' ORDER BY attempt;
+SELECT status, result FROM durable.workflows WHERE workflow_id = 'demo-worker';

@@ -42,6 +42,11 @@ static KeptPlan load_activity = {
 	" WHERE run_id = $1 AND scheduled_event_id = $2 FOR UPDATE",
 	2, {UUIDOID, INT8OID}
 };
+static KeptPlan take_activity = {
+	NULL, "DELETE FROM durable.activities"
+	" WHERE run_id = $1 AND scheduled_event_id = $2 RETURNING " ACTIVITY_COLUMNS,
+	2, {UUIDOID, INT8OID}
+};
 static KeptPlan load_activity_by_id = {
 	NULL, "SELECT " ACTIVITY_COLUMNS " FROM durable.activities"
 	" WHERE run_id = $1 AND activity_id = $2 FOR UPDATE",
@@ -61,7 +66,8 @@ static KeptPlan insert_activity = {
 	" schedule_to_start_timeout, start_to_close_timeout,"
 	" schedule_to_close_timeout, heartbeat_timeout, first_scheduled_time,"
 	" scheduled_time) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,"
-	" $12, $13, $14, $14)",
+	" $12, $13, $14, $14)"
+	" ON CONFLICT (run_id, activity_id) DO NOTHING RETURNING 1",
 	14, {UUIDOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
 		JSONBOID, JSONBOID, FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
 	TIMESTAMPTZOID}
@@ -162,6 +168,7 @@ read_activity_row(ActivityState *a)
 	a->next_attempt_time = get_ts(tt, 23);
 	a->last_worker_identity = SPIGetText(0, 24);
 	a->cancel_requested = DatumGetBool(SPI_getbinval(tt->vals[0], tt->tupdesc, 25, &isnull));
+	a->deleted = false;
 	SPI_freetuptable(tt);
 }
 
@@ -176,6 +183,24 @@ LoadActivity(pg_uuid_t *run_id, int64 scheduled_event_id, ActivityState *a)
 	if (RunPlan(&load_activity, values, NULL, false, 1) == 0)
 		return false;
 	read_activity_row(a);
+	return true;
+}
+
+/*
+ * Delete a pending activity and return it, for an outcome that ends it
+ * (completed, canceled): one statement instead of a lock and a delete.
+ */
+bool
+TakeActivity(pg_uuid_t *run_id, int64 scheduled_event_id, ActivityState *a)
+{
+	Datum		values[2];
+
+	values[0] = UUIDPGetDatum(run_id);
+	values[1] = Int64GetDatum(scheduled_event_id);
+	if (RunPlan(&take_activity, values, NULL, false, 1) == 0)
+		return false;
+	read_activity_row(a);
+	a->deleted = true;
 	return true;
 }
 
@@ -421,7 +446,12 @@ ScheduleActivity(RunState *rs, TimestampTz now, ActivityRequest *req,
 	values[12] = Float8GetDatum(req->heartbeat_timeout);
 	nulls[12] = req->heartbeat_timeout > 0 ? ' ' : 'n';
 	values[13] = TimestampTzGetDatum(now);
-	RunPlan(&insert_activity, values, nulls, false, 0);
+	if (RunPlan(&insert_activity, values, nulls, false, 1) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("decisions[%d].activityId \"%s\" is already pending",
+						req->index, req->activity_id)));
+	SPI_freetuptable(SPI_tuptable);
 
 	/* One attempt more for the run's cap (rule 9). */
 	rs->activity_attempts++;
@@ -501,7 +531,8 @@ finish_activity(RunState *rs, ActivityState *a, TimestampTz now,
 
 	values[0] = UUIDPGetDatum(&a->run_id);
 	values[1] = Int64GetDatum(a->scheduled_event_id);
-	RunPlan(&delete_activity, values, NULL, false, 0);
+	if (!a->deleted)
+		RunPlan(&delete_activity, values, NULL, false, 0);
 	RunPlan(&disarm_timer, values, NULL, false, 0);
 	ScheduleDecisionTask(rs, now);
 }

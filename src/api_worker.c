@@ -533,14 +533,15 @@ durable_fail_decision_task(PG_FUNCTION_ARGS)
  */
 static void
 load_activity_attempt(text *token_text, TaskToken *t, RunState *rs,
-					  ActivityState *a)
+					  ActivityState *a, bool take)
 {
 	parse_token(token_text, 'A', t);
 	if (!LoadRunById(&t->run_id, false, rs))
 		report_stale(token_text, "Its workflow run does not exist.");
 	if (!RunIsOpen(rs))
 		report_stale(token_text, "Its workflow run is closed; the outcome is not recorded.");
-	if (!LoadActivity(&t->run_id, t->scheduled_id, a))
+	if (!(take ? TakeActivity(&t->run_id, t->scheduled_id, a) :
+		  LoadActivity(&t->run_id, t->scheduled_id, a)))
 		report_stale(token_text, "The activity is no longer pending.");
 	if (a->attempt != t->third || strcmp(a->state, "SCHEDULED") == 0)
 		report_stale(token_text, "The attempt timed out and the activity was retried or ended.");
@@ -559,7 +560,7 @@ durable_complete_activity(PG_FUNCTION_ARGS)
 
 	CheckPayload(result, "result");
 	DurableSPIConnect();
-	load_activity_attempt(token, &t, &rs, &a);
+	load_activity_attempt(token, &t, &rs, &a, true);
 	CompleteActivity(&rs, &a, DurableNow(), result, a.last_worker_identity);
 	SaveRun(&rs);
 	DurableSPIFinish();
@@ -585,7 +586,7 @@ durable_fail_activity(PG_FUNCTION_ARGS)
 		delay = IntervalToSeconds(PG_GETARG_INTERVAL_P(3), "next_retry_delay",
 								  true);
 	DurableSPIConnect();
-	load_activity_attempt(token, &t, &rs, &a);
+	load_activity_attempt(token, &t, &rs, &a, false);
 	FailActivityAttempt(&rs, &a, DurableNow(), reason, details, delay, NULL);
 	if (RunIsOpen(&rs))
 		SaveRun(&rs);
@@ -606,7 +607,7 @@ durable_report_activity_canceled(PG_FUNCTION_ARGS)
 
 	CheckPayload(details, "details");
 	DurableSPIConnect();
-	load_activity_attempt(token, &t, &rs, &a);
+	load_activity_attempt(token, &t, &rs, &a, true);
 	CancelActivity(&rs, &a, DurableNow(), details, a.last_worker_identity, 0);
 	SaveRun(&rs);
 	DurableSPIFinish();

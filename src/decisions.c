@@ -288,6 +288,7 @@ parse_decision(RunState *rs, Jsonb *obj, int i, Decision *d)
 					a->retry_policy = RetryPolicyToJsonb(&p);
 				}
 				d->id = a->activity_id;
+				a->index = i;
 				break;
 			}
 		case D_REQUEST_CANCEL_ACTIVITY:
@@ -446,11 +447,7 @@ apply_decision(RunState *rs, TimestampTz now, Decision *d, int64 completed_id)
 	switch (d->type)
 	{
 		case D_SCHEDULE_ACTIVITY:
-			if (LoadActivityById(&rs->run_id, d->id, &a))
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("decisions[%d].activityId \"%s\" is already pending",
-								d->index, d->id)));
+			/* A duplicate activityId is caught by the unique index. */
 			if (rs->activity_attempts >= durable_max_attempts_per_run)
 			{
 				FailRunForAttemptCap(rs, now);

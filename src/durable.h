@@ -176,6 +176,7 @@ typedef struct RunState
 	TimestampTz workflow_deadline;	/* run or execution timeout, DT_NOEND */
 	bool		has_buffered;	/* events wait in durable.buffered_events */
 	int64		pending_started_id; /* ActivityTaskStarted just appended */
+	bool		may_continue;	/* has a retry policy or a cron schedule */
 } RunState;
 
 extern bool LoadRun(const char *namespace, const char *workflow_id,
@@ -279,6 +280,7 @@ typedef struct ActivityRequest
 	double		schedule_to_close;
 	double		heartbeat_timeout;
 	Jsonb	   *retry_policy;	/* normalised, NULL = namespace default */
+	int			index;			/* its place in the decision list */
 } ActivityRequest;
 
 typedef struct ActivityState
@@ -308,12 +310,15 @@ typedef struct ActivityState
 	TimestampTz next_attempt_time;
 	char	   *last_worker_identity;
 	bool		cancel_requested;
+	bool		deleted;		/* taken by TakeActivity */
 } ActivityState;
 
 extern bool LoadActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
 						 ActivityState *a);
 extern bool LoadActivityById(pg_uuid_t *run_id, const char *activity_id,
 							 ActivityState *a);
+extern bool TakeActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
+						 ActivityState *a);
 extern void ScheduleActivity(RunState *rs, TimestampTz now,
 							 ActivityRequest *req, int64 completed_event_id);
 extern bool StartActivityAttempt(pg_uuid_t *run_id, int64 scheduled_event_id,

@@ -24,7 +24,7 @@
 	"decision_scheduled_id, decision_started_id, decision_attempt, " \
 	"decision_started_time, previous_started_id, activity_attempts, " \
 	"LEAST(execution_deadline, start_time + run_timeout * interval '1 second'), " \
-	"has_buffered"
+	"has_buffered, retry_policy IS NOT NULL OR cron_schedule IS NOT NULL"
 
 static KeptPlan load_latest = {
 	NULL, "SELECT " RUN_COLUMNS " FROM durable.runs"
@@ -97,21 +97,23 @@ static KeptPlan insert_ready = {
 	" VALUES ($1, $2, $3, $4, $5, $6)",
 	6, {TEXTOID, TEXTOID, CHAROID, UUIDOID, INT8OID, INT4OID}
 };
-static KeptPlan log_interrupted_attempts = {
-	NULL, "INSERT INTO durable.activity_attempt_log (run_id, scheduled_event_id,"
-	" attempt, activity_id, activity_type, worker_identity, scheduled_time,"
-	" started_time, end_time, outcome, failure_reason)"
-	" SELECT run_id, scheduled_event_id, attempt, activity_id, activity_type,"
-	" last_worker_identity, scheduled_time, started_time, $2, 'canceled',"
-	" 'durable:WorkflowClosed' FROM durable.activities"
-	" WHERE run_id = $1 AND state <> 'SCHEDULED'"
-	" ON CONFLICT DO NOTHING",
+/*
+ * Drop a closing run's activities; attempts still running end with it
+ * (logged as canceled).  Returns how many were waiting on a queue.
+ */
+static KeptPlan drop_run_activities = {
+	NULL, "WITH gone AS (DELETE FROM durable.activities WHERE run_id = $1"
+	"   RETURNING *),"
+	" logged AS (INSERT INTO durable.activity_attempt_log (run_id,"
+	"   scheduled_event_id, attempt, activity_id, activity_type, worker_identity,"
+	"   scheduled_time, started_time, end_time, outcome, failure_reason)"
+	"   SELECT run_id, scheduled_event_id, attempt, activity_id, activity_type,"
+	"   last_worker_identity, scheduled_time, started_time, $2, 'canceled',"
+	"   'durable:WorkflowClosed' FROM gone WHERE state <> 'SCHEDULED'"
+	"   ON CONFLICT DO NOTHING)"
+	" SELECT count(*) FILTER (WHERE state = 'SCHEDULED' AND next_attempt_time IS NULL)"
+	" FROM gone",
 	2, {UUIDOID, TIMESTAMPTZOID}
-};
-static KeptPlan delete_run_activities = {
-	NULL, "DELETE FROM durable.activities WHERE run_id = $1"
-	" RETURNING state = 'SCHEDULED' AND next_attempt_time IS NULL",
-	1, {UUIDOID}
 };
 static KeptPlan delete_run_user_timers = {
 	NULL, "DELETE FROM durable.user_timers WHERE run_id = $1",
@@ -152,6 +154,7 @@ read_run_row(RunState *rs)
 	if (isnull)
 		rs->workflow_deadline = DT_NOEND;
 	rs->has_buffered = DatumGetBool(SPIGetDatum(0, 18, &isnull));
+	rs->may_continue = DatumGetBool(SPIGetDatum(0, 19, &isnull));
 	rs->pending_started_id = 0;
 	SPI_freetuptable(SPI_tuptable);
 }
@@ -417,8 +420,7 @@ CloseRun(RunState *rs, TimestampTz now, const char *status,
 	char		nulls[7] = "       ";
 	bool		queued = rs->decision_scheduled_id != 0 &&
 		rs->decision_started_id == 0;
-	int			n;
-	int			i;
+	bool		isnull;
 
 	if (rs->decision_started_id != 0)
 	{
@@ -452,19 +454,11 @@ CloseRun(RunState *rs, TimestampTz now, const char *status,
 
 	/* Lock order: run, activities, timers. */
 	values[0] = UUIDPGetDatum(&rs->run_id);
-	/* Attempts still running end with their workflow. */
 	values[1] = TimestampTzGetDatum(now);
-	RunPlan(&log_interrupted_attempts, values, NULL, false, 0);
-	n = RunPlan(&delete_run_activities, values, NULL, false, 0);
-	for (i = 0; i < n; i++)
-	{
-		bool		isnull;
-
-		if (DatumGetBool(SPIGetDatum(i, 1, &isnull)))
-			queued = true;
-	}
-	if (n > 0)
-		SPI_freetuptable(SPI_tuptable);
+	RunPlan(&drop_run_activities, values, NULL, false, 1);
+	if (DatumGetInt64(SPIGetDatum(0, 1, &isnull)) > 0)
+		queued = true;
+	SPI_freetuptable(SPI_tuptable);
 	/* Only a task nobody has claimed yet can still be on a queue. */
 	if (queued)
 		RunPlan(&delete_run_ready_tasks, values, NULL, false, 0);

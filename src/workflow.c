@@ -522,6 +522,8 @@ retry_or_continue_cron(RunState *rs, TimestampTz now, const char *reason,
 	RunChain	chain;
 	ContinueRequest cr;
 
+	if (!rs->may_continue)
+		return false;
 	read_chain(rs, &chain);
 	memset(&cr, 0, sizeof(cr));
 	cr.inherit_input = true;
@@ -561,8 +563,9 @@ CompleteRun(RunState *rs, TimestampTz now, Jsonb *attributes, Jsonb *result)
 {
 	RunChain	chain;
 
-	read_chain(rs, &chain);
-	if (chain.cron_schedule != NULL)
+	if (rs->may_continue)
+		read_chain(rs, &chain);
+	if (rs->may_continue && chain.cron_schedule != NULL)
 	{
 		ContinueRequest cr;
 
