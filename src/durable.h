@@ -154,6 +154,17 @@ extern const char *RetryVerdictName(RetryVerdict v);
  * runs.c: the run row, its history and its decision task
  * ----------------
  */
+/* Events appended to a run and not yet written */
+typedef struct EventBatch
+{
+	int			n;
+	int			size;
+	int64	   *ids;
+	TimestampTz *times;
+	char	  **types;
+	Datum	   *attrs;
+} EventBatch;
+
 typedef struct RunState
 {
 	pg_uuid_t	run_id;
@@ -177,6 +188,7 @@ typedef struct RunState
 	bool		has_buffered;	/* events wait in durable.buffered_events */
 	int64		pending_started_id; /* ActivityTaskStarted just appended */
 	bool		may_continue;	/* has a retry policy or a cron schedule */
+	EventBatch *events;			/* appended, written by SaveRun/CloseRun */
 } RunState;
 
 extern bool LoadRun(const char *namespace, const char *workflow_id,
@@ -186,6 +198,9 @@ extern void LoadRunOrError(const char *namespace, const char *workflow_id,
 						   pg_uuid_t *run_id, bool for_update, RunState *rs);
 extern bool LoadRunById(pg_uuid_t *run_id, bool skip_locked, RunState *rs);
 extern void SaveRun(RunState *rs);
+extern void FlushEvents(RunState *rs);
+extern void ResetEventBatches(void);
+extern void CheckEventsWritten(void);
 extern bool RunIsOpen(RunState *rs);
 extern void RequireRunOpen(RunState *rs);
 extern bool IsActivityOutcome(const char *event_type);

@@ -14,6 +14,7 @@
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 
 #include "durable.h"
@@ -57,28 +58,41 @@ static KeptPlan load_by_id_skip_locked = {
 	" WHERE run_id = $1 FOR UPDATE SKIP LOCKED",
 	1, {UUIDOID}
 };
+/*
+ * The events a call appended are written with the run's row, in one
+ * statement: a data-modifying CTE inserts them from four arrays.
+ */
+#define INSERT_EVENTS(ids, times, types, attrs) \
+	"INSERT INTO durable.history (run_id, event_id, event_time, event_type," \
+	" attributes) SELECT $1, e.i, e.t, e.y, e.a FROM ROWS FROM" \
+	" (pg_catalog.unnest(" ids "), pg_catalog.unnest(" times ")," \
+	" pg_catalog.unnest(" types "), pg_catalog.unnest(" attrs "))" \
+	" AS e(i, t, y, a)"
+
 static KeptPlan save_run = {
-	NULL, "UPDATE durable.runs SET cancel_requested = $2, last_event_id = $3,"
+	NULL, "WITH ev AS (" INSERT_EVENTS("$11", "$12", "$13", "$14") ")"
+	" UPDATE durable.runs SET cancel_requested = $2, last_event_id = $3,"
 	" decision_scheduled_id = $4, decision_started_id = $5,"
 	" decision_attempt = $6, decision_started_time = $7,"
 	" previous_started_id = $8, activity_attempts = $9, has_buffered = $10"
 	" WHERE run_id = $1",
-	10, {UUIDOID, BOOLOID, INT8OID, INT8OID, INT8OID, INT4OID, TIMESTAMPTZOID,
-	INT8OID, INT4OID, BOOLOID}
+	14, {UUIDOID, BOOLOID, INT8OID, INT8OID, INT8OID, INT4OID, TIMESTAMPTZOID,
+		INT8OID, INT4OID, BOOLOID, INT8ARRAYOID, TIMESTAMPTZARRAYOID,
+	TEXTARRAYOID, JSONBARRAYOID}
 };
 static KeptPlan close_run = {
-	NULL, "UPDATE durable.runs SET status = $2, close_time = $3, result = $4,"
+	NULL, "WITH ev AS (" INSERT_EVENTS("$8", "$9", "$10", "$11") ")"
+	" UPDATE durable.runs SET status = $2, close_time = $3, result = $4,"
 	" failure = $5, last_event_id = $6, cancel_requested = $7,"
 	" decision_scheduled_id = 0, decision_started_id = 0,"
 	" decision_attempt = 0, decision_started_time = NULL, has_buffered = false"
 	" WHERE run_id = $1",
-	7, {UUIDOID, TEXTOID, TIMESTAMPTZOID, JSONBOID, JSONBOID, INT8OID, BOOLOID}
+	11, {UUIDOID, TEXTOID, TIMESTAMPTZOID, JSONBOID, JSONBOID, INT8OID, BOOLOID,
+	INT8ARRAYOID, TIMESTAMPTZARRAYOID, TEXTARRAYOID, JSONBARRAYOID}
 };
-static KeptPlan insert_event = {
-	NULL, "INSERT INTO durable.history"
-	" (run_id, event_id, event_time, event_type, attributes)"
-	" VALUES ($1, $2, $3, $4, $5)",
-	5, {UUIDOID, INT8OID, TIMESTAMPTZOID, TEXTOID, JSONBOID}
+static KeptPlan insert_events = {
+	NULL, INSERT_EVENTS("$2", "$3", "$4", "$5"),
+	5, {UUIDOID, INT8ARRAYOID, TIMESTAMPTZARRAYOID, TEXTARRAYOID, JSONBARRAYOID}
 };
 static KeptPlan buffer_event = {
 	NULL, "INSERT INTO durable.buffered_events"
@@ -126,6 +140,81 @@ static KeptPlan delete_run_ready_tasks = {
 	1, {UUIDOID}
 };
 
+/* Events appended but not yet written, across every RunState of this call */
+static int	unwritten_events = 0;
+
+/* Forget unwritten events: a new API call starts (an error dropped them). */
+void
+ResetEventBatches(void)
+{
+	unwritten_events = 0;
+}
+
+/* An API call must end with every appended event written. */
+void
+CheckEventsWritten(void)
+{
+	if (unwritten_events != 0)
+	{
+		int			n = unwritten_events;
+
+		unwritten_events = 0;
+		elog(ERROR, "durable: %d history events were appended but not written", n);
+	}
+}
+
+/* The run's pending events as four array datums (ids, times, types, attrs). */
+static void
+event_arrays(RunState *rs, Datum *values)
+{
+	EventBatch *b = rs->events;
+	int			n = b ? b->n : 0;
+	Datum	   *ids = palloc(sizeof(Datum) * (n + 1));
+	Datum	   *times = palloc(sizeof(Datum) * (n + 1));
+	Datum	   *types = palloc(sizeof(Datum) * (n + 1));
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		ids[i] = Int64GetDatum(b->ids[i]);
+		times[i] = TimestampTzGetDatum(b->times[i]);
+		types[i] = CStringGetTextDatum(b->types[i]);
+	}
+	values[0] = PointerGetDatum(construct_array(ids, n, INT8OID, 8,
+												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	values[1] = PointerGetDatum(construct_array(times, n, TIMESTAMPTZOID, 8,
+												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	values[2] = PointerGetDatum(construct_array(types, n, TEXTOID, -1, false,
+												TYPALIGN_INT));
+	values[3] = PointerGetDatum(construct_array(b ? b->attrs : NULL, n, JSONBOID,
+												-1, false, TYPALIGN_INT));
+}
+
+/* The run's pending events are written: forget them. */
+static void
+events_written(RunState *rs)
+{
+	if (rs->events != NULL)
+	{
+		unwritten_events -= rs->events->n;
+		rs->events->n = 0;
+	}
+}
+
+/* Write the run's pending events now (without touching its row). */
+void
+FlushEvents(RunState *rs)
+{
+	Datum		values[5];
+
+	if (rs->events == NULL || rs->events->n == 0)
+		return;
+	values[0] = UUIDPGetDatum(&rs->run_id);
+	event_arrays(rs, &values[1]);
+	RunPlan(&insert_events, values, NULL, false, 0);
+	events_written(rs);
+}
+
 /* Fill rs from row 0 of the last SPI result (columns RUN_COLUMNS). */
 static void
 read_run_row(RunState *rs)
@@ -155,6 +244,7 @@ read_run_row(RunState *rs)
 		rs->workflow_deadline = DT_NOEND;
 	rs->has_buffered = DatumGetBool(SPIGetDatum(0, 18, &isnull));
 	rs->may_continue = DatumGetBool(SPIGetDatum(0, 19, &isnull));
+	rs->events = NULL;
 	rs->pending_started_id = 0;
 	SPI_freetuptable(SPI_tuptable);
 }
@@ -226,8 +316,8 @@ LoadRunById(pg_uuid_t *run_id, bool skip_locked, RunState *rs)
 void
 SaveRun(RunState *rs)
 {
-	Datum		values[10];
-	char		nulls[10] = "          ";
+	Datum		values[14];
+	char		nulls[14] = "              ";
 
 	values[0] = UUIDPGetDatum(&rs->run_id);
 	values[1] = BoolGetDatum(rs->cancel_requested);
@@ -241,7 +331,9 @@ SaveRun(RunState *rs)
 	values[7] = Int64GetDatum(rs->previous_started_id);
 	values[8] = Int32GetDatum(rs->activity_attempts);
 	values[9] = BoolGetDatum(rs->has_buffered);
+	event_arrays(rs, &values[10]);
 	RunPlan(&save_run, values, nulls, false, 0);
+	events_written(rs);
 }
 
 bool
@@ -272,12 +364,15 @@ IsActivityOutcome(const char *event_type)
 		strcmp(event_type, "ActivityTaskCanceled") == 0;
 }
 
-/* Append one event to the run's history; returns its event id. */
+/*
+ * Append one event to the run's history; returns its event id.  The event is
+ * written by the next SaveRun, CloseRun or FlushEvents of the run.
+ */
 int64
 AppendEvent(RunState *rs, TimestampTz now, const char *event_type,
 			Jsonb *attributes)
 {
-	Datum		values[5];
+	EventBatch *b;
 
 	if (rs->last_event_id >= durable_max_history_events)
 		ereport(ERROR,
@@ -301,12 +396,28 @@ AppendEvent(RunState *rs, TimestampTz now, const char *event_type,
 	rs->last_event_id++;
 	if (strcmp(event_type, "ActivityTaskStarted") == 0)
 		rs->pending_started_id = rs->last_event_id;
-	values[0] = UUIDPGetDatum(&rs->run_id);
-	values[1] = Int64GetDatum(rs->last_event_id);
-	values[2] = TimestampTzGetDatum(now);
-	values[3] = CStringGetTextDatum(event_type);
-	values[4] = JsonbPGetDatum(attributes);
-	RunPlan(&insert_event, values, NULL, false, 0);
+
+	if (rs->events == NULL)
+		rs->events = palloc0(sizeof(EventBatch));
+	b = rs->events;
+	if (b->n == b->size)
+	{
+		b->size = b->size ? b->size * 2 : 8;
+		b->ids = b->ids ? repalloc(b->ids, sizeof(int64) * b->size) :
+			palloc(sizeof(int64) * b->size);
+		b->times = b->times ? repalloc(b->times, sizeof(TimestampTz) * b->size) :
+			palloc(sizeof(TimestampTz) * b->size);
+		b->types = b->types ? repalloc(b->types, sizeof(char *) * b->size) :
+			palloc(sizeof(char *) * b->size);
+		b->attrs = b->attrs ? repalloc(b->attrs, sizeof(Datum) * b->size) :
+			palloc(sizeof(Datum) * b->size);
+	}
+	b->ids[b->n] = rs->last_event_id;
+	b->times[b->n] = now;
+	b->types[b->n] = pstrdup(event_type);
+	b->attrs[b->n] = JsonbPGetDatum(attributes);
+	b->n++;
+	unwritten_events++;
 	return rs->last_event_id;
 }
 
@@ -416,8 +527,8 @@ CloseRun(RunState *rs, TimestampTz now, const char *status,
 		 const char *event_type, Jsonb *attributes, Jsonb *result,
 		 Jsonb *failure)
 {
-	Datum		values[7];
-	char		nulls[7] = "       ";
+	Datum		values[11];
+	char		nulls[11] = "           ";
 	bool		queued = rs->decision_scheduled_id != 0 &&
 		rs->decision_started_id == 0;
 	bool		isnull;
@@ -450,7 +561,9 @@ CloseRun(RunState *rs, TimestampTz now, const char *status,
 		nulls[3] = 'n';
 	if (failure == NULL)
 		nulls[4] = 'n';
+	event_arrays(rs, &values[7]);
 	RunPlan(&close_run, values, nulls, false, 0);
+	events_written(rs);
 
 	/* Lock order: run, activities, timers. */
 	values[0] = UUIDPGetDatum(&rs->run_id);

@@ -54,16 +54,20 @@ RunPlan(KeptPlan *kp, Datum *values, const char *nulls, bool read_only,
 	return (int) SPI_processed;
 }
 
+/* Start an API call: connect to SPI; no event is pending yet. */
 void
 DurableSPIConnect(void)
 {
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	ResetEventBatches();
 }
 
+/* End an API call: every appended event must have been written. */
 void
 DurableSPIFinish(void)
 {
+	CheckEventsWritten();
 	if (SPI_finish() != SPI_OK_FINISH)
 		elog(ERROR, "SPI_finish failed");
 }

@@ -361,6 +361,8 @@ FireDueTimersCarefully(TimestampTz now, int max_items, bool careful)
 			RollbackAndReleaseCurrentSubTransaction();
 			MemoryContextSwitchTo(cxt);
 			CurrentResourceOwner = owner;
+			/* Its events went with the subtransaction. */
+			ResetEventBatches();
 			ereport(WARNING,
 					(errmsg("durable timer %s/%lld of run %s failed: %s",
 							timers[i].kind, (long long) timers[i].ref_id,

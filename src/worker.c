@@ -62,13 +62,13 @@ run_batch(bool careful, TimestampTz *next)
 	bool		isnull;
 	Datum		d;
 
-	SPI_connect();
+	DurableSPIConnect();
 	fired = FireDueTimersCarefully(GetCurrentTimestamp(),
 								   durable_worker_batch_size, careful);
 	RunPlan(&next_due, NULL, NULL, true, 1);
 	d = SPIGetDatum(0, 1, &isnull);
 	*next = isnull ? DT_NOEND : DatumGetTimestampTz(d);
-	SPI_finish();
+	DurableSPIFinish();
 	return fired;
 }
 

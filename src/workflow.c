@@ -254,6 +254,8 @@ create_run(NewRun *nr, TimestampTz now)
 	if (nr->execution_deadline != DT_NOEND)
 		CreateTimer(nr->run_id, TIMER_EXECUTION_TIMEOUT,
 					nr->execution_deadline, 0, 0);
+	/* The row was inserted with its counters: write the events alone. */
+	FlushEvents(&rs);
 	return true;
 }
 
