@@ -58,6 +58,7 @@ extern double IntervalToSeconds(Interval *value, const char *argname,
 extern TimestampTz TimestampPlusSeconds(TimestampTz t, double seconds);
 extern double TimestampDiffSeconds(TimestampTz later, TimestampTz earlier);
 extern pg_uuid_t *NewRandomUuid(void);
+extern pg_uuid_t *NewRunUuid(void);
 extern char *UuidToCString(const pg_uuid_t *uuid);
 extern const char *CallerIdentity(void);
 

@@ -129,6 +129,27 @@ NewRandomUuid(void)
 	return uuid;
 }
 
+/*
+ * A version 7 UUID: 48 bits of Unix time in milliseconds, then random bits.
+ * Run ids are made this way so that the indexes they lead (runs, history,
+ * activities, timers) grow at their right edge instead of at random pages.
+ */
+pg_uuid_t *
+NewRunUuid(void)
+{
+	pg_uuid_t  *uuid = NewRandomUuid();
+	TimestampTz now = GetCurrentTimestamp();
+	uint64		ms = (uint64) ((now / 1000) +
+							   ((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) *
+								SECS_PER_DAY * 1000));
+	int			i;
+
+	for (i = 0; i < 6; i++)
+		uuid->data[i] = (uint8) (ms >> (40 - 8 * i));
+	uuid->data[6] = (uuid->data[6] & 0x0f) | 0x70;
+	return uuid;
+}
+
 /* The canonical text form of a UUID. */
 char *
 UuidToCString(const pg_uuid_t *uuid)
