@@ -162,7 +162,7 @@ layer_isolation() {
 }
 
 # pgTAP: one cluster; each file runs in a fresh database in which the runner has done
-# CREATE EXTENSION durable and pgtap.
+# CREATE EXTENSION durable and pgtap, and the shared helpers of test/pgtap/lib.
 layer_pgtap() {
     local out="$OUT/pgtap" sock f name db rc failed=0
     rm -rf "$out"; mkdir -p "$out"
@@ -182,7 +182,8 @@ layer_pgtap() {
         {
             createdb -h "$sock" -p "$PGTAP_PORT" "$db" &&
                 psql -X -q -h "$sock" -p "$PGTAP_PORT" -d "$db" -v ON_ERROR_STOP=1 \
-                    -c 'CREATE EXTENSION durable' -c 'CREATE EXTENSION pgtap' &&
+                    -c 'CREATE EXTENSION durable' -c 'CREATE EXTENSION pgtap' \
+                    -f "$ROOT/test/pgtap/lib/helpers.sql" &&
                 (cd "$ROOT" && pg_prove -h "$sock" -p "$PGTAP_PORT" -d "$db" "${f#"$ROOT"/}")
         } || rc=$?
         if [ "$rc" -eq 0 ]; then

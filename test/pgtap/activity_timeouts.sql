@@ -7,107 +7,40 @@ BEGIN;
 SELECT plan(30);
 SET LOCAL durable.test_time = '2026-01-01 00:00:00+00';
 
--- Helpers (pg_temp: gone with the session).
-CREATE FUNCTION pg_temp.at(ts text) RETURNS void LANGUAGE sql AS
-    $$ SELECT set_config('durable.test_time', ts, true) $$;
--- Poll the next decision task of a queue, check its workflow, answer it.
-CREATE FUNCTION pg_temp.decide(wid text, decisions jsonb, queue text DEFAULT NULL)
-RETURNS jsonb LANGUAGE plpgsql AS $$
-DECLARE t jsonb;
-BEGIN
-    t := durable.poll_decision_task(COALESCE(queue, wid));
-    IF t IS NULL THEN RAISE EXCEPTION 'no decision task for %', wid; END IF;
-    IF t->>'workflowId' <> wid THEN
-        RAISE EXCEPTION 'decision task of % instead of %', t->>'workflowId', wid;
-    END IF;
-    PERFORM durable.complete_decision_task(t->>'taskToken', decisions);
-    RETURN t;
-END $$;
--- The event types of a run's history, in order.
-CREATE FUNCTION pg_temp.events(wid text, rid uuid DEFAULT NULL, from_id int DEFAULT 1) RETURNS text[]
-LANGUAGE sql AS $$
-    SELECT COALESCE(array_agg(event_type ORDER BY event_id), '{}') FROM durable.get_history(wid, run_id => rid)
-     WHERE event_id >= from_id $$;
--- The attributes of the n-th event of a type.
-CREATE FUNCTION pg_temp.attrs(wid text, etype text, n int DEFAULT 1, rid uuid DEFAULT NULL)
-RETURNS jsonb LANGUAGE sql AS $$
-    SELECT attributes FROM durable.get_history(wid, run_id => rid) WHERE event_type = etype
-     ORDER BY event_id OFFSET n - 1 LIMIT 1 $$;
--- describe_workflow's first pending activity.
-CREATE FUNCTION pg_temp.pending(wid text) RETURNS jsonb LANGUAGE sql AS
-    $$ SELECT durable.describe_workflow(wid)->'pendingActivities'->0 $$;
--- A ScheduleActivityTask decision.
-CREATE FUNCTION pg_temp.sched(act text, extra jsonb DEFAULT '{}') RETURNS jsonb LANGUAGE sql AS
-    $$ SELECT jsonb_build_object('decisionType', 'ScheduleActivityTask',
-                                 'activityId', act, 'activityType', 'do') || extra $$;
--- Everything a call could write, to show that a failed call wrote nothing.
-CREATE FUNCTION pg_temp.footprint() RETURNS text LANGUAGE sql AS $$
-    SELECT format('runs=%s history=%s ready=%s timers=%s buffered=%s activities=%s attempts=%s user_timers=%s',
-        (SELECT count(*) FROM durable.runs), (SELECT count(*) FROM durable.history),
-        (SELECT count(*) FROM durable.ready_tasks), (SELECT count(*) FROM durable.timers),
-        (SELECT count(*) FROM durable.buffered_events), (SELECT count(*) FROM durable.activities),
-        (SELECT count(*) FROM durable.activity_attempt_log), (SELECT count(*) FROM durable.user_timers)) $$;
--- Poll an activity task of queue q (it must be there) and fail it at the
--- current test time; then report describe_workflow's pending activity as
--- "attempt/state/delay" (delay: nextAttemptScheduledTime - now), move the
--- clock to the next attempt and tick.  'closed' when the activity is over.
-CREATE FUNCTION pg_temp.fail_round(wid text, reason text DEFAULT 'boom',
-                                   next_delay interval DEFAULT NULL)
-RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-    t jsonb;
-    p jsonb;
-    r text;
-BEGIN
-    t := durable.poll_activity_task(wid);
-    IF t IS NULL THEN RAISE EXCEPTION 'no activity task for %', wid; END IF;
-    PERFORM durable.fail_activity(t->>'taskToken', reason, NULL, next_delay);
-    p := durable.describe_workflow(wid)->'pendingActivities'->0;
-    IF p IS NULL THEN RETURN 'closed'; END IF;
-    IF p->>'nextAttemptScheduledTime' IS NULL THEN
-        RETURN format('%s/%s/queued', p->>'attempt', p->>'state');
-    END IF;
-    r := format('%s/%s/%s', p->>'attempt', p->>'state',
-                (p->>'nextAttemptScheduledTime')::timestamptz - durable.now());
-    PERFORM pg_temp.at(p->>'nextAttemptScheduledTime');
-    PERFORM durable.tick();
-    RETURN r;
-END $$;
-
 -- Rule 3: fail_activity without a reason fails with durable:Generic.
 SELECT durable.start_workflow('wf', NULL, 'generic', 'generic') IS NOT NULL AS started;
-SELECT pg_temp.decide('generic', jsonb_build_array(pg_temp.sched('a1', '{"startToCloseTimeoutSeconds": 60}'))) IS NOT NULL;
+SELECT t.decide('generic', jsonb_build_array(t.sched('a1', '{"startToCloseTimeoutSeconds": 60}'))) IS NOT NULL;
 SELECT durable.fail_activity(durable.poll_activity_task('generic')->>'taskToken', NULL);
-SELECT is(pg_temp.pending('generic')->>'lastFailureReason', 'durable:Generic', 'a NULL reason is durable:Generic');
+SELECT is(t.pending('generic')->>'lastFailureReason', 'durable:Generic', 'a NULL reason is durable:Generic');
 SELECT is((SELECT failure_reason FROM durable.activity_attempts WHERE workflow_id = 'generic' AND attempt = 1),
     'durable:Generic', 'activity_attempts shows durable:Generic');
 
 -- StartToClose: retried with reason durable:Timeout START_TO_CLOSE; the last
 -- attempt times out for good with ActivityTaskTimedOut.
-SELECT pg_temp.at('2026-01-01 01:00:00+00');
+SELECT t.at('2026-01-01 01:00:00+00');
 SELECT durable.start_workflow('wf', NULL, 'stc', 'stc') IS NOT NULL AS started;
-SELECT pg_temp.decide('stc', jsonb_build_array(pg_temp.sched('a1', '{"startToCloseTimeoutSeconds": 30,
+SELECT t.decide('stc', jsonb_build_array(t.sched('a1', '{"startToCloseTimeoutSeconds": 30,
     "retryPolicy": {"initialIntervalInSeconds": 1, "maximumAttempts": 2}}'))) IS NOT NULL;
 SELECT durable.poll_activity_task('stc', identity => 'w-1') AS task1 \gset
-SELECT pg_temp.at('2026-01-01 01:00:29.999+00');
+SELECT t.at('2026-01-01 01:00:29.999+00');
 SELECT durable.tick() AS fired \gset
-SELECT is(pg_temp.pending('stc')->>'state' || '/' || (pg_temp.pending('stc')->>'attempt'), 'STARTED/1', 'StartToClose: not yet');
-SELECT pg_temp.at('2026-01-01 01:00:30+00');
+SELECT is(t.pending('stc')->>'state' || '/' || (t.pending('stc')->>'attempt'), 'STARTED/1', 'StartToClose: not yet');
+SELECT t.at('2026-01-01 01:00:30+00');
 SELECT durable.tick() AS fired \gset
-SELECT is(pg_temp.pending('stc') - 'activityType' - 'expirationTime' - 'lastWorkerIdentity' - 'activityId' - 'lastHeartbeatTime' - 'heartbeatDetails',
+SELECT is(t.pending('stc') - 'activityType' - 'expirationTime' - 'lastWorkerIdentity' - 'activityId' - 'lastHeartbeatTime' - 'heartbeatDetails',
     '{"state": "SCHEDULED", "attempt": 2, "scheduledTime": "2026-01-01T01:00:31+00:00", "lastStartedTime": null,
       "lastFailureReason": "durable:Timeout START_TO_CLOSE", "lastFailureDetails": null,
       "nextAttemptScheduledTime": "2026-01-01T01:00:31+00:00"}'::jsonb, 'attempt 2 after 1 s, reason durable:Timeout START_TO_CLOSE');
 SELECT throws_ok(format($$SELECT durable.complete_activity(%L)$$, :'task1'::jsonb->>'taskToken'), 'WF005', NULL,
     'the timed-out attempt''s token is stale');
-SELECT pg_temp.at('2026-01-01 01:00:31+00');
+SELECT t.at('2026-01-01 01:00:31+00');
 SELECT durable.tick() AS fired \gset
 SELECT is(durable.poll_activity_task('stc')->'attempt', '2', 'attempt 2 is handed out');
-SELECT pg_temp.at('2026-01-01 01:01:01+00');
+SELECT t.at('2026-01-01 01:01:01+00');
 SELECT durable.tick() AS fired \gset
-SELECT is(pg_temp.events('stc', from_id => 5),
+SELECT is(t.events('stc', from_id => 5),
     '{ActivityTaskScheduled,ActivityTaskStarted,ActivityTaskTimedOut,DecisionTaskScheduled}', 'ActivityTaskTimedOut for good');
-SELECT is(pg_temp.attrs('stc', 'ActivityTaskTimedOut'),
+SELECT is(t.attrs('stc', 'ActivityTaskTimedOut'),
     '{"scheduledEventId": 5, "startedEventId": 6, "timeoutType": "START_TO_CLOSE", "details": null,
       "lastFailureReason": "durable:Timeout START_TO_CLOSE", "retryState": "MAXIMUM_ATTEMPTS_REACHED"}'::jsonb,
     'ActivityTaskTimedOut: START_TO_CLOSE');
@@ -116,21 +49,21 @@ SELECT is((SELECT array_agg(format('%s:%s:%s', attempt, outcome, failure_reason)
 
 -- Heartbeat timeout: retried with reason durable:Timeout HEARTBEAT; the next
 -- attempt gets the details of the last heartbeat.
-SELECT pg_temp.at('2026-01-01 02:00:00+00');
+SELECT t.at('2026-01-01 02:00:00+00');
 SELECT durable.start_workflow('wf', NULL, 'hb', 'hb') IS NOT NULL AS started;
-SELECT pg_temp.decide('hb', jsonb_build_array(pg_temp.sched('a1', '{"startToCloseTimeoutSeconds": 600, "heartbeatTimeoutSeconds": 10}'))) IS NOT NULL;
+SELECT t.decide('hb', jsonb_build_array(t.sched('a1', '{"startToCloseTimeoutSeconds": 600, "heartbeatTimeoutSeconds": 10}'))) IS NOT NULL;
 SELECT durable.poll_activity_task('hb') AS task1 \gset
 SELECT is((:'task1'::jsonb)->'heartbeatTimeout', '10', 'the task carries its heartbeat timeout');
-SELECT pg_temp.at('2026-01-01 02:00:08+00');
+SELECT t.at('2026-01-01 02:00:08+00');
 SELECT is(durable.heartbeat_activity(:'task1'::jsonb->>'taskToken', '{"done": 8}'), false, 'heartbeat at 8 s');
-SELECT pg_temp.at('2026-01-01 02:00:17+00');
+SELECT t.at('2026-01-01 02:00:17+00');
 SELECT durable.tick() AS fired \gset
-SELECT is(pg_temp.pending('hb')->>'state' || '/' || (pg_temp.pending('hb')->>'attempt'), 'STARTED/1', 'the heartbeat moved the deadline to 18 s');
-SELECT pg_temp.at('2026-01-01 02:00:18+00');
+SELECT is(t.pending('hb')->>'state' || '/' || (t.pending('hb')->>'attempt'), 'STARTED/1', 'the heartbeat moved the deadline to 18 s');
+SELECT t.at('2026-01-01 02:00:18+00');
 SELECT durable.tick() AS fired \gset
-SELECT is(pg_temp.pending('hb')->>'state' || '/' || (pg_temp.pending('hb')->>'attempt'), 'SCHEDULED/2', 'no heartbeat for 10 s: timed out, attempt 2 scheduled');
-SELECT is(pg_temp.pending('hb')->>'lastFailureReason', 'durable:Timeout HEARTBEAT', 'reason durable:Timeout HEARTBEAT');
-SELECT pg_temp.at('2026-01-01 02:00:19+00');
+SELECT is(t.pending('hb')->>'state' || '/' || (t.pending('hb')->>'attempt'), 'SCHEDULED/2', 'no heartbeat for 10 s: timed out, attempt 2 scheduled');
+SELECT is(t.pending('hb')->>'lastFailureReason', 'durable:Timeout HEARTBEAT', 'reason durable:Timeout HEARTBEAT');
+SELECT t.at('2026-01-01 02:00:19+00');
 SELECT durable.tick() AS fired \gset
 SELECT is(durable.poll_activity_task('hb') - 'taskToken' - 'runId' - 'workflowId' - 'namespace' - 'activityId' - 'activityType' - 'input',
     '{"attempt": 2, "scheduledTime": "2026-01-01T02:00:19+00:00", "startedTime": "2026-01-01T02:00:19+00:00",
@@ -138,54 +71,54 @@ SELECT is(durable.poll_activity_task('hb') - 'taskToken' - 'runId' - 'workflowId
     'attempt 2 carries the heartbeat details of attempt 1');
 
 -- ScheduleToStart is final: no worker took the task.
-SELECT pg_temp.at('2026-01-01 03:00:00+00');
+SELECT t.at('2026-01-01 03:00:00+00');
 SELECT durable.start_workflow('wf', NULL, 's2s', 's2s') IS NOT NULL AS started;
-SELECT pg_temp.decide('s2s', jsonb_build_array(pg_temp.sched('a1', '{"scheduleToStartTimeoutSeconds": 5, "startToCloseTimeoutSeconds": 60}'))) IS NOT NULL;
-SELECT pg_temp.at('2026-01-01 03:00:05+00');
+SELECT t.decide('s2s', jsonb_build_array(t.sched('a1', '{"scheduleToStartTimeoutSeconds": 5, "startToCloseTimeoutSeconds": 60}'))) IS NOT NULL;
+SELECT t.at('2026-01-01 03:00:05+00');
 SELECT durable.tick() AS fired \gset
-SELECT is(pg_temp.events('s2s', from_id => 5), '{ActivityTaskScheduled,ActivityTaskTimedOut,DecisionTaskScheduled}',
+SELECT is(t.events('s2s', from_id => 5), '{ActivityTaskScheduled,ActivityTaskTimedOut,DecisionTaskScheduled}',
     'ScheduleToStart: ActivityTaskTimedOut at once, no ActivityTaskStarted, no retry');
-SELECT is(pg_temp.attrs('s2s', 'ActivityTaskTimedOut'),
+SELECT is(t.attrs('s2s', 'ActivityTaskTimedOut'),
     '{"scheduledEventId": 5, "timeoutType": "SCHEDULE_TO_START", "details": null}'::jsonb, 'timeoutType SCHEDULE_TO_START');
 SELECT is(durable.poll_activity_task('s2s'), NULL, 'the task is gone');
 
 -- ScheduleToClose is final, even with attempts left.
-SELECT pg_temp.at('2026-01-01 04:00:00+00');
+SELECT t.at('2026-01-01 04:00:00+00');
 SELECT durable.start_workflow('wf', NULL, 's2c', 's2c') IS NOT NULL AS started;
-SELECT pg_temp.decide('s2c', jsonb_build_array(pg_temp.sched('a1', '{"startToCloseTimeoutSeconds": 6, "scheduleToCloseTimeoutSeconds": 10}'))) IS NOT NULL;
+SELECT t.decide('s2c', jsonb_build_array(t.sched('a1', '{"startToCloseTimeoutSeconds": 6, "scheduleToCloseTimeoutSeconds": 10}'))) IS NOT NULL;
 SELECT durable.poll_activity_task('s2c') IS NOT NULL AS polled;
-SELECT pg_temp.at('2026-01-01 04:00:06+00');
+SELECT t.at('2026-01-01 04:00:06+00');
 SELECT durable.tick() AS fired \gset
-SELECT pg_temp.at('2026-01-01 04:00:07+00');
+SELECT t.at('2026-01-01 04:00:07+00');
 SELECT durable.tick() AS fired \gset
 SELECT is(durable.poll_activity_task('s2c')->>'deadline', '2026-01-01T04:00:10+00:00', 'attempt 2''s deadline is the ScheduleToClose deadline');
-SELECT pg_temp.at('2026-01-01 04:00:10+00');
+SELECT t.at('2026-01-01 04:00:10+00');
 SELECT durable.tick() AS fired \gset
-SELECT is(pg_temp.events('s2c', from_id => 5), '{ActivityTaskScheduled,ActivityTaskStarted,ActivityTaskTimedOut,DecisionTaskScheduled}',
+SELECT is(t.events('s2c', from_id => 5), '{ActivityTaskScheduled,ActivityTaskStarted,ActivityTaskTimedOut,DecisionTaskScheduled}',
     'ScheduleToClose: timed out for good');
-SELECT is(pg_temp.attrs('s2c', 'ActivityTaskTimedOut'),
+SELECT is(t.attrs('s2c', 'ActivityTaskTimedOut'),
     '{"scheduledEventId": 5, "startedEventId": 6, "timeoutType": "SCHEDULE_TO_CLOSE", "details": null,
       "lastFailureReason": "durable:Timeout START_TO_CLOSE"}'::jsonb, 'timeoutType SCHEDULE_TO_CLOSE');
-SELECT is(pg_temp.attrs('s2c', 'ActivityTaskStarted')->'attempt', '2', 'at attempt 2');
+SELECT is(t.attrs('s2c', 'ActivityTaskStarted')->'attempt', '2', 'at attempt 2');
 
 -- Rule 5: neither StartToClose nor ScheduleToClose: 10 minutes.  A worker that
 -- dies is found by it, and the task comes back as the next attempt with the
 -- heartbeat details of the dead one.
-SELECT pg_temp.at('2026-01-01 05:00:00+00');
+SELECT t.at('2026-01-01 05:00:00+00');
 SELECT durable.start_workflow('wf', NULL, 'dead', 'dead') IS NOT NULL AS started;
-SELECT pg_temp.decide('dead', jsonb_build_array(pg_temp.sched('a1'))) IS NOT NULL;
-SELECT is(pg_temp.attrs('dead', 'ActivityTaskScheduled')->'startToCloseTimeoutSeconds', '600', 'StartToClose defaults to 600 s');
+SELECT t.decide('dead', jsonb_build_array(t.sched('a1'))) IS NOT NULL;
+SELECT is(t.attrs('dead', 'ActivityTaskScheduled')->'startToCloseTimeoutSeconds', '600', 'StartToClose defaults to 600 s');
 SELECT durable.poll_activity_task('dead', identity => 'doomed') AS task1 \gset
 SELECT is((:'task1'::jsonb)->>'deadline', '2026-01-01T05:10:00+00:00', 'the task''s deadline is 10 minutes away');
-SELECT pg_temp.at('2026-01-01 05:03:00+00');
+SELECT t.at('2026-01-01 05:03:00+00');
 SELECT is(durable.heartbeat_activity(:'task1'::jsonb->>'taskToken', '{"row": 300}'), false, 'the worker heartbeats, then dies');
-SELECT pg_temp.at('2026-01-01 05:09:59+00');
+SELECT t.at('2026-01-01 05:09:59+00');
 SELECT durable.tick() AS fired \gset
-SELECT is(pg_temp.pending('dead')->>'state' || '/' || (pg_temp.pending('dead')->>'attempt'), 'STARTED/1', 'not reclaimed before 10 minutes');
-SELECT pg_temp.at('2026-01-01 05:10:00+00');
+SELECT is(t.pending('dead')->>'state' || '/' || (t.pending('dead')->>'attempt'), 'STARTED/1', 'not reclaimed before 10 minutes');
+SELECT t.at('2026-01-01 05:10:00+00');
 SELECT durable.tick() AS fired \gset
-SELECT is(pg_temp.pending('dead')->>'state' || '/' || (pg_temp.pending('dead')->>'attempt'), 'SCHEDULED/2', 'reclaimed at 10 minutes');
-SELECT pg_temp.at('2026-01-01 05:10:01+00');
+SELECT is(t.pending('dead')->>'state' || '/' || (t.pending('dead')->>'attempt'), 'SCHEDULED/2', 'reclaimed at 10 minutes');
+SELECT t.at('2026-01-01 05:10:01+00');
 SELECT durable.tick() AS fired \gset
 SELECT is(durable.poll_activity_task('dead', identity => 'heir') - 'taskToken' - 'runId' - 'workflowId' - 'namespace' - 'activityType' - 'input' - 'heartbeatTimeout',
     '{"activityId": "a1", "attempt": 2, "scheduledTime": "2026-01-01T05:10:01+00:00", "startedTime": "2026-01-01T05:10:01+00:00",
@@ -197,8 +130,8 @@ SELECT is((SELECT format('%s:%s:%s', outcome, failure_reason, worker_identity) F
 -- durable.default_activity_timeout sets that default.
 SET LOCAL durable.default_activity_timeout = '90s';
 SELECT durable.start_workflow('wf', NULL, 'guc', 'guc') IS NOT NULL AS started;
-SELECT pg_temp.decide('guc', jsonb_build_array(pg_temp.sched('a1'))) IS NOT NULL;
-SELECT is(pg_temp.attrs('guc', 'ActivityTaskScheduled')->'startToCloseTimeoutSeconds', '90', 'durable.default_activity_timeout');
+SELECT t.decide('guc', jsonb_build_array(t.sched('a1'))) IS NOT NULL;
+SELECT is(t.attrs('guc', 'ActivityTaskScheduled')->'startToCloseTimeoutSeconds', '90', 'durable.default_activity_timeout');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -5,59 +5,18 @@ BEGIN;
 SELECT plan(62);
 SET LOCAL durable.test_time = '2026-01-01 00:00:00+00';
 
--- Helpers (pg_temp: gone with the session).
-CREATE FUNCTION pg_temp.at(ts text) RETURNS void LANGUAGE sql AS
-    $$ SELECT set_config('durable.test_time', ts, true) $$;
--- Poll the next decision task of a queue, check its workflow, answer it.
-CREATE FUNCTION pg_temp.decide(wid text, decisions jsonb, queue text DEFAULT NULL)
-RETURNS jsonb LANGUAGE plpgsql AS $$
-DECLARE t jsonb;
-BEGIN
-    t := durable.poll_decision_task(COALESCE(queue, wid));
-    IF t IS NULL THEN RAISE EXCEPTION 'no decision task for %', wid; END IF;
-    IF t->>'workflowId' <> wid THEN
-        RAISE EXCEPTION 'decision task of % instead of %', t->>'workflowId', wid;
-    END IF;
-    PERFORM durable.complete_decision_task(t->>'taskToken', decisions);
-    RETURN t;
-END $$;
--- The event types of a run's history, in order.
-CREATE FUNCTION pg_temp.events(wid text, rid uuid DEFAULT NULL, from_id int DEFAULT 1) RETURNS text[]
-LANGUAGE sql AS $$
-    SELECT COALESCE(array_agg(event_type ORDER BY event_id), '{}') FROM durable.get_history(wid, run_id => rid)
-     WHERE event_id >= from_id $$;
--- The attributes of the n-th event of a type.
-CREATE FUNCTION pg_temp.attrs(wid text, etype text, n int DEFAULT 1, rid uuid DEFAULT NULL)
-RETURNS jsonb LANGUAGE sql AS $$
-    SELECT attributes FROM durable.get_history(wid, run_id => rid) WHERE event_type = etype
-     ORDER BY event_id OFFSET n - 1 LIMIT 1 $$;
--- describe_workflow's first pending activity.
-CREATE FUNCTION pg_temp.pending(wid text) RETURNS jsonb LANGUAGE sql AS
-    $$ SELECT durable.describe_workflow(wid)->'pendingActivities'->0 $$;
--- A ScheduleActivityTask decision.
-CREATE FUNCTION pg_temp.sched(act text, extra jsonb DEFAULT '{}') RETURNS jsonb LANGUAGE sql AS
-    $$ SELECT jsonb_build_object('decisionType', 'ScheduleActivityTask',
-                                 'activityId', act, 'activityType', 'do') || extra $$;
--- Everything a call could write, to show that a failed call wrote nothing.
-CREATE FUNCTION pg_temp.footprint() RETURNS text LANGUAGE sql AS $$
-    SELECT format('runs=%s history=%s ready=%s timers=%s buffered=%s activities=%s attempts=%s user_timers=%s',
-        (SELECT count(*) FROM durable.runs), (SELECT count(*) FROM durable.history),
-        (SELECT count(*) FROM durable.ready_tasks), (SELECT count(*) FROM durable.timers),
-        (SELECT count(*) FROM durable.buffered_events), (SELECT count(*) FROM durable.activities),
-        (SELECT count(*) FROM durable.activity_attempt_log), (SELECT count(*) FROM durable.user_timers)) $$;
-
 -- ScheduleActivityTask, and the activity's completion.
 SELECT durable.start_workflow('wf', '{"n": 1}', 'sched', 'sched') IS NOT NULL AS started;
-SELECT pg_temp.decide('sched', jsonb_build_array(pg_temp.sched('a1',
+SELECT t.decide('sched', jsonb_build_array(t.sched('a1',
     '{"input": {"k": "v"}, "startToCloseTimeoutSeconds": 30, "retryPolicy": {"initialIntervalInSeconds": 1, "maximumAttempts": 3}}'))) IS NOT NULL;
-SELECT is(pg_temp.events('sched'),
+SELECT is(t.events('sched'),
     '{WorkflowExecutionStarted,DecisionTaskScheduled,DecisionTaskStarted,DecisionTaskCompleted,ActivityTaskScheduled}',
     'ScheduleActivityTask: ActivityTaskScheduled after DecisionTaskCompleted');
-SELECT is(pg_temp.attrs('sched', 'ActivityTaskScheduled') - 'retryPolicy',
+SELECT is(t.attrs('sched', 'ActivityTaskScheduled') - 'retryPolicy',
     '{"activityId": "a1", "activityType": "do", "taskQueue": "sched", "input": {"k": "v"},
       "startToCloseTimeoutSeconds": 30, "decisionTaskCompletedEventId": 4}'::jsonb,
     'ActivityTaskScheduled carries the activity, its input, queue and timeouts');
-SELECT is(pg_temp.attrs('sched', 'ActivityTaskScheduled')->'retryPolicy',
+SELECT is(t.attrs('sched', 'ActivityTaskScheduled')->'retryPolicy',
     '{"initialIntervalInSeconds": 1, "backoffCoefficient": 2, "maximumIntervalInSeconds": 100,
       "expirationIntervalInSeconds": 0, "maximumAttempts": 3, "nonRetriableErrorReasons": []}'::jsonb,
     'ActivityTaskScheduled carries the normalised retry policy');
@@ -69,18 +28,18 @@ SELECT is((:'task'::jsonb) - 'taskToken' - 'runId',
       "startedTime": "2026-01-01T00:00:00+00:00", "heartbeatDetails": null,
       "heartbeatTimeout": null, "deadline": "2026-01-01T00:00:30+00:00"}'::jsonb,
     'the activity task');
-SELECT is(pg_temp.events('sched', from_id => 6), '{}', 'polling an activity writes no history (rule 6)');
-SELECT pg_temp.at('2026-01-01 00:00:05+00');
+SELECT is(t.events('sched', from_id => 6), '{}', 'polling an activity writes no history (rule 6)');
+SELECT t.at('2026-01-01 00:00:05+00');
 SELECT durable.complete_activity(:'task'::jsonb->>'taskToken', '{"ok": true}');
-SELECT is(pg_temp.events('sched', from_id => 6),
+SELECT is(t.events('sched', from_id => 6),
     '{ActivityTaskStarted,ActivityTaskCompleted,DecisionTaskScheduled}',
     'completion: ActivityTaskStarted, ActivityTaskCompleted, a decision task');
-SELECT is(pg_temp.attrs('sched', 'ActivityTaskStarted'),
+SELECT is(t.attrs('sched', 'ActivityTaskStarted'),
     '{"scheduledEventId": 5, "identity": "w-1", "attempt": 1}'::jsonb,
     'ActivityTaskStarted: final attempt, worker identity');
 SELECT is((SELECT event_time FROM durable.get_history('sched') WHERE event_type = 'ActivityTaskStarted'),
     '2026-01-01 00:00:00+00'::timestamptz, 'ActivityTaskStarted keeps the start time');
-SELECT is(pg_temp.attrs('sched', 'ActivityTaskCompleted'),
+SELECT is(t.attrs('sched', 'ActivityTaskCompleted'),
     '{"scheduledEventId": 5, "startedEventId": 6, "result": {"ok": true}, "identity": "w-1"}'::jsonb,
     'ActivityTaskCompleted: result, scheduled and started event ids');
 SELECT is((SELECT array_agg(outcome || ':' || attempt) FROM durable.activity_attempts WHERE workflow_id = 'sched'),
@@ -89,15 +48,15 @@ SELECT is(durable.describe_workflow('sched')->'pendingActivities', '[]', 'nothin
 
 -- RequestCancelActivityTask of an activity not started: canceled at once.
 SELECT durable.start_workflow('wf', NULL, 'cancel1', 'cancel1') IS NOT NULL AS started;
-SELECT pg_temp.decide('cancel1', jsonb_build_array(pg_temp.sched('a1'))) IS NOT NULL;
+SELECT t.decide('cancel1', jsonb_build_array(t.sched('a1'))) IS NOT NULL;
 SELECT durable.signal_workflow('cancel1', 'stop');
-SELECT pg_temp.decide('cancel1', '[{"decisionType": "RequestCancelActivityTask", "activityId": "a1"}]') IS NOT NULL;
-SELECT is(pg_temp.events('cancel1', from_id => 5),
+SELECT t.decide('cancel1', '[{"decisionType": "RequestCancelActivityTask", "activityId": "a1"}]') IS NOT NULL;
+SELECT is(t.events('cancel1', from_id => 5),
     '{ActivityTaskScheduled,WorkflowExecutionSignaled,DecisionTaskScheduled,DecisionTaskStarted,DecisionTaskCompleted,ActivityTaskCancelRequested,ActivityTaskCanceled,DecisionTaskScheduled}',
     'RequestCancelActivityTask of a scheduled activity: CancelRequested, Canceled, a decision task');
-SELECT is(pg_temp.attrs('cancel1', 'ActivityTaskCancelRequested'),
+SELECT is(t.attrs('cancel1', 'ActivityTaskCancelRequested'),
     '{"activityId": "a1", "decisionTaskCompletedEventId": 9}'::jsonb, 'ActivityTaskCancelRequested');
-SELECT is(pg_temp.attrs('cancel1', 'ActivityTaskCanceled'),
+SELECT is(t.attrs('cancel1', 'ActivityTaskCanceled'),
     '{"scheduledEventId": 5, "latestCancelRequestedEventId": 10, "details": null, "identity": null}'::jsonb,
     'ActivityTaskCanceled names the cancel request');
 SELECT is(durable.poll_activity_task('cancel1'), NULL, 'the canceled activity is not handed out');
@@ -107,65 +66,65 @@ SELECT is((SELECT count(*) FROM durable.activity_attempts WHERE workflow_id = 'c
 -- RequestCancelActivityTask of a started activity: the worker learns it from
 -- its heartbeat and reports the cancellation.
 SELECT durable.start_workflow('wf', NULL, 'cancel2', 'cancel2') IS NOT NULL AS started;
-SELECT pg_temp.decide('cancel2', jsonb_build_array(pg_temp.sched('a1'))) IS NOT NULL;
+SELECT t.decide('cancel2', jsonb_build_array(t.sched('a1'))) IS NOT NULL;
 SELECT durable.poll_activity_task('cancel2', identity => 'w-2') AS task \gset
 SELECT is(durable.heartbeat_activity(:'task'::jsonb->>'taskToken', '{"p": 1}'), false, 'no cancel request yet');
 SELECT durable.signal_workflow('cancel2', 'stop');
-SELECT pg_temp.decide('cancel2', '[{"decisionType": "RequestCancelActivityTask", "activityId": "a1"}]') IS NOT NULL;
-SELECT is(pg_temp.events('cancel2', from_id => 5),
+SELECT t.decide('cancel2', '[{"decisionType": "RequestCancelActivityTask", "activityId": "a1"}]') IS NOT NULL;
+SELECT is(t.events('cancel2', from_id => 5),
     '{ActivityTaskScheduled,WorkflowExecutionSignaled,DecisionTaskScheduled,DecisionTaskStarted,DecisionTaskCompleted,ActivityTaskCancelRequested}',
     'RequestCancelActivityTask of a started activity: only ActivityTaskCancelRequested');
-SELECT is(pg_temp.pending('cancel2')->>'state', 'CANCEL_REQUESTED', 'describe: CANCEL_REQUESTED');
+SELECT is(t.pending('cancel2')->>'state', 'CANCEL_REQUESTED', 'describe: CANCEL_REQUESTED');
 SELECT is(durable.heartbeat_activity(:'task'::jsonb->>'taskToken'), true, 'the heartbeat returns true');
 SELECT durable.report_activity_canceled(:'task'::jsonb->>'taskToken', '{"why": "asked"}');
-SELECT is(pg_temp.events('cancel2', from_id => 11),
+SELECT is(t.events('cancel2', from_id => 11),
     '{ActivityTaskStarted,ActivityTaskCanceled,DecisionTaskScheduled}',
     'report_activity_canceled: ActivityTaskStarted, ActivityTaskCanceled, a decision task');
-SELECT is(pg_temp.attrs('cancel2', 'ActivityTaskCanceled'),
+SELECT is(t.attrs('cancel2', 'ActivityTaskCanceled'),
     '{"scheduledEventId": 5, "startedEventId": 11, "details": {"why": "asked"}, "identity": "w-2"}'::jsonb,
     'ActivityTaskCanceled carries the details');
 SELECT is((SELECT array_agg(outcome) FROM durable.activity_attempts WHERE workflow_id = 'cancel2'),
     '{canceled}', 'activity_attempts: canceled');
 
 -- StartTimer, TimerFired; CancelTimer, TimerCanceled.
-SELECT pg_temp.at('2026-01-01 01:00:00+00');
+SELECT t.at('2026-01-01 01:00:00+00');
 SELECT durable.start_workflow('wf', NULL, 'timers', 'timers') IS NOT NULL AS started;
-SELECT pg_temp.decide('timers', '[{"decisionType": "StartTimer", "timerId": "t1", "startToFireTimeoutSeconds": 60},
+SELECT t.decide('timers', '[{"decisionType": "StartTimer", "timerId": "t1", "startToFireTimeoutSeconds": 60},
                                   {"decisionType": "StartTimer", "timerId": "t2", "startToFireTimeoutSeconds": 120}]') IS NOT NULL;
-SELECT is(pg_temp.events('timers', from_id => 5), '{TimerStarted,TimerStarted}', 'StartTimer: TimerStarted');
-SELECT is(pg_temp.attrs('timers', 'TimerStarted'),
+SELECT is(t.events('timers', from_id => 5), '{TimerStarted,TimerStarted}', 'StartTimer: TimerStarted');
+SELECT is(t.attrs('timers', 'TimerStarted'),
     '{"timerId": "t1", "startToFireTimeoutSeconds": 60, "decisionTaskCompletedEventId": 4}'::jsonb, 'TimerStarted');
 SELECT is(durable.describe_workflow('timers')->'pendingTimers',
     '[{"timerId": "t1", "startedEventId": 5, "fireTime": "2026-01-01T01:01:00+00:00"},
       {"timerId": "t2", "startedEventId": 6, "fireTime": "2026-01-01T01:02:00+00:00"}]'::jsonb, 'describe: pendingTimers');
-SELECT pg_temp.at('2026-01-01 01:00:59+00');
+SELECT t.at('2026-01-01 01:00:59+00');
 SELECT durable.tick() AS fired \gset
-SELECT is(pg_temp.events('timers', from_id => 7), '{}', 'a second early, the timer has not fired');
-SELECT pg_temp.at('2026-01-01 01:01:00+00');
+SELECT is(t.events('timers', from_id => 7), '{}', 'a second early, the timer has not fired');
+SELECT t.at('2026-01-01 01:01:00+00');
 SELECT durable.tick() AS fired \gset
-SELECT is(pg_temp.events('timers', from_id => 7), '{TimerFired,DecisionTaskScheduled}', 'on time: TimerFired and a decision task');
-SELECT is(pg_temp.attrs('timers', 'TimerFired'), '{"timerId": "t1", "startedEventId": 5}'::jsonb, 'TimerFired');
-SELECT pg_temp.decide('timers', '[{"decisionType": "CancelTimer", "timerId": "t2"}]') IS NOT NULL;
-SELECT is(pg_temp.events('timers', from_id => 9), '{DecisionTaskStarted,DecisionTaskCompleted,TimerCanceled}', 'CancelTimer: TimerCanceled');
-SELECT is(pg_temp.attrs('timers', 'TimerCanceled'),
+SELECT is(t.events('timers', from_id => 7), '{TimerFired,DecisionTaskScheduled}', 'on time: TimerFired and a decision task');
+SELECT is(t.attrs('timers', 'TimerFired'), '{"timerId": "t1", "startedEventId": 5}'::jsonb, 'TimerFired');
+SELECT t.decide('timers', '[{"decisionType": "CancelTimer", "timerId": "t2"}]') IS NOT NULL;
+SELECT is(t.events('timers', from_id => 9), '{DecisionTaskStarted,DecisionTaskCompleted,TimerCanceled}', 'CancelTimer: TimerCanceled');
+SELECT is(t.attrs('timers', 'TimerCanceled'),
     '{"timerId": "t2", "startedEventId": 6, "decisionTaskCompletedEventId": 10}'::jsonb, 'TimerCanceled');
-SELECT pg_temp.at('2026-01-01 02:00:00+00');
+SELECT t.at('2026-01-01 02:00:00+00');
 SELECT durable.tick() AS fired \gset
-SELECT is(pg_temp.events('timers', from_id => 12), '{}', 'a canceled timer never fires');
+SELECT is(t.events('timers', from_id => 12), '{}', 'a canceled timer never fires');
 
 -- RecordMarker and UpsertWorkflowSearchAttributes, then CompleteWorkflowExecution.
 SELECT durable.start_workflow('wf', NULL, 'done', 'done') IS NOT NULL AS started;
-SELECT pg_temp.decide('done', '[{"decisionType": "RecordMarker", "markerName": "Version", "details": {"v": 2}},
+SELECT t.decide('done', '[{"decisionType": "RecordMarker", "markerName": "Version", "details": {"v": 2}},
     {"decisionType": "UpsertWorkflowSearchAttributes", "searchAttributes": {"CustomerId": "c-7"}},
     {"decisionType": "CompleteWorkflowExecution", "result": {"total": 42}}]') IS NOT NULL;
-SELECT is(pg_temp.events('done', from_id => 4),
+SELECT is(t.events('done', from_id => 4),
     '{DecisionTaskCompleted,MarkerRecorded,UpsertWorkflowSearchAttributes,WorkflowExecutionCompleted}',
     'RecordMarker, UpsertWorkflowSearchAttributes, CompleteWorkflowExecution');
-SELECT is(pg_temp.attrs('done', 'MarkerRecorded'),
+SELECT is(t.attrs('done', 'MarkerRecorded'),
     '{"markerName": "Version", "details": {"v": 2}, "decisionTaskCompletedEventId": 4}'::jsonb, 'MarkerRecorded');
-SELECT is(pg_temp.attrs('done', 'UpsertWorkflowSearchAttributes'),
+SELECT is(t.attrs('done', 'UpsertWorkflowSearchAttributes'),
     '{"searchAttributes": {"CustomerId": "c-7"}, "decisionTaskCompletedEventId": 4}'::jsonb, 'UpsertWorkflowSearchAttributes');
-SELECT is(pg_temp.attrs('done', 'WorkflowExecutionCompleted'),
+SELECT is(t.attrs('done', 'WorkflowExecutionCompleted'),
     '{"result": {"total": 42}, "decisionTaskCompletedEventId": 4}'::jsonb, 'WorkflowExecutionCompleted');
 SELECT is(durable.describe_workflow('done') - '{runId,firstRunId,startTime,closeTime,pendingActivities,pendingChildren,pendingTimers,memo,parent,continuedFrom,continuedTo,retryPolicy,cronSchedule,executionTimeoutSeconds,runTimeoutSeconds,decisionTimeoutSeconds,namespace,workflowType,taskQueue}'::text[],
     '{"workflowId": "done", "status": "completed", "attempt": 1, "result": {"total": 42}, "failure": null,
@@ -173,40 +132,40 @@ SELECT is(durable.describe_workflow('done') - '{runId,firstRunId,startTime,close
 
 -- FailWorkflowExecution without a retry policy: failed for good.
 SELECT durable.start_workflow('wf', NULL, 'failed', 'failed') IS NOT NULL AS started;
-SELECT pg_temp.decide('failed', '[{"decisionType": "FailWorkflowExecution", "reason": "bad-input", "details": {"field": "n"}}]') IS NOT NULL;
-SELECT is(pg_temp.events('failed', from_id => 4), '{DecisionTaskCompleted,WorkflowExecutionFailed}', 'FailWorkflowExecution: WorkflowExecutionFailed');
-SELECT is(pg_temp.attrs('failed', 'WorkflowExecutionFailed'),
+SELECT t.decide('failed', '[{"decisionType": "FailWorkflowExecution", "reason": "bad-input", "details": {"field": "n"}}]') IS NOT NULL;
+SELECT is(t.events('failed', from_id => 4), '{DecisionTaskCompleted,WorkflowExecutionFailed}', 'FailWorkflowExecution: WorkflowExecutionFailed');
+SELECT is(t.attrs('failed', 'WorkflowExecutionFailed'),
     '{"reason": "bad-input", "details": {"field": "n"}, "decisionTaskCompletedEventId": 4}'::jsonb, 'WorkflowExecutionFailed');
 SELECT is(durable.describe_workflow('failed')->>'status', 'failed', 'status failed, no retry without a policy');
 SELECT is((SELECT count(*) FROM durable.runs WHERE workflow_id = 'failed'), 1::bigint, 'no new run');
 
 -- CancelWorkflowExecution, after a cancel request.
 SELECT durable.start_workflow('wf', NULL, 'canceled', 'canceled') IS NOT NULL AS started;
-SELECT pg_temp.decide('canceled', '[]') IS NOT NULL;
+SELECT t.decide('canceled', '[]') IS NOT NULL;
 SELECT durable.cancel_workflow('canceled', 'user asked');
-SELECT pg_temp.decide('canceled', '[{"decisionType": "CancelWorkflowExecution", "details": "cleaned up"}]') IS NOT NULL;
-SELECT is(pg_temp.events('canceled', from_id => 4),
+SELECT t.decide('canceled', '[{"decisionType": "CancelWorkflowExecution", "details": "cleaned up"}]') IS NOT NULL;
+SELECT is(t.events('canceled', from_id => 4),
     '{DecisionTaskCompleted,WorkflowExecutionCancelRequested,DecisionTaskScheduled,DecisionTaskStarted,DecisionTaskCompleted,WorkflowExecutionCanceled}',
     'CancelWorkflowExecution: WorkflowExecutionCanceled');
-SELECT is(pg_temp.attrs('canceled', 'WorkflowExecutionCanceled'),
+SELECT is(t.attrs('canceled', 'WorkflowExecutionCanceled'),
     '{"details": "cleaned up", "decisionTaskCompletedEventId": 8}'::jsonb, 'WorkflowExecutionCanceled');
 SELECT is(durable.describe_workflow('canceled')->>'status', 'canceled', 'status canceled');
 
 -- ContinueAsNewWorkflowExecution: a new run of the chain, initiator Decider.
 SELECT durable.start_workflow('wf', '{"page": 1}', 'can', 'can') AS first_run \gset
-SELECT pg_temp.decide('can', '[{"decisionType": "ContinueAsNewWorkflowExecution", "input": {"page": 2}}]') IS NOT NULL;
+SELECT t.decide('can', '[{"decisionType": "ContinueAsNewWorkflowExecution", "input": {"page": 2}}]') IS NOT NULL;
 SELECT durable.resolve_run_id('can') AS second_run \gset
 SELECT isnt(:'second_run'::uuid, :'first_run'::uuid, 'run_id NULL means the new run');
-SELECT is(pg_temp.events('can', :'first_run'), '{WorkflowExecutionStarted,DecisionTaskScheduled,DecisionTaskStarted,DecisionTaskCompleted,WorkflowExecutionContinuedAsNew}',
+SELECT is(t.events('can', :'first_run'), '{WorkflowExecutionStarted,DecisionTaskScheduled,DecisionTaskStarted,DecisionTaskCompleted,WorkflowExecutionContinuedAsNew}',
     'the first run ends with WorkflowExecutionContinuedAsNew');
-SELECT is(pg_temp.attrs('can', 'WorkflowExecutionContinuedAsNew', 1, :'first_run') - 'newExecutionRunId',
+SELECT is(t.attrs('can', 'WorkflowExecutionContinuedAsNew', 1, :'first_run') - 'newExecutionRunId',
     '{"workflowType": "wf", "taskQueue": "can", "input": {"page": 2}, "taskStartToCloseTimeoutSeconds": 10,
       "backoffStartIntervalInSeconds": 0, "initiator": "Decider", "decisionTaskCompletedEventId": 4}'::jsonb,
     'WorkflowExecutionContinuedAsNew: initiator Decider');
-SELECT is(pg_temp.attrs('can', 'WorkflowExecutionContinuedAsNew', 1, :'first_run')->>'newExecutionRunId',
+SELECT is(t.attrs('can', 'WorkflowExecutionContinuedAsNew', 1, :'first_run')->>'newExecutionRunId',
     :'second_run', 'newExecutionRunId names the new run');
-SELECT is(pg_temp.events('can'), '{WorkflowExecutionStarted,DecisionTaskScheduled}', 'get_history with run_id NULL follows the chain');
-SELECT is(pg_temp.attrs('can', 'WorkflowExecutionStarted') - 'identity',
+SELECT is(t.events('can'), '{WorkflowExecutionStarted,DecisionTaskScheduled}', 'get_history with run_id NULL follows the chain');
+SELECT is(t.attrs('can', 'WorkflowExecutionStarted') - 'identity',
     jsonb_build_object('workflowType', 'wf', 'taskQueue', 'can', 'input', '{"page": 2}'::jsonb,
         'taskStartToCloseTimeoutSeconds', 10, 'attempt', 1, 'firstExecutionRunId', :'first_run',
         'continuedExecutionRunId', :'first_run', 'initiator', 'Decider'),
@@ -221,13 +180,13 @@ SELECT is(durable.poll_decision_task('can')->>'runId', :'second_run', 'the new r
 -- A malformed decision among good ones changes nothing and is named.
 SELECT durable.start_workflow('wf', NULL, 'bad', 'bad') IS NOT NULL AS started;
 SELECT durable.poll_decision_task('bad') AS task \gset
-SELECT pg_temp.footprint() AS before \gset
+SELECT t.footprint() AS before \gset
 SELECT throws_ok(format($$SELECT durable.complete_decision_task(%L, %L)$$, :'task'::jsonb->>'taskToken',
-    jsonb_build_array(pg_temp.sched('a1'), '{"decisionType": "RecordMarker", "markerName": "m"}'::jsonb,
+    jsonb_build_array(t.sched('a1'), '{"decisionType": "RecordMarker", "markerName": "m"}'::jsonb,
         '{"decisionType": "StartTimer", "timerId": "t1"}'::jsonb)),
     '22023', 'decisions[2].startToFireTimeoutSeconds is required', 'a StartTimer without its timeout is named');
 SELECT throws_ok(format($$SELECT durable.complete_decision_task(%L, %L)$$, :'task'::jsonb->>'taskToken',
-    jsonb_build_array(pg_temp.sched('a1'), pg_temp.sched('a2', '{"startToCloseTimeoutSeconds": "soon"}'))),
+    jsonb_build_array(t.sched('a1'), t.sched('a2', '{"startToCloseTimeoutSeconds": "soon"}'))),
     '22023', 'decisions[1].startToCloseTimeoutSeconds must be a number of seconds', 'a bad timeout is named');
 SELECT throws_ok(format($$SELECT durable.complete_decision_task(%L, %L)$$, :'task'::jsonb->>'taskToken',
     '[{"decisionType": "CompleteWorkflowExecution"}, {"decisionType": "RecordMarker", "markerName": "m"}]'),
@@ -236,12 +195,12 @@ SELECT throws_ok(format($$SELECT durable.complete_decision_task(%L, %L)$$, :'tas
     '[{"decisionType": "RecordMarker", "markerName": "m"}, {"decisionType": "Sleep"}]'),
     '22023', 'decisions[1].decisionType "Sleep" is not a decision', 'an unknown decision type is named');
 SELECT throws_ok(format($$SELECT durable.complete_decision_task(%L, %L)$$, :'task'::jsonb->>'taskToken',
-    jsonb_build_array(pg_temp.sched('a1', '{"retryPolicy": {"initialIntervalInSeconds": 1, "maximumAttempts": 3, "backoffCoefficient": 0.5}}'))),
+    jsonb_build_array(t.sched('a1', '{"retryPolicy": {"initialIntervalInSeconds": 1, "maximumAttempts": 3, "backoffCoefficient": 0.5}}'))),
     '22023', 'decisions[0].retryPolicy.backoffCoefficient must be at least 1', 'a bad retry policy is named');
-SELECT is(pg_temp.footprint(), :'before', 'the failed completions wrote nothing');
+SELECT is(t.footprint(), :'before', 'the failed completions wrote nothing');
 SELECT lives_ok(format($$SELECT durable.complete_decision_task(%L, %L)$$, :'task'::jsonb->>'taskToken',
-    jsonb_build_array(pg_temp.sched('a1'))), 'the same task can still be completed');
-SELECT is(pg_temp.events('bad', from_id => 4), '{DecisionTaskCompleted,ActivityTaskScheduled}', 'with the good decisions only');
+    jsonb_build_array(t.sched('a1'))), 'the same task can still be completed');
+SELECT is(t.events('bad', from_id => 4), '{DecisionTaskCompleted,ActivityTaskScheduled}', 'with the good decisions only');
 
 SELECT * FROM finish();
 ROLLBACK;

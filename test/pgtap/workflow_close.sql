@@ -7,89 +7,22 @@ BEGIN;
 SELECT plan(39);
 SET LOCAL durable.test_time = '2026-01-01 00:00:00+00';
 
--- Helpers (pg_temp: gone with the session).
-CREATE FUNCTION pg_temp.at(ts text) RETURNS void LANGUAGE sql AS
-    $$ SELECT set_config('durable.test_time', ts, true) $$;
--- Poll the next decision task of a queue, check its workflow, answer it.
-CREATE FUNCTION pg_temp.decide(wid text, decisions jsonb, queue text DEFAULT NULL)
-RETURNS jsonb LANGUAGE plpgsql AS $$
-DECLARE t jsonb;
-BEGIN
-    t := durable.poll_decision_task(COALESCE(queue, wid));
-    IF t IS NULL THEN RAISE EXCEPTION 'no decision task for %', wid; END IF;
-    IF t->>'workflowId' <> wid THEN
-        RAISE EXCEPTION 'decision task of % instead of %', t->>'workflowId', wid;
-    END IF;
-    PERFORM durable.complete_decision_task(t->>'taskToken', decisions);
-    RETURN t;
-END $$;
--- The event types of a run's history, in order.
-CREATE FUNCTION pg_temp.events(wid text, rid uuid DEFAULT NULL, from_id int DEFAULT 1) RETURNS text[]
-LANGUAGE sql AS $$
-    SELECT COALESCE(array_agg(event_type ORDER BY event_id), '{}') FROM durable.get_history(wid, run_id => rid)
-     WHERE event_id >= from_id $$;
--- The attributes of the n-th event of a type.
-CREATE FUNCTION pg_temp.attrs(wid text, etype text, n int DEFAULT 1, rid uuid DEFAULT NULL)
-RETURNS jsonb LANGUAGE sql AS $$
-    SELECT attributes FROM durable.get_history(wid, run_id => rid) WHERE event_type = etype
-     ORDER BY event_id OFFSET n - 1 LIMIT 1 $$;
--- describe_workflow's first pending activity.
-CREATE FUNCTION pg_temp.pending(wid text) RETURNS jsonb LANGUAGE sql AS
-    $$ SELECT durable.describe_workflow(wid)->'pendingActivities'->0 $$;
--- A ScheduleActivityTask decision.
-CREATE FUNCTION pg_temp.sched(act text, extra jsonb DEFAULT '{}') RETURNS jsonb LANGUAGE sql AS
-    $$ SELECT jsonb_build_object('decisionType', 'ScheduleActivityTask',
-                                 'activityId', act, 'activityType', 'do') || extra $$;
--- Everything a call could write, to show that a failed call wrote nothing.
-CREATE FUNCTION pg_temp.footprint() RETURNS text LANGUAGE sql AS $$
-    SELECT format('runs=%s history=%s ready=%s timers=%s buffered=%s activities=%s attempts=%s user_timers=%s',
-        (SELECT count(*) FROM durable.runs), (SELECT count(*) FROM durable.history),
-        (SELECT count(*) FROM durable.ready_tasks), (SELECT count(*) FROM durable.timers),
-        (SELECT count(*) FROM durable.buffered_events), (SELECT count(*) FROM durable.activities),
-        (SELECT count(*) FROM durable.activity_attempt_log), (SELECT count(*) FROM durable.user_timers)) $$;
--- Poll an activity task of queue q (it must be there) and fail it at the
--- current test time; then report describe_workflow's pending activity as
--- "attempt/state/delay" (delay: nextAttemptScheduledTime - now), move the
--- clock to the next attempt and tick.  'closed' when the activity is over.
-CREATE FUNCTION pg_temp.fail_round(wid text, reason text DEFAULT 'boom',
-                                   next_delay interval DEFAULT NULL)
-RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-    t jsonb;
-    p jsonb;
-    r text;
-BEGIN
-    t := durable.poll_activity_task(wid);
-    IF t IS NULL THEN RAISE EXCEPTION 'no activity task for %', wid; END IF;
-    PERFORM durable.fail_activity(t->>'taskToken', reason, NULL, next_delay);
-    p := durable.describe_workflow(wid)->'pendingActivities'->0;
-    IF p IS NULL THEN RETURN 'closed'; END IF;
-    IF p->>'nextAttemptScheduledTime' IS NULL THEN
-        RETURN format('%s/%s/queued', p->>'attempt', p->>'state');
-    END IF;
-    r := format('%s/%s/%s', p->>'attempt', p->>'state',
-                (p->>'nextAttemptScheduledTime')::timestamptz - durable.now());
-    PERFORM pg_temp.at(p->>'nextAttemptScheduledTime');
-    PERFORM durable.tick();
-    RETURN r;
-END $$;
-
 -- Rule 7: FailWorkflowExecution with a retry policy.
 SELECT durable.start_workflow('wf', '{"n": 1}', 'retry', 'retry',
     retry_policy => durable.retry_policy('10 seconds', maximum_attempts => 3, non_retryable_error_reasons => '{fatal}')) AS run1 \gset
-SELECT pg_temp.decide('retry', '[{"decisionType": "FailWorkflowExecution", "reason": "oops", "details": {"e": 1}}]') IS NOT NULL;
+SELECT t.decide('retry', '[{"decisionType": "FailWorkflowExecution", "reason": "oops", "details": {"e": 1}}]') IS NOT NULL;
 SELECT durable.resolve_run_id('retry') AS run2 \gset
-SELECT is(pg_temp.events('retry', :'run1'),
+SELECT is(t.events('retry', :'run1'),
     '{WorkflowExecutionStarted,DecisionTaskScheduled,DecisionTaskStarted,DecisionTaskCompleted,WorkflowExecutionContinuedAsNew}',
     'the failed run closes with WorkflowExecutionContinuedAsNew');
-SELECT is(pg_temp.attrs('retry', 'WorkflowExecutionContinuedAsNew', 1, :'run1'),
+SELECT is(t.attrs('retry', 'WorkflowExecutionContinuedAsNew', 1, :'run1'),
     jsonb_build_object('newExecutionRunId', :'run2', 'workflowType', 'wf', 'taskQueue', 'retry', 'input', '{"n": 1}'::jsonb,
         'taskStartToCloseTimeoutSeconds', 10, 'backoffStartIntervalInSeconds', 10, 'initiator', 'RetryPolicy',
         'failure', '{"reason": "oops", "details": {"e": 1}}'::jsonb, 'decisionTaskCompletedEventId', 4),
     'initiator RetryPolicy, newExecutionRunId, failure');
 SELECT is(durable.describe_workflow('retry', run_id => :'run1')->>'status', 'continued_as_new', 'the first run is continued_as_new');
-SELECT is(pg_temp.events('retry'), '{WorkflowExecutionStarted}', 'the new run waits for its backoff');
-SELECT is(pg_temp.attrs('retry', 'WorkflowExecutionStarted') - 'identity' - 'retryPolicy',
+SELECT is(t.events('retry'), '{WorkflowExecutionStarted}', 'the new run waits for its backoff');
+SELECT is(t.attrs('retry', 'WorkflowExecutionStarted') - 'identity' - 'retryPolicy',
     jsonb_build_object('workflowType', 'wf', 'taskQueue', 'retry', 'input', '{"n": 1}'::jsonb,
         'taskStartToCloseTimeoutSeconds', 10, 'attempt', 2, 'firstExecutionRunId', :'run1',
         'continuedExecutionRunId', :'run1', 'initiator', 'RetryPolicy',
@@ -97,49 +30,49 @@ SELECT is(pg_temp.attrs('retry', 'WorkflowExecutionStarted') - 'identity' - 'ret
     'WorkflowExecutionStarted: attempt 2, continuedExecutionRunId, firstDecisionTaskBackoffSeconds');
 SELECT is(durable.describe_workflow('retry')->'attempt', '2', 'describe: attempt 2');
 SELECT is(durable.poll_decision_task('retry'), NULL, 'no decision task during the backoff');
-SELECT pg_temp.at('2026-01-01 00:00:09.999+00');
+SELECT t.at('2026-01-01 00:00:09.999+00');
 SELECT durable.tick() AS fired \gset
-SELECT is(pg_temp.events('retry'), '{WorkflowExecutionStarted}', 'not before 10 s');
-SELECT pg_temp.at('2026-01-01 00:00:10+00');
+SELECT is(t.events('retry'), '{WorkflowExecutionStarted}', 'not before 10 s');
+SELECT t.at('2026-01-01 00:00:10+00');
 SELECT durable.tick() AS fired \gset
-SELECT is(pg_temp.events('retry'), '{WorkflowExecutionStarted,DecisionTaskScheduled}', 'the first decision task after the backoff');
-SELECT pg_temp.decide('retry', '[{"decisionType": "FailWorkflowExecution", "reason": "oops"}]') IS NOT NULL;
-SELECT is(pg_temp.attrs('retry', 'WorkflowExecutionStarted')->'firstDecisionTaskBackoffSeconds', '20', 'attempt 3 after 20 s');
+SELECT is(t.events('retry'), '{WorkflowExecutionStarted,DecisionTaskScheduled}', 'the first decision task after the backoff');
+SELECT t.decide('retry', '[{"decisionType": "FailWorkflowExecution", "reason": "oops"}]') IS NOT NULL;
+SELECT is(t.attrs('retry', 'WorkflowExecutionStarted')->'firstDecisionTaskBackoffSeconds', '20', 'attempt 3 after 20 s');
 SELECT is(durable.describe_workflow('retry')->'attempt', '3', 'describe: attempt 3');
-SELECT pg_temp.at('2026-01-01 00:00:30+00');
+SELECT t.at('2026-01-01 00:00:30+00');
 SELECT durable.tick() AS fired \gset
-SELECT pg_temp.decide('retry', '[{"decisionType": "FailWorkflowExecution", "reason": "oops"}]') IS NOT NULL;
-SELECT is(pg_temp.events('retry', from_id => 4), '{DecisionTaskCompleted,WorkflowExecutionFailed}', 'attempt 3 of 3 fails for good');
+SELECT t.decide('retry', '[{"decisionType": "FailWorkflowExecution", "reason": "oops"}]') IS NOT NULL;
+SELECT is(t.events('retry', from_id => 4), '{DecisionTaskCompleted,WorkflowExecutionFailed}', 'attempt 3 of 3 fails for good');
 SELECT is((SELECT array_agg(status || ':' || attempt ORDER BY start_time, attempt) FROM durable.workflows WHERE workflow_id = 'retry'),
     '{continued_as_new:1,continued_as_new:2,failed:3}', 'the chain: three runs');
 
 -- A non-retriable reason is not retried.
 SELECT durable.start_workflow('wf', NULL, 'fatal', 'fatal',
     retry_policy => durable.retry_policy('10 seconds', maximum_attempts => 3, non_retryable_error_reasons => '{fatal}')) IS NOT NULL;
-SELECT pg_temp.decide('fatal', '[{"decisionType": "FailWorkflowExecution", "reason": "fatal"}]') IS NOT NULL;
+SELECT t.decide('fatal', '[{"decisionType": "FailWorkflowExecution", "reason": "fatal"}]') IS NOT NULL;
 SELECT is(durable.describe_workflow('fatal')->>'status', 'failed', 'nonRetriableErrorReasons: failed at once');
 
 -- Rule 7: a run timeout is retried the same way.
-SELECT pg_temp.at('2026-01-01 01:00:00+00');
+SELECT t.at('2026-01-01 01:00:00+00');
 SELECT durable.start_workflow('wf', NULL, 'slow', 'slow', run_timeout => '1 minute',
     retry_policy => durable.retry_policy('5 seconds', maximum_attempts => 2)) AS slow1 \gset
-SELECT pg_temp.at('2026-01-01 01:01:00+00');
+SELECT t.at('2026-01-01 01:01:00+00');
 SELECT durable.tick() AS fired \gset
-SELECT is(pg_temp.events('slow', :'slow1', from_id => 3), '{WorkflowExecutionContinuedAsNew}', 'the timed-out run continues as new');
-SELECT is(pg_temp.attrs('slow', 'WorkflowExecutionContinuedAsNew', 1, :'slow1')->'failure',
+SELECT is(t.events('slow', :'slow1', from_id => 3), '{WorkflowExecutionContinuedAsNew}', 'the timed-out run continues as new');
+SELECT is(t.attrs('slow', 'WorkflowExecutionContinuedAsNew', 1, :'slow1')->'failure',
     '{"reason": "durable:Timeout START_TO_CLOSE", "details": null}', 'with the timeout as its failure');
-SELECT is(pg_temp.attrs('slow', 'WorkflowExecutionStarted') - 'identity' - 'retryPolicy' - 'continuedExecutionRunId' - 'firstExecutionRunId' - 'continuedFailure',
+SELECT is(t.attrs('slow', 'WorkflowExecutionStarted') - 'identity' - 'retryPolicy' - 'continuedExecutionRunId' - 'firstExecutionRunId' - 'continuedFailure',
     '{"workflowType": "wf", "taskQueue": "slow", "input": null, "workflowRunTimeoutSeconds": 60, "taskStartToCloseTimeoutSeconds": 10,
       "attempt": 2, "initiator": "RetryPolicy", "firstDecisionTaskBackoffSeconds": 5}'::jsonb, 'attempt 2 after 5 s');
-SELECT pg_temp.at('2026-01-01 01:02:00+00');
+SELECT t.at('2026-01-01 01:02:00+00');
 SELECT durable.tick() AS fired \gset
-SELECT is(pg_temp.events('slow'), '{WorkflowExecutionStarted,DecisionTaskScheduled,WorkflowExecutionTimedOut}', 'attempt 2 times out for good');
+SELECT is(t.events('slow'), '{WorkflowExecutionStarted,DecisionTaskScheduled,WorkflowExecutionTimedOut}', 'attempt 2 times out for good');
 SELECT is(durable.describe_workflow('slow')->>'status', 'timed_out', 'status timed_out');
 
 -- Cancellation and termination never retry.
 SELECT durable.start_workflow('wf', NULL, 'cxl', 'cxl', retry_policy => durable.retry_policy('1 second', maximum_attempts => 5)) IS NOT NULL;
 SELECT durable.cancel_workflow('cxl');
-SELECT pg_temp.decide('cxl', '[{"decisionType": "CancelWorkflowExecution"}]') IS NOT NULL;
+SELECT t.decide('cxl', '[{"decisionType": "CancelWorkflowExecution"}]') IS NOT NULL;
 SELECT is((SELECT array_agg(status) FROM durable.workflows WHERE workflow_id = 'cxl'), '{canceled}', 'canceled: no retry');
 SELECT durable.start_workflow('wf', NULL, 'term', 'term', retry_policy => durable.retry_policy('1 second', maximum_attempts => 5)) IS NOT NULL;
 SELECT durable.terminate_workflow('term', 'stop');
@@ -147,7 +80,7 @@ SELECT is((SELECT array_agg(status) FROM durable.workflows WHERE workflow_id = '
 
 -- Rule 10: UnknownWorkflowType backs off 5 s, 10 s, ... up to 5 minutes; the
 -- workflow does not fail.
-SELECT pg_temp.at('2026-01-01 02:00:00+00');
+SELECT t.at('2026-01-01 02:00:00+00');
 SELECT durable.start_workflow('nobody', NULL, 'unknown', 'unknown') IS NOT NULL;
 CREATE FUNCTION pg_temp.unknown_round() RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
@@ -160,20 +93,20 @@ BEGIN
     IF durable.poll_decision_task('unknown') IS NOT NULL THEN RETURN 'rescheduled at once'; END IF;
     SELECT due_at INTO after FROM durable.timers
      WHERE run_id = (t->>'runId')::uuid AND kind = 'decision_retry';
-    PERFORM pg_temp.at(after::text);
+    PERFORM t.at(after::text);
     PERFORM durable.tick();
     RETURN format('attempt %s failed, next after %s', t->'attempt', after - before);
 END $$;
 SELECT is(ARRAY(SELECT pg_temp.unknown_round() FROM generate_series(1, 9)),
     '{"attempt 1 failed, next after 00:00:05","attempt 2 failed, next after 00:00:10","attempt 3 failed, next after 00:00:20","attempt 4 failed, next after 00:00:40","attempt 5 failed, next after 00:01:20","attempt 6 failed, next after 00:02:40","attempt 7 failed, next after 00:05:00","attempt 8 failed, next after 00:05:00","attempt 9 failed, next after 00:05:00"}',
     'UnknownWorkflowType: 5 s, 10 s, 20 s, ... capped at 300 s');
-SELECT is((pg_temp.events('unknown'))[1:8],
+SELECT is((t.events('unknown'))[1:8],
     '{WorkflowExecutionStarted,DecisionTaskScheduled,DecisionTaskStarted,DecisionTaskFailed,DecisionTaskScheduled,DecisionTaskStarted,DecisionTaskFailed,DecisionTaskScheduled}',
     'DecisionTaskFailed, then DecisionTaskScheduled after the backoff');
-SELECT is(pg_temp.attrs('unknown', 'DecisionTaskFailed') - 'identity',
+SELECT is(t.attrs('unknown', 'DecisionTaskFailed') - 'identity',
     '{"scheduledEventId": 2, "startedEventId": 3, "cause": "UnknownWorkflowType", "details": {"type": "nobody"}}'::jsonb,
     'DecisionTaskFailed: cause UnknownWorkflowType');
-SELECT is(pg_temp.attrs('unknown', 'DecisionTaskScheduled', 2)->'attempt', '2', 'the next decision task is attempt 2');
+SELECT is(t.attrs('unknown', 'DecisionTaskScheduled', 2)->'attempt', '2', 'the next decision task is attempt 2');
 SELECT is((SELECT event_time FROM durable.get_history('unknown') WHERE event_type = 'DecisionTaskScheduled' ORDER BY event_id OFFSET 1 LIMIT 1),
     '2026-01-01 02:00:05+00'::timestamptz, 'scheduled 5 s after the failure');
 SELECT is(durable.describe_workflow('unknown')->>'status', 'running', 'the workflow is still running');
@@ -181,49 +114,49 @@ SELECT is(durable.describe_workflow('unknown')->>'status', 'running', 'the workf
 -- Rule 10: other causes reschedule at once.
 SELECT durable.start_workflow('wf', NULL, 'panic', 'panic') IS NOT NULL;
 SELECT durable.fail_decision_task(durable.poll_decision_task('panic')->>'taskToken', 'WorkflowWorkerUnhandledFailure');
-SELECT is(pg_temp.events('panic', from_id => 3), '{DecisionTaskStarted,DecisionTaskFailed,DecisionTaskScheduled}', 'another cause: rescheduled at once');
-SELECT is(pg_temp.attrs('panic', 'DecisionTaskScheduled', 2)->'attempt', '2', 'as attempt 2');
+SELECT is(t.events('panic', from_id => 3), '{DecisionTaskStarted,DecisionTaskFailed,DecisionTaskScheduled}', 'another cause: rescheduled at once');
+SELECT is(t.attrs('panic', 'DecisionTaskScheduled', 2)->'attempt', '2', 'as attempt 2');
 
 -- Rule 10: a decision timeout: DecisionTaskTimedOut and a new attempt.
-SELECT pg_temp.at('2026-01-01 03:00:00+00');
+SELECT t.at('2026-01-01 03:00:00+00');
 SELECT durable.start_workflow('wf', NULL, 'dto', 'dto', decision_timeout => '5 seconds') IS NOT NULL;
 SELECT durable.poll_decision_task('dto') AS d1 \gset
-SELECT pg_temp.at('2026-01-01 03:00:05+00');
+SELECT t.at('2026-01-01 03:00:05+00');
 SELECT durable.tick() AS fired \gset
-SELECT is(pg_temp.events('dto', from_id => 3), '{DecisionTaskStarted,DecisionTaskTimedOut,DecisionTaskScheduled}', 'DecisionTaskTimedOut, then a new decision task');
-SELECT is(pg_temp.attrs('dto', 'DecisionTaskTimedOut'),
+SELECT is(t.events('dto', from_id => 3), '{DecisionTaskStarted,DecisionTaskTimedOut,DecisionTaskScheduled}', 'DecisionTaskTimedOut, then a new decision task');
+SELECT is(t.attrs('dto', 'DecisionTaskTimedOut'),
     '{"scheduledEventId": 2, "startedEventId": 3, "timeoutType": "START_TO_CLOSE"}'::jsonb, 'DecisionTaskTimedOut attributes');
 SELECT is(durable.poll_decision_task('dto')->'attempt', '2', 'the new decision task is attempt 2');
 
 -- Rule 12: a signal and an activity completion while a decision task is started.
-SELECT pg_temp.at('2026-01-01 04:00:00+00');
+SELECT t.at('2026-01-01 04:00:00+00');
 SELECT durable.start_workflow('wf', NULL, 'buf', 'buf') IS NOT NULL;
-SELECT pg_temp.decide('buf', jsonb_build_array(pg_temp.sched('a1', '{"startToCloseTimeoutSeconds": 60}'))) IS NOT NULL;
+SELECT t.decide('buf', jsonb_build_array(t.sched('a1', '{"startToCloseTimeoutSeconds": 60}'))) IS NOT NULL;
 SELECT durable.poll_activity_task('buf') AS atask \gset
 SELECT durable.signal_workflow('buf', 'first');
 SELECT durable.poll_decision_task('buf') AS dtask \gset
 SELECT durable.signal_workflow('buf', 'second', '{"v": 2}');
 SELECT durable.complete_activity(:'atask'::jsonb->>'taskToken', '"r"');
-SELECT is(pg_temp.events('buf', from_id => 6), '{WorkflowExecutionSignaled,DecisionTaskScheduled,DecisionTaskStarted}',
+SELECT is(t.events('buf', from_id => 6), '{WorkflowExecutionSignaled,DecisionTaskScheduled,DecisionTaskStarted}',
     'nothing is appended while the decision task is started');
 SELECT durable.complete_decision_task(:'dtask'::jsonb->>'taskToken', '[]');
-SELECT is(pg_temp.events('buf', from_id => 6),
+SELECT is(t.events('buf', from_id => 6),
     '{WorkflowExecutionSignaled,DecisionTaskScheduled,DecisionTaskStarted,DecisionTaskCompleted,WorkflowExecutionSignaled,ActivityTaskStarted,ActivityTaskCompleted,DecisionTaskScheduled}',
     'the buffered events follow DecisionTaskCompleted, and a decision task follows them');
-SELECT is(pg_temp.attrs('buf', 'ActivityTaskCompleted'), '{"scheduledEventId": 5, "startedEventId": 11, "result": "r", "identity": "postgres"}'::jsonb,
+SELECT is(t.attrs('buf', 'ActivityTaskCompleted'), '{"scheduledEventId": 5, "startedEventId": 11, "result": "r", "identity": "postgres"}'::jsonb,
     'ActivityTaskCompleted names its ActivityTaskStarted');
 
 -- Rule 12: closing while a signal is buffered fails the decision task.
 SELECT durable.poll_decision_task('buf') AS dtask \gset
 SELECT durable.signal_workflow('buf', 'third');
 SELECT durable.complete_decision_task(:'dtask'::jsonb->>'taskToken', '[{"decisionType": "CompleteWorkflowExecution", "result": 1}]');
-SELECT is(pg_temp.events('buf', from_id => 13),
+SELECT is(t.events('buf', from_id => 13),
     '{DecisionTaskScheduled,DecisionTaskStarted,DecisionTaskFailed,WorkflowExecutionSignaled,DecisionTaskScheduled}',
     'CompleteWorkflowExecution with a signal buffered: DecisionTaskFailed, the signal, a new decision task');
-SELECT is(pg_temp.attrs('buf', 'DecisionTaskFailed') - 'identity', '{"scheduledEventId": 13, "startedEventId": 14, "cause": "UnhandledDecision"}'::jsonb,
+SELECT is(t.attrs('buf', 'DecisionTaskFailed') - 'identity', '{"scheduledEventId": 13, "startedEventId": 14, "cause": "UnhandledDecision"}'::jsonb,
     'cause UnhandledDecision');
 SELECT is(durable.describe_workflow('buf')->>'status', 'running', 'the workflow is still running');
-SELECT pg_temp.decide('buf', '[{"decisionType": "CompleteWorkflowExecution", "result": 1}]') IS NOT NULL;
+SELECT t.decide('buf', '[{"decisionType": "CompleteWorkflowExecution", "result": 1}]') IS NOT NULL;
 SELECT is(durable.describe_workflow('buf')->>'status', 'completed', 'the next decision task completes it');
 
 SELECT * FROM finish();
