@@ -47,6 +47,24 @@ static KeptPlan take_activity = {
 	" WHERE run_id = $1 AND scheduled_event_id = $2 RETURNING " ACTIVITY_COLUMNS,
 	2, {UUIDOID, INT8OID}
 };
+/*
+ * complete_activity in one statement: delete the started attempt's activity,
+ * log the attempt as completed and drop its timer (activity, then timer).
+ */
+static KeptPlan take_completed_activity = {
+	NULL, "WITH a AS (DELETE FROM durable.activities"
+	"   WHERE run_id = $1 AND scheduled_event_id = $2 AND attempt = $3"
+	"   AND state <> 'SCHEDULED' RETURNING *),"
+	" l AS (INSERT INTO durable.activity_attempt_log (run_id, scheduled_event_id,"
+	"   attempt, activity_id, activity_type, worker_identity, scheduled_time,"
+	"   started_time, end_time, outcome)"
+	"   SELECT run_id, scheduled_event_id, attempt, activity_id, activity_type,"
+	"   last_worker_identity, scheduled_time, started_time, $4, 'completed' FROM a),"
+	" t AS (DELETE FROM durable.timers WHERE run_id = $1 AND kind = 'activity'"
+	"   AND ref_id = $2 AND EXISTS (SELECT 1 FROM a))"
+	" SELECT " ACTIVITY_COLUMNS " FROM a",
+	4, {UUIDOID, INT8OID, INT4OID, TIMESTAMPTZOID}
+};
 static KeptPlan load_activity_by_id = {
 	NULL, "SELECT " ACTIVITY_COLUMNS " FROM durable.activities"
 	" WHERE run_id = $1 AND activity_id = $2 FOR UPDATE",
@@ -169,6 +187,7 @@ read_activity_row(ActivityState *a)
 	a->last_worker_identity = SPIGetText(0, 24);
 	a->cancel_requested = DatumGetBool(SPI_getbinval(tt->vals[0], tt->tupdesc, 25, &isnull));
 	a->deleted = false;
+	a->finished_in_db = false;
 	SPI_freetuptable(tt);
 }
 
@@ -201,6 +220,29 @@ TakeActivity(pg_uuid_t *run_id, int64 scheduled_event_id, ActivityState *a)
 		return false;
 	read_activity_row(a);
 	a->deleted = true;
+	return true;
+}
+
+/*
+ * Take the started attempt of an activity that completed: the row deleted,
+ * the attempt logged and the timer dropped at once.  False when that attempt
+ * is not the current one (stale).
+ */
+bool
+TakeCompletedActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
+					  int32 attempt, TimestampTz now, ActivityState *a)
+{
+	Datum		values[4];
+
+	values[0] = UUIDPGetDatum(run_id);
+	values[1] = Int64GetDatum(scheduled_event_id);
+	values[2] = Int32GetDatum(attempt);
+	values[3] = TimestampTzGetDatum(now);
+	if (RunPlan(&take_completed_activity, values, NULL, false, 1) == 0)
+		return false;
+	read_activity_row(a);
+	a->deleted = true;
+	a->finished_in_db = true;
 	return true;
 }
 
@@ -470,8 +512,7 @@ ScheduleActivity(RunState *rs, TimestampTz now, ActivityRequest *req,
 	a.next_attempt_time = TS_NONE;
 	if (next_deadline(&a) != TS_NONE)
 		arm_activity_timer(&a);
-	EnqueueReadyTask(rs->namespace, req->task_queue, 'a', &rs->run_id,
-					 a.scheduled_event_id, 1);
+	EnqueueReadyTask(rs, req->task_queue, 'a', a.scheduled_event_id, 1);
 }
 
 /*
@@ -533,7 +574,8 @@ finish_activity(RunState *rs, ActivityState *a, TimestampTz now,
 	values[1] = Int64GetDatum(a->scheduled_event_id);
 	if (!a->deleted)
 		RunPlan(&delete_activity, values, NULL, false, 0);
-	RunPlan(&disarm_timer, values, NULL, false, 0);
+	if (!a->finished_in_db)
+		RunPlan(&disarm_timer, values, NULL, false, 0);
 	ScheduleDecisionTask(rs, now);
 }
 
@@ -544,7 +586,8 @@ CompleteActivity(RunState *rs, ActivityState *a, TimestampTz now,
 {
 	JsonBuilder jb;
 
-	log_activity_attempt(a, now, "completed", NULL, NULL, TS_NONE);
+	if (!a->finished_in_db)
+		log_activity_attempt(a, now, "completed", NULL, NULL, TS_NONE);
 	JsonBegin(&jb);
 	JsonAddInt(&jb, "scheduledEventId", a->scheduled_event_id);
 	JsonAddJsonb(&jb, "result", result);
@@ -623,8 +666,8 @@ FailActivityAttempt(RunState *rs, ActivityState *a, TimestampTz now,
 		{
 			a->next_attempt_time = TS_NONE;
 			a->scheduled_time = now;
-			EnqueueReadyTask(a->namespace, a->task_queue, 'a', &a->run_id,
-							 a->scheduled_event_id, a->attempt);
+			EnqueueReadyTask(rs, a->task_queue, 'a', a->scheduled_event_id,
+							 a->attempt);
 		}
 		save_activity_row(a);
 		arm_activity_timer(a);
@@ -705,8 +748,8 @@ FireActivityTimer(RunState *rs, int64 scheduled_event_id, TimestampTz now)
 			a.next_attempt_time = TS_NONE;
 			a.scheduled_time = now;
 			save_activity_row(&a);
-			EnqueueReadyTask(a.namespace, a.task_queue, 'a', &a.run_id,
-							 a.scheduled_event_id, a.attempt);
+			EnqueueReadyTask(rs, a.task_queue, 'a', a.scheduled_event_id,
+							 a.attempt);
 			arm_activity_timer(&a);
 			return true;
 		}

@@ -554,14 +554,21 @@ durable_complete_activity(PG_FUNCTION_ARGS)
 {
 	text	   *token = ARG_TEXT(0);
 	Jsonb	   *result = ARG_JSONB(1);
+	TimestampTz now = DurableNow();
 	TaskToken	t;
 	RunState	rs;
 	ActivityState a;
 
 	CheckPayload(result, "result");
+	parse_token(token, 'A', &t);
 	DurableSPIConnect();
-	load_activity_attempt(token, &t, &rs, &a, true);
-	CompleteActivity(&rs, &a, DurableNow(), result, a.last_worker_identity);
+	if (!LoadRunById(&t.run_id, false, &rs))
+		report_stale(token, "Its workflow run does not exist.");
+	if (!RunIsOpen(&rs))
+		report_stale(token, "Its workflow run is closed; the outcome is not recorded.");
+	if (!TakeCompletedActivity(&t.run_id, t.scheduled_id, (int32) t.third, now, &a))
+		report_stale(token, "The attempt timed out and the activity was retried or ended, or it is no longer pending.");
+	CompleteActivity(&rs, &a, now, result, a.last_worker_identity);
 	SaveRun(&rs);
 	DurableSPIFinish();
 	PG_RETURN_VOID();

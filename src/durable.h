@@ -166,6 +166,16 @@ typedef struct EventBatch
 	Datum	   *attrs;
 } EventBatch;
 
+/* Tasks a call queued for a run and not yet written */
+typedef struct ReadyBatch
+{
+	int			n;
+	char	   *queues[64];
+	char		kinds[64];
+	int64		scheduled[64];
+	int32		attempts[64];
+} ReadyBatch;
+
 typedef struct RunState
 {
 	pg_uuid_t	run_id;
@@ -190,6 +200,7 @@ typedef struct RunState
 	int64		pending_started_id; /* ActivityTaskStarted just appended */
 	bool		may_continue;	/* has a retry policy or a cron schedule */
 	EventBatch *events;			/* appended, written by SaveRun/CloseRun */
+	ReadyBatch *ready;			/* queued, written by SaveRun/FlushEvents */
 } RunState;
 
 extern bool LoadRun(const char *namespace, const char *workflow_id,
@@ -211,8 +222,7 @@ extern void AppendEventOrBuffer(RunState *rs, TimestampTz now,
 								const char *event_type, Jsonb *attributes);
 extern int	FlushBufferedEvents(RunState *rs);
 extern void ScheduleDecisionTask(RunState *rs, TimestampTz now);
-extern void EnqueueReadyTask(const char *namespace, const char *task_queue,
-							 char kind, pg_uuid_t *run_id,
+extern void EnqueueReadyTask(RunState *rs, const char *task_queue, char kind,
 							 int64 scheduled_event_id, int32 attempt);
 extern void CloseRun(RunState *rs, TimestampTz now, const char *status,
 					 const char *event_type, Jsonb *attributes,
@@ -327,6 +337,7 @@ typedef struct ActivityState
 	char	   *last_worker_identity;
 	bool		cancel_requested;
 	bool		deleted;		/* taken by TakeActivity */
+	bool		finished_in_db; /* also logged and its timer dropped */
 } ActivityState;
 
 extern bool LoadActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
@@ -335,6 +346,9 @@ extern bool LoadActivityById(pg_uuid_t *run_id, const char *activity_id,
 							 ActivityState *a);
 extern bool TakeActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
 						 ActivityState *a);
+extern bool TakeCompletedActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
+								  int32 attempt, TimestampTz now,
+								  ActivityState *a);
 extern void ScheduleActivity(RunState *rs, TimestampTz now,
 							 ActivityRequest *req, int64 completed_event_id);
 extern bool StartActivityAttempt(pg_uuid_t *run_id, int64 scheduled_event_id,

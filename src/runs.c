@@ -69,16 +69,26 @@ static KeptPlan load_by_id_skip_locked = {
 	" pg_catalog.unnest(" types "), pg_catalog.unnest(" attrs "))" \
 	" AS e(i, t, y, a)"
 
+/* ... and the tasks it queued, from four more arrays */
+#define INSERT_READY(queues, kinds, scheduled, attempts) \
+	"INSERT INTO durable.ready_tasks (namespace, task_queue, kind, run_id," \
+	" scheduled_event_id, attempt) SELECT $2, r.q, r.k::\"char\", $1, r.s, r.a" \
+	" FROM ROWS FROM (pg_catalog.unnest(" queues "), pg_catalog.unnest(" kinds ")," \
+	" pg_catalog.unnest(" scheduled "), pg_catalog.unnest(" attempts "))" \
+	" AS r(q, k, s, a)"
+
 static KeptPlan save_run = {
-	NULL, "WITH ev AS (" INSERT_EVENTS("$11", "$12", "$13", "$14") ")"
-	" UPDATE durable.runs SET cancel_requested = $2, last_event_id = $3,"
-	" decision_scheduled_id = $4, decision_started_id = $5,"
-	" decision_attempt = $6, decision_started_time = $7,"
-	" previous_started_id = $8, activity_attempts = $9, has_buffered = $10"
+	NULL, "WITH ev AS (" INSERT_EVENTS("$12", "$13", "$14", "$15") "),"
+	" rt AS (" INSERT_READY("$16", "$17", "$18", "$19") ")"
+	" UPDATE durable.runs SET cancel_requested = $3, last_event_id = $4,"
+	" decision_scheduled_id = $5, decision_started_id = $6,"
+	" decision_attempt = $7, decision_started_time = $8,"
+	" previous_started_id = $9, activity_attempts = $10, has_buffered = $11"
 	" WHERE run_id = $1",
-	14, {UUIDOID, BOOLOID, INT8OID, INT8OID, INT8OID, INT4OID, TIMESTAMPTZOID,
-		INT8OID, INT4OID, BOOLOID, INT8ARRAYOID, TIMESTAMPTZARRAYOID,
-	TEXTARRAYOID, JSONBARRAYOID}
+	19, {UUIDOID, TEXTOID, BOOLOID, INT8OID, INT8OID, INT8OID, INT4OID,
+		TIMESTAMPTZOID, INT8OID, INT4OID, BOOLOID, INT8ARRAYOID,
+		TIMESTAMPTZARRAYOID, TEXTARRAYOID, JSONBARRAYOID, TEXTARRAYOID,
+	TEXTARRAYOID, INT8ARRAYOID, INT4ARRAYOID}
 };
 static KeptPlan close_run = {
 	NULL, "WITH ev AS (" INSERT_EVENTS("$8", "$9", "$10", "$11") ")"
@@ -91,8 +101,11 @@ static KeptPlan close_run = {
 	INT8ARRAYOID, TIMESTAMPTZARRAYOID, TEXTARRAYOID, JSONBARRAYOID}
 };
 static KeptPlan insert_events = {
-	NULL, INSERT_EVENTS("$2", "$3", "$4", "$5"),
-	5, {UUIDOID, INT8ARRAYOID, TIMESTAMPTZARRAYOID, TEXTARRAYOID, JSONBARRAYOID}
+	NULL, "WITH rt AS (" INSERT_READY("$7", "$8", "$9", "$10") ") "
+	INSERT_EVENTS("$3", "$4", "$5", "$6"),
+	10, {UUIDOID, TEXTOID, INT8ARRAYOID, TIMESTAMPTZARRAYOID, TEXTARRAYOID,
+		JSONBARRAYOID, TEXTARRAYOID, TEXTARRAYOID, INT8ARRAYOID,
+	INT4ARRAYOID}
 };
 static KeptPlan buffer_event = {
 	NULL, "INSERT INTO durable.buffered_events"
@@ -104,12 +117,6 @@ static KeptPlan take_buffered = {
 	" RETURNING seq, event_time, event_type, attributes)"
 	" SELECT event_time, event_type, attributes FROM taken ORDER BY seq",
 	1, {UUIDOID}
-};
-static KeptPlan insert_ready = {
-	NULL, "INSERT INTO durable.ready_tasks"
-	" (namespace, task_queue, kind, run_id, scheduled_event_id, attempt)"
-	" VALUES ($1, $2, $3, $4, $5, $6)",
-	6, {TEXTOID, TEXTOID, CHAROID, UUIDOID, INT8OID, INT4OID}
 };
 /*
  * Drop a closing run's activities; attempts still running end with it
@@ -190,7 +197,38 @@ event_arrays(RunState *rs, Datum *values)
 												-1, false, TYPALIGN_INT));
 }
 
-/* The run's pending events are written: forget them. */
+/* The run's queued tasks as four array datums (queues, kinds, ids, attempts). */
+static void
+ready_arrays(RunState *rs, Datum *values)
+{
+	ReadyBatch *b = rs->ready;
+	int			n = b ? b->n : 0;
+	Datum	   *queues = palloc(sizeof(Datum) * (n + 1));
+	Datum	   *kinds = palloc(sizeof(Datum) * (n + 1));
+	Datum	   *ids = palloc(sizeof(Datum) * (n + 1));
+	Datum	   *attempts = palloc(sizeof(Datum) * (n + 1));
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		char		kind[2] = {b->kinds[i], '\0'};
+
+		queues[i] = CStringGetTextDatum(b->queues[i]);
+		kinds[i] = CStringGetTextDatum(kind);
+		ids[i] = Int64GetDatum(b->scheduled[i]);
+		attempts[i] = Int32GetDatum(b->attempts[i]);
+	}
+	values[0] = PointerGetDatum(construct_array(queues, n, TEXTOID, -1, false,
+												TYPALIGN_INT));
+	values[1] = PointerGetDatum(construct_array(kinds, n, TEXTOID, -1, false,
+												TYPALIGN_INT));
+	values[2] = PointerGetDatum(construct_array(ids, n, INT8OID, 8,
+												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	values[3] = PointerGetDatum(construct_array(attempts, n, INT4OID, 4, true,
+												TYPALIGN_INT));
+}
+
+/* The run's pending events and tasks are written (or dropped): forget them. */
 static void
 events_written(RunState *rs)
 {
@@ -199,18 +237,26 @@ events_written(RunState *rs)
 		unwritten_events -= rs->events->n;
 		rs->events->n = 0;
 	}
+	if (rs->ready != NULL)
+	{
+		unwritten_events -= rs->ready->n;
+		rs->ready->n = 0;
+	}
 }
 
-/* Write the run's pending events now (without touching its row). */
+/* Write the run's pending events and tasks now (without touching its row). */
 void
 FlushEvents(RunState *rs)
 {
-	Datum		values[5];
+	Datum		values[10];
 
-	if (rs->events == NULL || rs->events->n == 0)
+	if ((rs->events == NULL || rs->events->n == 0) &&
+		(rs->ready == NULL || rs->ready->n == 0))
 		return;
 	values[0] = UUIDPGetDatum(&rs->run_id);
-	event_arrays(rs, &values[1]);
+	values[1] = CStringGetTextDatum(rs->namespace);
+	event_arrays(rs, &values[2]);
+	ready_arrays(rs, &values[6]);
 	RunPlan(&insert_events, values, NULL, false, 0);
 	events_written(rs);
 }
@@ -245,6 +291,7 @@ read_run_row(RunState *rs)
 	rs->has_buffered = DatumGetBool(SPIGetDatum(0, 18, &isnull));
 	rs->may_continue = DatumGetBool(SPIGetDatum(0, 19, &isnull));
 	rs->events = NULL;
+	rs->ready = NULL;
 	rs->pending_started_id = 0;
 	SPI_freetuptable(SPI_tuptable);
 }
@@ -316,22 +363,25 @@ LoadRunById(pg_uuid_t *run_id, bool skip_locked, RunState *rs)
 void
 SaveRun(RunState *rs)
 {
-	Datum		values[14];
-	char		nulls[14] = "              ";
+	Datum		values[19];
+	char		nulls[19];
 
+	memset(nulls, ' ', sizeof(nulls));
 	values[0] = UUIDPGetDatum(&rs->run_id);
-	values[1] = BoolGetDatum(rs->cancel_requested);
-	values[2] = Int64GetDatum(rs->last_event_id);
-	values[3] = Int64GetDatum(rs->decision_scheduled_id);
-	values[4] = Int64GetDatum(rs->decision_started_id);
-	values[5] = Int32GetDatum(rs->decision_attempt);
-	values[6] = TimestampTzGetDatum(rs->decision_started_time);
+	values[1] = CStringGetTextDatum(rs->namespace);
+	values[2] = BoolGetDatum(rs->cancel_requested);
+	values[3] = Int64GetDatum(rs->last_event_id);
+	values[4] = Int64GetDatum(rs->decision_scheduled_id);
+	values[5] = Int64GetDatum(rs->decision_started_id);
+	values[6] = Int32GetDatum(rs->decision_attempt);
+	values[7] = TimestampTzGetDatum(rs->decision_started_time);
 	if (rs->decision_started_time_null)
-		nulls[6] = 'n';
-	values[7] = Int64GetDatum(rs->previous_started_id);
-	values[8] = Int32GetDatum(rs->activity_attempts);
-	values[9] = BoolGetDatum(rs->has_buffered);
-	event_arrays(rs, &values[10]);
+		nulls[7] = 'n';
+	values[8] = Int64GetDatum(rs->previous_started_id);
+	values[9] = Int32GetDatum(rs->activity_attempts);
+	values[10] = BoolGetDatum(rs->has_buffered);
+	event_arrays(rs, &values[11]);
+	ready_arrays(rs, &values[15]);
 	RunPlan(&save_run, values, nulls, false, 0);
 	events_written(rs);
 }
@@ -476,21 +526,28 @@ FlushBufferedEvents(RunState *rs)
 	return n;
 }
 
-/* Put a task on its queue's ready list. */
+/*
+ * Put a task of the run on its queue's ready list.  It is written with the
+ * run's row (SaveRun, FlushEvents) and wakes the queue's pollers at commit.
+ */
 void
-EnqueueReadyTask(const char *namespace, const char *task_queue, char kind,
-				 pg_uuid_t *run_id, int64 scheduled_event_id, int32 attempt)
+EnqueueReadyTask(RunState *rs, const char *task_queue, char kind,
+				 int64 scheduled_event_id, int32 attempt)
 {
-	Datum		values[6];
+	ReadyBatch *b;
 
-	values[0] = CStringGetTextDatum(namespace);
-	values[1] = CStringGetTextDatum(task_queue);
-	values[2] = CharGetDatum(kind);
-	values[3] = UUIDPGetDatum(run_id);
-	values[4] = Int64GetDatum(scheduled_event_id);
-	values[5] = Int32GetDatum(attempt);
-	RunPlan(&insert_ready, values, NULL, false, 0);
-	WakeQueueAtCommit(namespace, task_queue, kind);
+	if (rs->ready == NULL)
+		rs->ready = palloc0(sizeof(ReadyBatch));
+	b = rs->ready;
+	if (b->n == lengthof(b->queues))
+		elog(ERROR, "too many tasks queued by one call");
+	b->queues[b->n] = pstrdup(task_queue);
+	b->kinds[b->n] = kind;
+	b->scheduled[b->n] = scheduled_event_id;
+	b->attempts[b->n] = attempt;
+	b->n++;
+	unwritten_events++;
+	WakeQueueAtCommit(rs->namespace, task_queue, kind);
 }
 
 /*
@@ -512,8 +569,8 @@ ScheduleDecisionTask(RunState *rs, TimestampTz now)
 	JsonAddInt(&jb, "attempt", rs->decision_attempt);
 	rs->decision_scheduled_id = AppendEvent(rs, now, "DecisionTaskScheduled",
 											JsonFinish(&jb));
-	EnqueueReadyTask(rs->namespace, rs->task_queue, 'd', &rs->run_id,
-					 rs->decision_scheduled_id, rs->decision_attempt);
+	EnqueueReadyTask(rs, rs->task_queue, 'd', rs->decision_scheduled_id,
+					 rs->decision_attempt);
 }
 
 /*
@@ -563,7 +620,7 @@ CloseRun(RunState *rs, TimestampTz now, const char *status,
 		nulls[4] = 'n';
 	event_arrays(rs, &values[7]);
 	RunPlan(&close_run, values, nulls, false, 0);
-	events_written(rs);
+	events_written(rs);			/* tasks it queued are moot: dropped */
 
 	/* Lock order: run, activities, timers. */
 	values[0] = UUIDPGetDatum(&rs->run_id);
