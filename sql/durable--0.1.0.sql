@@ -148,6 +148,8 @@ CREATE TABLE durable.timers (
     ref_id          bigint NOT NULL DEFAULT 0,
     due_at          timestamptz NOT NULL,
     attempt         integer NOT NULL DEFAULT 0,
+    -- What the handler needs, for work between two runs (children.c).
+    payload         jsonb,
     PRIMARY KEY (run_id, kind, ref_id)
 );
 CREATE INDEX timers_due ON durable.timers (due_at);
@@ -206,6 +208,22 @@ CREATE TABLE durable.activity_attempt_log (
     PRIMARY KEY (run_id, scheduled_event_id, attempt)
 );
 
+-- Pending children: one row from ChildWorkflowExecutionStarted until the
+-- parent hears how the child's chain ended, or closes (and applies
+-- parent_close_policy).  Changed only under the parent's row lock.
+CREATE TABLE durable.children (
+    parent_run_id       uuid NOT NULL,
+    initiated_event_id  bigint NOT NULL,
+    namespace           text NOT NULL,
+    workflow_id         text NOT NULL,
+    run_id              uuid NOT NULL,      -- the first run of the child's chain
+    workflow_type       text NOT NULL,
+    parent_close_policy text NOT NULL
+        CHECK (parent_close_policy IN ('TERMINATE', 'REQUEST_CANCEL', 'ABANDON')),
+    started_event_id    bigint NOT NULL,
+    PRIMARY KEY (parent_run_id, initiated_event_id)
+);
+
 -- Pending user timers (StartTimer decisions).
 CREATE TABLE durable.user_timers (
     run_id              uuid NOT NULL,
@@ -226,6 +244,7 @@ SELECT pg_catalog.pg_extension_config_dump('durable.timers', '');
 SELECT pg_catalog.pg_extension_config_dump('durable.activities', '');
 SELECT pg_catalog.pg_extension_config_dump('durable.activity_attempt_log', '');
 SELECT pg_catalog.pg_extension_config_dump('durable.user_timers', '');
+SELECT pg_catalog.pg_extension_config_dump('durable.children', '');
 SELECT pg_catalog.pg_extension_config_dump('durable.run_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('durable.buffered_event_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('durable.ready_task_seq', '');
@@ -268,6 +287,39 @@ CREATE FUNCTION durable.now() RETURNS timestamptz
 CREATE FUNCTION durable.tick(max_items integer DEFAULT 10000) RETURNS integer
     AS 'MODULE_PATHNAME', 'durable_tick'
     LANGUAGE C VOLATILE STRICT
+    SECURITY DEFINER SET search_path = durable, pg_catalog, pg_temp;
+
+-- Retention: purge closed runs past their namespace's retention.
+CREATE FUNCTION durable.purge(max_runs integer DEFAULT 1000) RETURNS integer
+    AS 'MODULE_PATHNAME', 'durable_purge'
+    LANGUAGE C VOLATILE STRICT
+    SECURITY DEFINER SET search_path = durable, pg_catalog, pg_temp;
+
+-- Namespaces.
+CREATE FUNCTION durable.create_namespace(
+        name text,
+        retention interval DEFAULT '7 days',
+        activity_retry_policy jsonb DEFAULT NULL,
+        description text DEFAULT '')
+    RETURNS void
+    AS 'MODULE_PATHNAME', 'durable_create_namespace'
+    LANGUAGE C VOLATILE
+    SECURITY DEFINER SET search_path = durable, pg_catalog, pg_temp;
+
+CREATE FUNCTION durable.alter_namespace(
+        name text,
+        retention interval DEFAULT NULL,
+        activity_retry_policy jsonb DEFAULT NULL,
+        description text DEFAULT NULL)
+    RETURNS void
+    AS 'MODULE_PATHNAME', 'durable_alter_namespace'
+    LANGUAGE C VOLATILE
+    SECURITY DEFINER SET search_path = durable, pg_catalog, pg_temp;
+
+CREATE FUNCTION durable.drop_namespace(name text)
+    RETURNS void
+    AS 'MODULE_PATHNAME', 'durable_drop_namespace'
+    LANGUAGE C VOLATILE
     SECURITY DEFINER SET search_path = durable, pg_catalog, pg_temp;
 
 CREATE FUNCTION durable.retry_policy(
@@ -320,6 +372,27 @@ CREATE FUNCTION durable.signal_workflow(
         run_id uuid DEFAULT NULL)
     RETURNS void
     AS 'MODULE_PATHNAME', 'durable_signal_workflow'
+    LANGUAGE C VOLATILE
+    SECURITY DEFINER SET search_path = durable, pg_catalog, pg_temp;
+
+CREATE FUNCTION durable.signal_with_start(
+        workflow_type text,
+        workflow_id text,
+        signal_name text,
+        signal_input jsonb DEFAULT NULL,
+        input jsonb DEFAULT NULL,
+        task_queue text DEFAULT 'default',
+        namespace text DEFAULT 'default',
+        retry_policy jsonb DEFAULT NULL,
+        id_reuse_policy text DEFAULT 'allow_duplicate_failed_only',
+        execution_timeout interval DEFAULT NULL,
+        run_timeout interval DEFAULT NULL,
+        decision_timeout interval DEFAULT '10 seconds',
+        cron_schedule text DEFAULT NULL,
+        delay interval DEFAULT NULL,
+        memo jsonb DEFAULT NULL)
+    RETURNS uuid
+    AS 'MODULE_PATHNAME', 'durable_signal_with_start'
     LANGUAGE C VOLATILE
     SECURITY DEFINER SET search_path = durable, pg_catalog, pg_temp;
 
@@ -475,6 +548,9 @@ GRANT EXECUTE ON FUNCTION
     durable.start_workflow(text, jsonb, text, text, text, jsonb, text, interval,
                            interval, interval, text, interval, jsonb),
     durable.signal_workflow(text, text, jsonb, text, uuid),
+    durable.signal_with_start(text, text, text, jsonb, jsonb, text, text, jsonb,
+                              text, interval, interval, interval, text, interval,
+                              jsonb),
     durable.cancel_workflow(text, text, text, uuid),
     durable.terminate_workflow(text, text, jsonb, text, uuid),
     durable.resolve_run_id(text, text, uuid),
@@ -495,7 +571,11 @@ GRANT EXECUTE ON FUNCTION
     durable.report_activity_canceled(text, jsonb)
     TO durable_worker;
 
-GRANT EXECUTE ON FUNCTION durable.tick(integer) TO durable_admin;
+GRANT EXECUTE ON FUNCTION durable.tick(integer), durable.purge(integer),
+    durable.create_namespace(text, interval, jsonb, text),
+    durable.alter_namespace(text, interval, jsonb, text),
+    durable.drop_namespace(text)
+    TO durable_admin;
 GRANT SELECT ON ALL TABLES IN SCHEMA durable TO durable_admin;
 GRANT durable_client, durable_worker TO durable_admin;
 

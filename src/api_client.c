@@ -52,7 +52,15 @@ static KeptPlan describe_plan = {
 	"     'lastWorkerIdentity', a.last_worker_identity)"
 	"   ORDER BY a.scheduled_event_id)"
 	"   FROM durable.activities a WHERE a.run_id = r.run_id), '[]'),"
-	" 'pendingChildren', '[]'::jsonb,"
+	" 'pendingChildren', COALESCE((SELECT pg_catalog.jsonb_agg("
+	"   pg_catalog.jsonb_build_object('namespace', c.namespace,"
+	"     'workflowId', c.workflow_id, 'runId', c.run_id,"
+	"     'workflowType', c.workflow_type,"
+	"     'initiatedEventId', c.initiated_event_id,"
+	"     'startedEventId', c.started_event_id,"
+	"     'parentClosePolicy', c.parent_close_policy)"
+	"   ORDER BY c.initiated_event_id)"
+	"   FROM durable.children c WHERE c.parent_run_id = r.run_id), '[]'),"
 	" 'pendingTimers', COALESCE((SELECT pg_catalog.jsonb_agg("
 	"   pg_catalog.jsonb_build_object('timerId', t.timer_id,"
 	"     'startedEventId', t.started_event_id, 'fireTime', t.fire_time)"
@@ -70,6 +78,55 @@ static KeptPlan describe_plan = {
 	" FROM durable.runs r WHERE r.run_id = $1",
 	1, {UUIDOID}
 };
+
+/*
+ * The options that start_workflow and signal_with_start share, from argument
+ * first on: task_queue, namespace, retry_policy, id_reuse_policy,
+ * execution_timeout, run_timeout, decision_timeout, cron_schedule, delay,
+ * memo.
+ */
+static void
+read_start_options(FunctionCallInfo fcinfo, int first, StartRequest *req)
+{
+	req->task_queue = CheckName(ARG_TEXT(first), "task_queue");
+	req->namespace = CheckName(ARG_TEXT(first + 1), "namespace");
+	if (!PG_ARGISNULL(first + 2))
+	{
+		RetryPolicy policy;
+
+		ParseRetryPolicy(PG_GETARG_JSONB_P(first + 2), "retry_policy", &policy);
+		req->retry_policy = RetryPolicyToJsonb(&policy);
+	}
+	req->id_reuse_policy = ParseIdReusePolicy(CheckName(ARG_TEXT(first + 3),
+														"id_reuse_policy"),
+											  "id_reuse_policy");
+	if (!PG_ARGISNULL(first + 4))
+		req->execution_timeout = IntervalToSeconds(PG_GETARG_INTERVAL_P(first + 4),
+												   "execution_timeout", false);
+	if (!PG_ARGISNULL(first + 5))
+		req->run_timeout = IntervalToSeconds(PG_GETARG_INTERVAL_P(first + 5),
+											 "run_timeout", false);
+	req->decision_timeout = 10;
+	if (!PG_ARGISNULL(first + 6))
+		req->decision_timeout = IntervalToSeconds(PG_GETARG_INTERVAL_P(first + 6),
+												  "decision_timeout", false);
+	if (!PG_ARGISNULL(first + 7))
+	{
+		CronSchedule sched;
+
+		req->cron_schedule = CheckName(PG_GETARG_TEXT_PP(first + 7), "cron_schedule");
+		CronParse(req->cron_schedule, "cron_schedule", &sched);
+	}
+	if (!PG_ARGISNULL(first + 8))
+		req->delay = IntervalToSeconds(PG_GETARG_INTERVAL_P(first + 8), "delay", true);
+	if (req->cron_schedule != NULL && req->delay > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("delay cannot be combined with cron_schedule"),
+				 errdetail("A cron workflow's first run waits for the schedule's next fire time.")));
+	req->memo = ARG_JSONB(first + 9);
+	CheckObject(req->memo, "memo");
+}
 
 PG_FUNCTION_INFO_V1(durable_start_workflow);
 /*
@@ -92,43 +149,42 @@ durable_start_workflow(PG_FUNCTION_ARGS)
 		req.workflow_id = UuidToCString(NewRandomUuid());
 	else
 		req.workflow_id = CheckName(PG_GETARG_TEXT_PP(2), "workflow_id");
-	req.task_queue = CheckName(ARG_TEXT(3), "task_queue");
-	req.namespace = CheckName(ARG_TEXT(4), "namespace");
-	if (!PG_ARGISNULL(5))
-	{
-		RetryPolicy policy;
+	read_start_options(fcinfo, 3, &req);
 
-		ParseRetryPolicy(PG_GETARG_JSONB_P(5), "retry_policy", &policy);
-		req.retry_policy = RetryPolicyToJsonb(&policy);
-	}
-	req.id_reuse_policy = ParseIdReusePolicy(CheckName(ARG_TEXT(6), "id_reuse_policy"),
-											 "id_reuse_policy");
-	if (!PG_ARGISNULL(7))
-		req.execution_timeout = IntervalToSeconds(PG_GETARG_INTERVAL_P(7),
-												  "execution_timeout", false);
-	if (!PG_ARGISNULL(8))
-		req.run_timeout = IntervalToSeconds(PG_GETARG_INTERVAL_P(8),
-											"run_timeout", false);
-	req.decision_timeout = 10;
-	if (!PG_ARGISNULL(9))
-		req.decision_timeout = IntervalToSeconds(PG_GETARG_INTERVAL_P(9),
-												 "decision_timeout", false);
-	if (!PG_ARGISNULL(10))
-	{
-		CronSchedule sched;
+	DurableSPIConnect();
+	run_id = StartWorkflowExecution(&req, DurableNow());
+	memcpy(result, run_id, sizeof(pg_uuid_t));
+	DurableSPIFinish();
+	PG_RETURN_UUID_P(result);
+}
 
-		req.cron_schedule = CheckName(PG_GETARG_TEXT_PP(10), "cron_schedule");
-		CronParse(req.cron_schedule, "cron_schedule", &sched);
-	}
-	if (!PG_ARGISNULL(11))
-		req.delay = IntervalToSeconds(PG_GETARG_INTERVAL_P(11), "delay", true);
-	if (req.cron_schedule != NULL && req.delay > 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("delay cannot be combined with cron_schedule"),
-				 errdetail("A cron workflow's first run waits for the schedule's next fire time.")));
-	req.memo = ARG_JSONB(12);
-	CheckObject(req.memo, "memo");
+PG_FUNCTION_INFO_V1(durable_signal_with_start);
+/*
+ * durable.signal_with_start(workflow_type, workflow_id, signal_name,
+ *		signal_input, input, task_queue, namespace, retry_policy,
+ *		id_reuse_policy, execution_timeout, run_timeout, decision_timeout,
+ *		cron_schedule, delay, memo): signal the running execution of
+ * workflow_id, or start one whose history begins WorkflowExecutionStarted,
+ * WorkflowExecutionSignaled.  Returns the run_id signalled.  Racing calls
+ * meet at the unique index of running runs, as starts do: the loser signals
+ * the winner's run.
+ */
+Datum
+durable_signal_with_start(PG_FUNCTION_ARGS)
+{
+	StartRequest req;
+	pg_uuid_t  *result = palloc(sizeof(pg_uuid_t));
+	pg_uuid_t  *run_id;
+
+	memset(&req, 0, sizeof(req));
+	req.workflow_type = CheckName(ARG_TEXT(0), "workflow_type");
+	req.workflow_id = CheckName(ARG_TEXT(1), "workflow_id");
+	req.signal_name = CheckName(ARG_TEXT(2), "signal_name");
+	req.signal_input = ARG_JSONB(3);
+	CheckPayload(req.signal_input, "signal_input");
+	req.input = ARG_JSONB(4);
+	CheckPayload(req.input, "input");
+	read_start_options(fcinfo, 5, &req);
 
 	DurableSPIConnect();
 	run_id = StartWorkflowExecution(&req, DurableNow());
@@ -147,21 +203,13 @@ durable_signal_workflow(PG_FUNCTION_ARGS)
 	Jsonb	   *input = ARG_JSONB(2);
 	char	   *namespace = CheckName(ARG_TEXT(3), "namespace");
 	pg_uuid_t  *run_id = ARG_UUID(4);
-	TimestampTz now = DurableNow();
 	RunState	rs;
-	JsonBuilder jb;
 
 	CheckPayload(input, "input");
 	DurableSPIConnect();
 	LoadRunOrError(namespace, workflow_id, run_id, true, &rs);
 	RequireRunOpen(&rs);
-
-	JsonBegin(&jb);
-	JsonAddText(&jb, "signalName", signal_name);
-	JsonAddJsonb(&jb, "input", input);
-	JsonAddText(&jb, "identity", CallerIdentity());
-	AppendEventOrBuffer(&rs, now, "WorkflowExecutionSignaled", JsonFinish(&jb));
-	ScheduleDecisionTask(&rs, now);
+	SignalRun(&rs, DurableNow(), signal_name, input, NULL);
 	SaveRun(&rs);
 	DurableSPIFinish();
 	PG_RETURN_VOID();
@@ -181,25 +229,13 @@ durable_cancel_workflow(PG_FUNCTION_ARGS)
 	char	   *reason = PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1));
 	char	   *namespace = CheckName(ARG_TEXT(2), "namespace");
 	pg_uuid_t  *run_id = ARG_UUID(3);
-	TimestampTz now = DurableNow();
 	RunState	rs;
 
 	DurableSPIConnect();
 	LoadRunOrError(namespace, workflow_id, run_id, true, &rs);
 	RequireRunOpen(&rs);
-	if (!rs.cancel_requested)
-	{
-		JsonBuilder jb;
-
-		JsonBegin(&jb);
-		JsonAddText(&jb, "cause", reason);
-		JsonAddText(&jb, "identity", CallerIdentity());
-		rs.cancel_requested = true;
-		AppendEventOrBuffer(&rs, now, "WorkflowExecutionCancelRequested",
-							JsonFinish(&jb));
-		ScheduleDecisionTask(&rs, now);
+	if (RequestCancelRun(&rs, DurableNow(), reason, NULL))
 		SaveRun(&rs);
-	}
 	DurableSPIFinish();
 	PG_RETURN_VOID();
 }

@@ -12,6 +12,7 @@
  */
 #include "postgres.h"
 
+#include <ctype.h>
 #include <math.h>
 
 #include "utils/builtins.h"
@@ -32,14 +33,17 @@ typedef enum DecisionType
 	D_CANCEL_WORKFLOW,
 	D_CONTINUE_AS_NEW,
 	D_RECORD_MARKER,
-	D_UPSERT_SEARCH_ATTRIBUTES
+	D_UPSERT_SEARCH_ATTRIBUTES,
+	D_START_CHILD,
+	D_SIGNAL_EXTERNAL,
+	D_CANCEL_EXTERNAL
 } DecisionType;
 
 typedef struct DecisionSpec
 {
 	const char *name;
 	DecisionType type;
-	const char *fields[12];		/* allowed attribute keys */
+	const char *fields[16];		/* allowed attribute keys */
 } DecisionSpec;
 
 static const DecisionSpec decision_specs[] = {
@@ -60,12 +64,29 @@ static const DecisionSpec decision_specs[] = {
 	{"RecordMarker", D_RECORD_MARKER, {"markerName", "details", "header"}},
 	{"UpsertWorkflowSearchAttributes", D_UPSERT_SEARCH_ATTRIBUTES,
 	{"searchAttributes"}},
+	{"StartChildWorkflowExecution", D_START_CHILD,
+		{"namespace", "workflowId", "workflowType", "taskQueue", "input",
+			"retryPolicy", "workflowExecutionTimeoutSeconds",
+			"workflowRunTimeoutSeconds", "taskStartToCloseTimeoutSeconds",
+			"parentClosePolicy", "workflowIdReusePolicy", "cronSchedule", "memo",
+		"control"}},
+	{"SignalExternalWorkflowExecution", D_SIGNAL_EXTERNAL,
+		{"namespace", "workflowId", "runId", "signalName", "input", "control",
+		"childWorkflowOnly"}},
+	{"RequestCancelExternalWorkflowExecution", D_CANCEL_EXTERNAL,
+		{"namespace", "workflowId", "runId", "control", "childWorkflowOnly"}},
 };
 
-/* Decisions of DESIGN.md that the next version brings */
-static const char *const later_decisions[] = {
-	"StartChildWorkflowExecution", "SignalExternalWorkflowExecution",
-	"RequestCancelExternalWorkflowExecution"
+/* Cadence's names of the id reuse policies, beside durable's own */
+static const struct
+{
+	const char *cadence;
+	IdReusePolicy policy;
+}			cadence_reuse_names[] = {
+	{"AllowDuplicateFailedOnly", ID_REUSE_ALLOW_DUPLICATE_FAILED_ONLY},
+	{"AllowDuplicate", ID_REUSE_ALLOW_DUPLICATE},
+	{"RejectDuplicate", ID_REUSE_REJECT_DUPLICATE},
+	{"TerminateIfRunning", ID_REUSE_TERMINATE_IF_RUNNING},
 };
 
 typedef struct Decision
@@ -80,6 +101,10 @@ typedef struct Decision
 	char	   *reason;
 	Jsonb	   *header;
 	ContinueRequest cont;
+	StartRequest child;			/* StartChildWorkflowExecution */
+	ParentClosePolicy close_policy;
+	Jsonb	   *control;
+	ExternalRequest external;	/* Signal/RequestCancelExternal... */
 } Decision;
 
 /* "decisions[i].field" */
@@ -198,6 +223,74 @@ field_payload(Jsonb *obj, int i, const char *key)
 	return j;
 }
 
+/* A boolean field; false when absent. */
+static bool
+field_bool(Jsonb *obj, int i, const char *key)
+{
+	JsonbValue *v = field(obj, key);
+
+	if (v == NULL)
+		return false;
+	if (v->type != jbvBool)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be a boolean", label(i, key))));
+	return v->val.boolean;
+}
+
+/* A run id field (a UUID in its text form), or NULL. */
+static pg_uuid_t *
+field_uuid(Jsonb *obj, int i, const char *key)
+{
+	char	   *s = field_string(obj, i, key, false);
+	int			k;
+
+	if (s == NULL)
+		return NULL;
+	for (k = 0; s[k] != '\0'; k++)
+	{
+		bool		dash = (k == 8 || k == 13 || k == 18 || k == 23);
+
+		if (dash ? s[k] != '-' : !isxdigit((unsigned char) s[k]))
+			break;
+	}
+	if (k != 36 || s[k] != '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be a UUID", label(i, key))));
+	return DatumGetUUIDP(DirectFunctionCall1(uuid_in, CStringGetDatum(s)));
+}
+
+/* A namespace field that must exist; the default when absent. */
+static char *
+field_namespace(Jsonb *obj, int i, const char *key, const char *dflt)
+{
+	char	   *ns = field_string(obj, i, key, false);
+
+	if (ns == NULL)
+		return (char *) dflt;
+	if (!NamespaceExists(ns))
+		ereport(ERROR,
+				(errcode(ERRCODE_DURABLE_NOT_FOUND),
+				 errmsg("%s: namespace \"%s\" does not exist", label(i, key), ns)));
+	return ns;
+}
+
+/* workflowIdReusePolicy: Cadence's names or durable's. */
+static IdReusePolicy
+field_reuse_policy(Jsonb *obj, int i, const char *key)
+{
+	char	   *name = field_string(obj, i, key, false);
+	int			k;
+
+	if (name == NULL)
+		return ID_REUSE_ALLOW_DUPLICATE_FAILED_ONLY;
+	for (k = 0; k < lengthof(cadence_reuse_names); k++)
+		if (strcmp(name, cadence_reuse_names[k].cadence) == 0)
+			return cadence_reuse_names[k].policy;
+	return ParseIdReusePolicy(name, label(i, key));
+}
+
 /* Reject keys the decision type does not have. */
 static void
 check_keys(Jsonb *obj, int i, const DecisionSpec *spec)
@@ -245,17 +338,9 @@ parse_decision(RunState *rs, Jsonb *obj, int i, Decision *d)
 		if (strcmp(type, decision_specs[k].name) == 0)
 			spec = &decision_specs[k];
 	if (spec == NULL)
-	{
-		for (k = 0; k < lengthof(later_decisions); k++)
-			if (strcmp(type, later_decisions[k]) == 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("decisions[%d].decisionType %s is not supported by this version of durable",
-								i, type)));
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("decisions[%d].decisionType \"%s\" is not a decision", i, type)));
-	}
 	check_keys(obj, i, spec);
 
 	memset(d, 0, sizeof(Decision));
@@ -352,6 +437,68 @@ parse_decision(RunState *rs, Jsonb *obj, int i, Decision *d)
 		case D_UPSERT_SEARCH_ATTRIBUTES:
 			d->payload = field_object(obj, i, "searchAttributes", true);
 			break;
+		case D_START_CHILD:
+			{
+				StartRequest *c = &d->child;
+				Jsonb	   *policy;
+				char	   *close_policy;
+
+				c->namespace = field_namespace(obj, i, "namespace", rs->namespace);
+				c->workflow_id = field_string(obj, i, "workflowId", false);
+				if (c->workflow_id == NULL)
+					c->workflow_id = UuidToCString(NewRandomUuid());
+				c->workflow_type = field_string(obj, i, "workflowType", true);
+				c->task_queue = field_string(obj, i, "taskQueue", false);
+				if (c->task_queue == NULL)
+					c->task_queue = rs->task_queue;
+				c->input = field_payload(obj, i, "input");
+				policy = field_jsonb(obj, "retryPolicy");
+				if (policy != NULL)
+				{
+					RetryPolicy p;
+
+					ParseRetryPolicy(policy, label(i, "retryPolicy"), &p);
+					c->retry_policy = RetryPolicyToJsonb(&p);
+				}
+				c->execution_timeout = field_seconds(obj, i, "workflowExecutionTimeoutSeconds", false);
+				c->run_timeout = field_seconds(obj, i, "workflowRunTimeoutSeconds", false);
+				c->decision_timeout = field_seconds(obj, i, "taskStartToCloseTimeoutSeconds", false);
+				if (c->decision_timeout == 0)
+					c->decision_timeout = 10;
+				close_policy = field_string(obj, i, "parentClosePolicy", false);
+				d->close_policy = close_policy == NULL ? PARENT_CLOSE_TERMINATE :
+					ParseParentClosePolicy(close_policy, label(i, "parentClosePolicy"));
+				c->id_reuse_policy = field_reuse_policy(obj, i, "workflowIdReusePolicy");
+				c->cron_schedule = field_string(obj, i, "cronSchedule", false);
+				if (c->cron_schedule != NULL)
+				{
+					CronSchedule sched;
+
+					CronParse(c->cron_schedule, label(i, "cronSchedule"), &sched);
+				}
+				c->memo = field_object(obj, i, "memo", false);
+				d->control = field_payload(obj, i, "control");
+				d->id = c->workflow_id;
+				break;
+			}
+		case D_SIGNAL_EXTERNAL:
+		case D_CANCEL_EXTERNAL:
+			{
+				ExternalRequest *e = &d->external;
+
+				e->cancel = d->type == D_CANCEL_EXTERNAL;
+				e->namespace = field_namespace(obj, i, "namespace", rs->namespace);
+				e->workflow_id = field_string(obj, i, "workflowId", true);
+				e->run_id = field_uuid(obj, i, "runId");
+				if (!e->cancel)
+				{
+					e->signal_name = field_string(obj, i, "signalName", true);
+					e->input = field_payload(obj, i, "input");
+				}
+				e->control = field_payload(obj, i, "control");
+				e->child_workflow_only = field_bool(obj, i, "childWorkflowOnly");
+				break;
+			}
 	}
 }
 
@@ -518,6 +665,16 @@ apply_decision(RunState *rs, TimestampTz now, Decision *d, int64 completed_id)
 			(void) AppendEvent(rs, now, "UpsertWorkflowSearchAttributes",
 							   JsonFinish(&jb));
 			UpsertSearchAttributes(rs, d->payload);
+			break;
+
+		case D_START_CHILD:
+			StartChildWorkflow(rs, now, &d->child, d->close_policy, d->control,
+							   completed_id);
+			break;
+
+		case D_SIGNAL_EXTERNAL:
+		case D_CANCEL_EXTERNAL:
+			RequestExternal(rs, now, &d->external, completed_id);
 			break;
 	}
 }

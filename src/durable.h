@@ -199,6 +199,10 @@ typedef struct RunState
 	bool		has_buffered;	/* events wait in durable.buffered_events */
 	int64		pending_started_id; /* ActivityTaskStarted just appended */
 	bool		may_continue;	/* has a retry policy or a cron schedule */
+	bool		has_parent;		/* started by a StartChildWorkflowExecution */
+	pg_uuid_t	parent_run_id;
+	int64		parent_initiated_id;
+	pg_uuid_t	first_run_id;	/* of the run's chain */
 	EventBatch *events;			/* appended, written by SaveRun/CloseRun */
 	ReadyBatch *ready;			/* queued, written by SaveRun/FlushEvents */
 } RunState;
@@ -232,6 +236,7 @@ extern void CloseRun(RunState *rs, TimestampTz now, const char *status,
  * namespaces.c: namespaces, cached per backend
  * ----------------
  */
+extern bool NamespaceExists(const char *namespace);
 extern void CheckNamespaceExists(const char *namespace);
 extern Jsonb *NamespaceActivityPolicy(const char *namespace);
 
@@ -246,10 +251,17 @@ extern Jsonb *NamespaceActivityPolicy(const char *namespace);
 #define TIMER_DECISION_RETRY	"decision_retry"
 #define TIMER_USER				"user_timer"
 #define TIMER_ACTIVITY			"activity"
+#define TIMER_DELIVER			"deliver"	/* an event for another run */
+#define TIMER_EXTERNAL			"external"	/* a signal or cancel to deliver */
+#define TIMER_CLOSE_POLICY		"close_policy"	/* a parent close policy */
 
 extern void CreateTimer(pg_uuid_t *run_id, const char *kind,
 						TimestampTz due_at, int64 ref_id, int32 attempt);
+extern void CreateTimerWithPayload(pg_uuid_t *run_id, const char *kind,
+								   TimestampTz due_at, int64 ref_id,
+								   Jsonb *payload);
 extern bool TakeTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id);
+extern bool ClaimTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id);
 extern void DeleteTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id);
 extern void DeleteRunTimers(pg_uuid_t *run_id);
 extern void NoteTimerDue(TimestampTz due_at);
@@ -259,6 +271,56 @@ extern void StartUserTimer(RunState *rs, TimestampTz now, const char *timer_id,
 						   double seconds, int64 completed_id, int index);
 extern void CancelUserTimer(RunState *rs, TimestampTz now,
 							const char *timer_id, int64 completed_id);
+
+/* ----------------
+ * children.c: child workflows, external signals and cancels, close policies
+ * ----------------
+ */
+typedef enum ParentClosePolicy
+{
+	PARENT_CLOSE_TERMINATE,
+	PARENT_CLOSE_REQUEST_CANCEL,
+	PARENT_CLOSE_ABANDON
+} ParentClosePolicy;
+
+typedef struct ExternalRequest
+{
+	bool		cancel;			/* RequestCancel..., else Signal... */
+	char	   *namespace;
+	char	   *workflow_id;
+	pg_uuid_t  *run_id;			/* NULL: the latest run */
+	char	   *signal_name;
+	Jsonb	   *input;
+	Jsonb	   *control;
+	bool		child_workflow_only;
+} ExternalRequest;
+
+struct StartRequest;
+
+extern ParentClosePolicy ParseParentClosePolicy(const char *name,
+												const char *argname);
+extern const char *ParentClosePolicyName(ParentClosePolicy p);
+extern void StartChildWorkflow(RunState *rs, TimestampTz now,
+							   struct StartRequest *req,
+							   ParentClosePolicy policy, Jsonb *control,
+							   int64 completed_id);
+extern void RequestExternal(RunState *rs, TimestampTz now,
+							ExternalRequest *req, int64 completed_id);
+extern void NotifyParentOfClose(RunState *rs, TimestampTz now,
+								const char *status, Jsonb *attributes);
+extern void ApplyParentClosePolicies(RunState *rs, TimestampTz now);
+extern bool FireDeliverTimer(RunState *rs, int64 ref_id, Jsonb *payload,
+							 TimestampTz now);
+extern bool FireExternalTimer(pg_uuid_t *run_id, int64 ref_id, Jsonb *payload,
+							  TimestampTz now);
+extern bool FireClosePolicyTimer(pg_uuid_t *run_id, int64 ref_id,
+								 Jsonb *payload, TimestampTz now);
+
+/* ----------------
+ * retention.c: purging closed runs past their namespace's retention
+ * ----------------
+ */
+extern int	PurgeClosedRuns(TimestampTz now, int max_runs);
 
 /* ----------------
  * shmem.c: long polls woken at commit
@@ -414,6 +476,13 @@ typedef struct StartRequest
 	char	   *cron_schedule;
 	double		delay;			/* seconds before the first decision task */
 	Jsonb	   *memo;
+	/* signal_with_start: signal a running run, or start with this signal */
+	char	   *signal_name;
+	Jsonb	   *signal_input;
+	/* StartChildWorkflowExecution */
+	RunState   *parent;			/* the parent, locked; NULL for a client start */
+	int64		parent_initiated_id;
+	bool		refused;		/* out: a child start found the id taken */
 } StartRequest;
 
 /* How the next run of a chain differs from the run it continues */
@@ -439,6 +508,10 @@ extern IdReusePolicy ParseIdReusePolicy(const char *name, const char *argname);
 extern pg_uuid_t *StartWorkflowExecution(StartRequest *req, TimestampTz now);
 extern void TerminateRun(RunState *rs, TimestampTz now, const char *reason,
 						 Jsonb *details);
+extern void SignalRun(RunState *rs, TimestampTz now, const char *signal_name,
+					  Jsonb *input, Jsonb *external);
+extern bool RequestCancelRun(RunState *rs, TimestampTz now, const char *cause,
+							 Jsonb *external);
 extern pg_uuid_t *ContinueRun(RunState *rs, TimestampTz now,
 							  ContinueRequest *cr, int64 completed_id);
 extern void CompleteRun(RunState *rs, TimestampTz now, Jsonb *attributes,

@@ -26,6 +26,12 @@
 
 #include "durable.h"
 
+/* The default activity retry policy (rule 4), as the table's default says */
+#define DEFAULT_ACTIVITY_POLICY \
+	"{\"initialIntervalInSeconds\": 1, \"backoffCoefficient\": 2.0, " \
+	"\"maximumIntervalInSeconds\": 100, \"expirationIntervalInSeconds\": 0, " \
+	"\"maximumAttempts\": 10, \"nonRetriableErrorReasons\": []}"
+
 typedef struct NamespaceEntry
 {
 	char		name[DURABLE_MAX_NAME_LEN + 1]; /* hash key */
@@ -37,6 +43,30 @@ static bool namespace_cache_valid = false;
 static bool callback_registered = false;
 static Oid	namespaces_relid = InvalidOid;
 
+static KeptPlan insert_namespace = {
+	NULL, "INSERT INTO durable.namespaces (name, retention, activity_retry_policy,"
+	" description) VALUES ($1, $2, COALESCE($3, '" DEFAULT_ACTIVITY_POLICY "'), $4)"
+	" ON CONFLICT (name) DO NOTHING",
+	4, {TEXTOID, INTERVALOID, JSONBOID, TEXTOID}
+};
+static KeptPlan update_namespace = {
+	NULL, "UPDATE durable.namespaces SET retention = COALESCE($2, retention),"
+	" activity_retry_policy = COALESCE($3, activity_retry_policy),"
+	" description = COALESCE($4, description) WHERE name = $1",
+	4, {TEXTOID, INTERVALOID, JSONBOID, TEXTOID}
+};
+static KeptPlan lock_namespace = {
+	NULL, "SELECT 1 FROM durable.namespaces WHERE name = $1 FOR UPDATE",
+	1, {TEXTOID}
+};
+static KeptPlan namespace_has_runs = {
+	NULL, "SELECT 1 FROM durable.runs WHERE namespace = $1 LIMIT 1",
+	1, {TEXTOID}
+};
+static KeptPlan delete_namespace = {
+	NULL, "DELETE FROM durable.namespaces WHERE name = $1",
+	1, {TEXTOID}
+};
 static KeptPlan load_namespace = {
 	NULL, "SELECT activity_retry_policy FROM durable.namespaces WHERE name = $1",
 	1, {TEXTOID}
@@ -97,6 +127,13 @@ lookup_namespace(const char *namespace)
 	return entry;
 }
 
+/* Whether the namespace exists. */
+bool
+NamespaceExists(const char *namespace)
+{
+	return lookup_namespace(namespace) != NULL;
+}
+
 /* WF002 unless the namespace exists. */
 void
 CheckNamespaceExists(const char *namespace)
@@ -129,4 +166,131 @@ durable_namespaces_changed(PG_FUNCTION_ARGS)
 		elog(ERROR, "durable_namespaces_changed: not called as a trigger");
 	CacheInvalidateRelcacheByRelid(RelationGetRelid(trigdata->tg_relation));
 	return PointerGetDatum(NULL);
+}
+
+/*
+ * The checked arguments of create_namespace and alter_namespace; NULL (a
+ * null Datum flagged in nulls) where the caller gave none.
+ */
+static void
+namespace_arguments(FunctionCallInfo fcinfo, Datum *values, char *nulls)
+{
+	values[0] = CStringGetTextDatum(CheckName(PG_ARGISNULL(0) ? NULL :
+											  PG_GETARG_TEXT_PP(0), "name"));
+	nulls[0] = ' ';
+	if (PG_ARGISNULL(1))
+		nulls[1] = 'n';
+	else
+	{
+		(void) IntervalToSeconds(PG_GETARG_INTERVAL_P(1), "retention", true);
+		values[1] = PG_GETARG_DATUM(1);
+		nulls[1] = ' ';
+	}
+	if (PG_ARGISNULL(2))
+		nulls[2] = 'n';
+	else
+	{
+		RetryPolicy policy;
+
+		ParseRetryPolicy(PG_GETARG_JSONB_P(2), "activity_retry_policy", &policy);
+		values[2] = JsonbPGetDatum(RetryPolicyToJsonb(&policy));
+		nulls[2] = ' ';
+	}
+	if (PG_ARGISNULL(3))
+		nulls[3] = 'n';
+	else
+	{
+		values[3] = PG_GETARG_DATUM(3);
+		nulls[3] = ' ';
+	}
+}
+
+PG_FUNCTION_INFO_V1(durable_create_namespace);
+/*
+ * durable.create_namespace(name, retention, activity_retry_policy,
+ * description): 42710 when it exists.
+ */
+Datum
+durable_create_namespace(PG_FUNCTION_ARGS)
+{
+	Datum		values[4];
+	char		nulls[5] = "    ";
+	char	   *name;
+
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("retention must not be null")));
+	namespace_arguments(fcinfo, values, nulls);
+	if (nulls[3] == 'n')
+	{
+		values[3] = CStringGetTextDatum("");
+		nulls[3] = ' ';
+	}
+	name = TextDatumGetCString(values[0]);
+	DurableSPIConnect();
+	if (RunPlan(&insert_namespace, values, nulls, false, 0) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("namespace \"%s\" already exists", name)));
+	DurableSPIFinish();
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(durable_alter_namespace);
+/*
+ * durable.alter_namespace(name, retention, activity_retry_policy,
+ * description): NULL keeps a setting; WF002 for an unknown namespace.
+ */
+Datum
+durable_alter_namespace(PG_FUNCTION_ARGS)
+{
+	Datum		values[4];
+	char		nulls[5] = "    ";
+	char	   *name;
+
+	namespace_arguments(fcinfo, values, nulls);
+	name = TextDatumGetCString(values[0]);
+	DurableSPIConnect();
+	if (RunPlan(&update_namespace, values, nulls, false, 0) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DURABLE_NOT_FOUND),
+				 errmsg("namespace \"%s\" does not exist", name)));
+	DurableSPIFinish();
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(durable_drop_namespace);
+/*
+ * durable.drop_namespace(name): WF002 when unknown; 55006 object_in_use for
+ * the default namespace and for one that still has runs (running or closed
+ * and not yet purged).
+ */
+Datum
+durable_drop_namespace(PG_FUNCTION_ARGS)
+{
+	char	   *name = CheckName(PG_ARGISNULL(0) ? NULL : PG_GETARG_TEXT_PP(0),
+								 "name");
+	Datum		values[1];
+
+	if (strcmp(name, "default") == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg("namespace \"default\" cannot be dropped"),
+				 errdetail("Every function of durable uses it by default.")));
+	values[0] = CStringGetTextDatum(name);
+	DurableSPIConnect();
+	if (RunPlan(&lock_namespace, values, NULL, false, 1) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DURABLE_NOT_FOUND),
+				 errmsg("namespace \"%s\" does not exist", name)));
+	if (RunPlan(&namespace_has_runs, values, NULL, false, 1) > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg("namespace \"%s\" has workflow runs", name),
+				 errdetail("A namespace can be dropped once its runs are closed and purged."),
+				 errhint("Terminate its running workflows; closed runs are purged after the namespace's retention (durable.purge()).")));
+	RunPlan(&delete_namespace, values, NULL, false, 0);
+	DurableSPIFinish();
+	PG_RETURN_VOID();
 }

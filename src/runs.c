@@ -25,7 +25,8 @@
 	"decision_scheduled_id, decision_started_id, decision_attempt, " \
 	"decision_started_time, previous_started_id, activity_attempts, " \
 	"LEAST(execution_deadline, start_time + run_timeout * interval '1 second'), " \
-	"has_buffered, retry_policy IS NOT NULL OR cron_schedule IS NOT NULL"
+	"has_buffered, retry_policy IS NOT NULL OR cron_schedule IS NOT NULL, " \
+	"parent_run_id, parent_initiated_id, first_run_id"
 
 static KeptPlan load_latest = {
 	NULL, "SELECT " RUN_COLUMNS " FROM durable.runs"
@@ -266,6 +267,7 @@ static void
 read_run_row(RunState *rs)
 {
 	bool		isnull;
+	Datum		d;
 
 	memcpy(&rs->run_id, DatumGetUUIDP(SPIGetDatum(0, 1, &isnull)),
 		   sizeof(pg_uuid_t));
@@ -293,6 +295,14 @@ read_run_row(RunState *rs)
 	rs->events = NULL;
 	rs->ready = NULL;
 	rs->pending_started_id = 0;
+	d = SPIGetDatum(0, 20, &isnull);
+	rs->has_parent = !isnull;
+	if (!isnull)
+		memcpy(&rs->parent_run_id, DatumGetUUIDP(d), sizeof(pg_uuid_t));
+	d = SPIGetDatum(0, 21, &isnull);
+	rs->parent_initiated_id = isnull ? 0 : DatumGetInt64(d);
+	memcpy(&rs->first_run_id, DatumGetUUIDP(SPIGetDatum(0, 22, &isnull)),
+		   sizeof(pg_uuid_t));
 	SPI_freetuptable(SPI_tuptable);
 }
 
@@ -578,6 +588,10 @@ ScheduleDecisionTask(RunState *rs, TimestampTz now)
  * the closing event and drop everything pending.  Ready tasks that a poller
  * has claimed meanwhile are skipped (SKIP LOCKED), so that this never waits
  * on a poller; the poller finds them stale.
+ *
+ * Then the run's pending children get their parent close policy, and, when
+ * the chain ends here (any status but continued_as_new), its parent hears of
+ * it (children.c; neither waits on another run's lock).
  */
 void
 CloseRun(RunState *rs, TimestampTz now, const char *status,
@@ -634,4 +648,8 @@ CloseRun(RunState *rs, TimestampTz now, const char *status,
 		RunPlan(&delete_run_ready_tasks, values, NULL, false, 0);
 	RunPlan(&delete_run_user_timers, values, NULL, false, 0);
 	DeleteRunTimers(&rs->run_id);
+
+	ApplyParentClosePolicies(rs, now);
+	if (rs->has_parent && strcmp(status, "continued_as_new") != 0)
+		NotifyParentOfClose(rs, now, status, attributes);
 }

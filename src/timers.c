@@ -29,14 +29,26 @@ static KeptPlan insert_timer = {
 	" DO UPDATE SET due_at = EXCLUDED.due_at, attempt = EXCLUDED.attempt",
 	5, {TIMESTAMPTZOID, TEXTOID, UUIDOID, INT8OID, INT4OID}
 };
+static KeptPlan insert_timer_payload = {
+	NULL, "INSERT INTO durable.timers (due_at, kind, run_id, ref_id, payload)"
+	" VALUES ($1, $2, $3, $4, $5) ON CONFLICT (run_id, kind, ref_id)"
+	" DO UPDATE SET due_at = EXCLUDED.due_at, payload = EXCLUDED.payload",
+	5, {TIMESTAMPTZOID, TEXTOID, UUIDOID, INT8OID, JSONBOID}
+};
+/* A closing run keeps its outgoing signals and cancels (children.c). */
 static KeptPlan delete_run_timers = {
-	NULL, "DELETE FROM durable.timers WHERE run_id = $1",
+	NULL, "DELETE FROM durable.timers WHERE run_id = $1 AND kind <> 'external'",
 	1, {UUIDOID}
 };
 static KeptPlan due_timers = {
-	NULL, "SELECT kind, run_id, ref_id, attempt FROM durable.timers"
+	NULL, "SELECT kind, run_id, ref_id, attempt, payload FROM durable.timers"
 	" WHERE due_at <= $1 ORDER BY due_at LIMIT $2",
 	2, {TIMESTAMPTZOID, INT4OID}
+};
+static KeptPlan claim_timer = {
+	NULL, "SELECT 1 FROM durable.timers"
+	" WHERE run_id = $1 AND kind = $2 AND ref_id = $3 FOR UPDATE SKIP LOCKED",
+	3, {UUIDOID, TEXTOID, INT8OID}
 };
 static KeptPlan take_timer = {
 	NULL, "DELETE FROM durable.timers WHERE run_id = $1 AND kind = $2 AND ref_id = $3",
@@ -78,6 +90,7 @@ typedef struct DueTimer
 	pg_uuid_t	run_id;
 	int64		ref_id;
 	int32		attempt;
+	Jsonb	   *payload;
 } DueTimer;
 
 /* Add a timer; its effect happens when it is due and a tick runs. */
@@ -94,6 +107,41 @@ CreateTimer(pg_uuid_t *run_id, const char *kind, TimestampTz due_at,
 	values[4] = Int32GetDatum(attempt);
 	RunPlan(&insert_timer, values, NULL, false, 0);
 	NoteTimerDue(due_at);
+}
+
+/* Add a timer that carries a payload for its handler (children.c). */
+void
+CreateTimerWithPayload(pg_uuid_t *run_id, const char *kind,
+					   TimestampTz due_at, int64 ref_id, Jsonb *payload)
+{
+	Datum		values[5];
+
+	values[0] = TimestampTzGetDatum(due_at);
+	values[1] = CStringGetTextDatum(kind);
+	values[2] = UUIDPGetDatum(run_id);
+	values[3] = Int64GetDatum(ref_id);
+	values[4] = JsonbPGetDatum(payload);
+	RunPlan(&insert_timer_payload, values, NULL, false, 0);
+	NoteTimerDue(due_at);
+}
+
+/*
+ * Lock a timer row without waiting: false when it is gone or another ticker
+ * holds it.  For the timers whose handler takes no lock on their run.
+ */
+bool
+ClaimTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id)
+{
+	Datum		values[3];
+	int			n;
+
+	values[0] = UUIDPGetDatum(run_id);
+	values[1] = CStringGetTextDatum(kind);
+	values[2] = Int64GetDatum(ref_id);
+	n = RunPlan(&claim_timer, values, NULL, false, 1);
+	if (n > 0)
+		SPI_freetuptable(SPI_tuptable);
+	return n > 0;
 }
 
 /* Delete a timer; false when it is already gone (fired or dropped). */
@@ -236,6 +284,8 @@ fire_timer(DueTimer *t, RunState *rs, TimestampTz now)
 		TimeOutRun(rs, now, false);
 	else if (strcmp(t->kind, TIMER_EXECUTION_TIMEOUT) == 0)
 		TimeOutRun(rs, now, true);
+	else if (strcmp(t->kind, TIMER_DELIVER) == 0)
+		return FireDeliverTimer(rs, t->ref_id, t->payload, now);
 	else
 		elog(ERROR, "unknown durable timer kind \"%s\"", t->kind);
 	return true;
@@ -253,6 +303,16 @@ fire_due_timer(DueTimer *t, TimestampTz now)
 	Datum		tv[1];
 
 	CHECK_FOR_INTERRUPTS();
+
+	/*
+	 * A signal or cancel to deliver, or a parent close policy to apply, acts
+	 * on another run: its handler locks that run alone (children.c).
+	 */
+	if (strcmp(t->kind, TIMER_EXTERNAL) == 0)
+		return FireExternalTimer(&t->run_id, t->ref_id, t->payload, now);
+	if (strcmp(t->kind, TIMER_CLOSE_POLICY) == 0)
+		return FireClosePolicyTimer(&t->run_id, t->ref_id, t->payload, now);
+
 	if (!LoadRunById(&t->run_id, true, &rs))
 	{
 		/* Busy elsewhere: next tick.  Gone (purged): drop the timer. */
@@ -327,6 +387,7 @@ FireDueTimersCarefully(TimestampTz now, int max_items, bool careful)
 			   sizeof(pg_uuid_t));
 		timers[i].ref_id = DatumGetInt64(SPI_getbinval(tup, tt->tupdesc, 3, &isnull));
 		timers[i].attempt = DatumGetInt32(SPI_getbinval(tup, tt->tupdesc, 4, &isnull));
+		timers[i].payload = SPIGetJsonbCopy(i, 5);
 	}
 	SPI_freetuptable(tt);
 

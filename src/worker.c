@@ -11,6 +11,10 @@
  * is done again one timer per subtransaction; a timer that fails alone is
  * logged and put off, and the worker lives on.
  *
+ * Once a minute it also purges closed runs past their namespace's retention
+ * (retention.c), a batch of PURGE_BATCH runs per transaction, and sooner
+ * again while batches come back full, between rounds of timers.
+ *
  * It exits when the extension is not (or no longer) installed, on SIGTERM,
  * and when durable.worker_enabled is turned off.
  *
@@ -44,6 +48,10 @@ static KeptPlan next_due = {
 /* Wait after an unexpected error, so that a broken database is not spun on */
 #define ERROR_BACKOFF_MS 1000L
 
+/* Retention: runs purged per transaction, and how often */
+#define PURGE_BATCH 500
+#define PURGE_INTERVAL_MS 60000L
+
 /* Whether durable is installed in this database (inside a transaction). */
 static bool
 extension_installed(void)
@@ -72,6 +80,50 @@ run_batch(bool careful, TimestampTz *next)
 	return fired;
 }
 
+/*
+ * One purge batch in its own transaction; returns when the next is due.  An
+ * error is logged and the next try waits for the interval.
+ */
+static TimestampTz
+purge_batch(MemoryContext cxt)
+{
+	volatile int purged = 0;
+	TimestampTz now;
+
+	PG_TRY();
+	{
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		pgstat_report_activity(STATE_RUNNING, "purging closed durable runs");
+		if (extension_installed())
+		{
+			SPI_connect();
+			purged = PurgeClosedRuns(GetCurrentTimestamp(), PURGE_BATCH);
+			SPI_finish();
+		}
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		pgstat_report_activity(STATE_IDLE, NULL);
+		MemoryContextSwitchTo(old);
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(cxt);
+		EmitErrorReport();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		pgstat_report_activity(STATE_IDLE, NULL);
+		purged = 0;
+	}
+	PG_END_TRY();
+	now = GetCurrentTimestamp();
+	return purged >= PURGE_BATCH ? now :
+		now + PURGE_INTERVAL_MS * 1000;
+}
+
 /* Entry point of a database's timer worker; main_arg is the database oid. */
 void
 DurableTimerWorkerMain(Datum main_arg)
@@ -79,6 +131,7 @@ DurableTimerWorkerMain(Datum main_arg)
 	Oid			dboid = DatumGetObjectId(main_arg);
 	MemoryContext loop_cxt;
 	volatile bool careful = false;
+	volatile TimestampTz next_purge = 0;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
@@ -147,6 +200,11 @@ DurableTimerWorkerMain(Datum main_arg)
 			TimerWorkerDetach(true);
 			proc_exit(0);
 		}
+		if (GetCurrentTimestamp() >= next_purge)
+		{
+			MemoryContextReset(loop_cxt);
+			next_purge = purge_batch(loop_cxt);
+		}
 		if (fired >= durable_worker_batch_size)
 			continue;			/* more are due */
 
@@ -155,6 +213,9 @@ DurableTimerWorkerMain(Datum main_arg)
 			TimestampTz now = GetCurrentTimestamp();
 
 			sleep_ms = (long) durable_worker_max_sleep * 1000L;
+			if (next_purge <= now)
+				continue;
+			sleep_ms = Min(sleep_ms, (long) ((next_purge - now + 999) / 1000));
 			if (next != DT_NOEND)
 			{
 				if (next <= now)

@@ -90,6 +90,8 @@ typedef struct NewRun
 	const char *initiator;
 	Jsonb	   *continued_failure;
 	Jsonb	   *last_completion_result;
+	const char *signal_name;	/* signal_with_start: the first signal */
+	Jsonb	   *signal_input;
 } NewRun;
 
 static const char *const id_reuse_policy_names[] = {
@@ -194,7 +196,8 @@ create_run(NewRun *nr, TimestampTz now)
 {
 	Datum		values[NEW_RUN_ARGS];
 	char		nulls[NEW_RUN_ARGS];
-	int			events = nr->backoff > 0 ? 1 : 2;
+	int			first = nr->signal_name != NULL ? 2 : 1;	/* before the task */
+	int			events = nr->backoff > 0 ? first : first + 1;
 	RunState	rs;
 
 	memset(nulls, ' ', sizeof(nulls));
@@ -217,8 +220,8 @@ create_run(NewRun *nr, TimestampTz now)
 	OPT_DATUM(15, nr->cron_schedule, CStringGetTextDatum(nr->cron_schedule));
 	OPT_DATUM(16, nr->memo, JsonbPGetDatum(nr->memo));
 	values[17] = Int64GetDatum(events);
-	values[18] = Int64GetDatum(events == 2 ? 2 : 0);
-	values[19] = Int32GetDatum(events == 2 ? 1 : 0);
+	values[18] = Int64GetDatum(events > first ? events : 0);
+	values[19] = Int32GetDatum(events > first ? 1 : 0);
 	OPT_DATUM(20, nr->parent_namespace, CStringGetTextDatum(nr->parent_namespace));
 	OPT_DATUM(21, nr->parent_workflow_id, CStringGetTextDatum(nr->parent_workflow_id));
 	OPT_DATUM(22, nr->parent_run_id, UUIDPGetDatum(nr->parent_run_id));
@@ -241,6 +244,16 @@ create_run(NewRun *nr, TimestampTz now)
 	rs.decision_started_time_null = true;
 
 	(void) AppendEvent(&rs, now, "WorkflowExecutionStarted", started_attributes(nr));
+	if (nr->signal_name != NULL)
+	{
+		JsonBuilder jb;
+
+		JsonBegin(&jb);
+		JsonAddText(&jb, "signalName", nr->signal_name);
+		JsonAddJsonb(&jb, "input", nr->signal_input);
+		JsonAddText(&jb, "identity", CallerIdentity());
+		(void) AppendEvent(&rs, now, "WorkflowExecutionSignaled", JsonFinish(&jb));
+	}
 	if (nr->backoff > 0)
 		CreateTimer(nr->run_id, TIMER_FIRST_DECISION,
 					TimestampPlusSeconds(now, nr->backoff), 0, 0);
@@ -287,8 +300,64 @@ TerminateRun(RunState *rs, TimestampTz now, const char *reason,
 }
 
 /*
+ * Append WorkflowExecutionSignaled (buffered during a decision task) and
+ * schedule a decision task.  external names the signalling workflow.  The
+ * caller saves the run.
+ */
+void
+SignalRun(RunState *rs, TimestampTz now, const char *signal_name,
+		  Jsonb *input, Jsonb *external)
+{
+	JsonBuilder jb;
+
+	JsonBegin(&jb);
+	JsonAddText(&jb, "signalName", signal_name);
+	JsonAddJsonb(&jb, "input", input);
+	JsonAddText(&jb, "identity", CallerIdentity());
+	if (external != NULL)
+		JsonAddJsonb(&jb, "externalWorkflowExecution", external);
+	AppendEventOrBuffer(rs, now, "WorkflowExecutionSignaled", JsonFinish(&jb));
+	ScheduleDecisionTask(rs, now);
+}
+
+/*
+ * Request cancellation (rule 11): the flag, WorkflowExecutionCancelRequested
+ * and a decision task.  Returns false, changing nothing, when it was already
+ * requested.  The caller saves the run.
+ */
+bool
+RequestCancelRun(RunState *rs, TimestampTz now, const char *cause,
+				 Jsonb *external)
+{
+	JsonBuilder jb;
+
+	if (rs->cancel_requested)
+		return false;
+	JsonBegin(&jb);
+	JsonAddText(&jb, "cause", cause);
+	JsonAddText(&jb, "identity", CallerIdentity());
+	if (external != NULL)
+		JsonAddJsonb(&jb, "externalWorkflowExecution", external);
+	rs->cancel_requested = true;
+	AppendEventOrBuffer(rs, now, "WorkflowExecutionCancelRequested",
+						JsonFinish(&jb));
+	ScheduleDecisionTask(rs, now);
+	return true;
+}
+
+/*
  * Start the first run of a workflow execution, applying the id reuse policy.
  * Returns the new run_id.  The caller is connected to SPI.
+ *
+ * With req->signal_name (signal_with_start), a running execution is
+ * signalled instead and its run_id returned; a new run starts with the
+ * signal as its second event.
+ *
+ * With req->parent (a StartChildWorkflowExecution decision, the parent's row
+ * locked), a refusal is not an error: req->refused is set and NULL returned.
+ * A child start never waits on another run's lock: terminate_if_running
+ * takes the running run's lock with SKIP LOCKED and refuses when it is busy
+ * (children.c explains the lock order).
  */
 pg_uuid_t *
 StartWorkflowExecution(StartRequest *req, TimestampTz now)
@@ -317,6 +386,15 @@ StartWorkflowExecution(StartRequest *req, TimestampTz now)
 	nr.cron_schedule = req->cron_schedule;
 	nr.memo = req->memo;
 	nr.backoff = req->delay;
+	nr.signal_name = req->signal_name;
+	nr.signal_input = req->signal_input;
+	if (req->parent != NULL)
+	{
+		nr.parent_namespace = req->parent->namespace;
+		nr.parent_workflow_id = req->parent->workflow_id;
+		nr.parent_run_id = &req->parent->run_id;
+		nr.parent_initiated_id = req->parent_initiated_id;
+	}
 	if (req->cron_schedule != NULL)
 	{
 		CronSchedule sched;
@@ -329,11 +407,37 @@ StartWorkflowExecution(StartRequest *req, TimestampTz now)
 	{
 		RunState	prev;
 		bool		terminate = req->id_reuse_policy == ID_REUSE_TERMINATE_IF_RUNNING;
+		bool		lock = (terminate || req->signal_name != NULL) &&
+			req->parent == NULL;
 
-		if (LoadRun(req->namespace, req->workflow_id, NULL, terminate, false,
+		if (LoadRun(req->namespace, req->workflow_id, NULL, lock, false,
 					&prev))
 		{
-			if (RunIsOpen(&prev))
+			if (RunIsOpen(&prev) && req->signal_name != NULL)
+			{
+				pg_uuid_t  *running = palloc(sizeof(pg_uuid_t));
+
+				SignalRun(&prev, now, req->signal_name, req->signal_input, NULL);
+				SaveRun(&prev);
+				memcpy(running, &prev.run_id, sizeof(pg_uuid_t));
+				return running;
+			}
+			if (RunIsOpen(&prev) && req->parent != NULL)
+			{
+				/* The parent itself, or a run busy elsewhere: refused. */
+				if (!terminate ||
+					memcmp(&prev.run_id, &req->parent->run_id, sizeof(pg_uuid_t)) == 0 ||
+					!LoadRunById(&prev.run_id, true, &prev) || !RunIsOpen(&prev) ||
+					tries >= 3)
+				{
+					req->refused = true;
+					return NULL;
+				}
+				TerminateRun(&prev, now,
+							 "terminated by a new start (id_reuse_policy terminate_if_running)",
+							 NULL);
+			}
+			else if (RunIsOpen(&prev))
 			{
 				if (!terminate || tries >= 3)
 					report_already_started(req, &prev);
@@ -342,6 +446,12 @@ StartWorkflowExecution(StartRequest *req, TimestampTz now)
 							 NULL);
 			}
 			else if (!reuse_allowed(req->id_reuse_policy, prev.status))
+			{
+				if (req->parent != NULL)
+				{
+					req->refused = true;
+					return NULL;
+				}
 				ereport(ERROR,
 						(errcode(ERRCODE_DURABLE_ALREADY_STARTED),
 						 errmsg("workflow execution already started: workflow \"%s\" in namespace \"%s\" ran as run %s, which is %s",
@@ -351,10 +461,16 @@ StartWorkflowExecution(StartRequest *req, TimestampTz now)
 								   id_reuse_policy_names[req->id_reuse_policy],
 								   prev.status),
 						 errhint("Start with id_reuse_policy allow_duplicate to run it again.")));
+			}
 		}
 		if (create_run(&nr, now))
 			break;
-		/* A concurrent start won; the next round reports or terminates it. */
+		/* A concurrent start won; the next round reports, signals or terminates it. */
+		if (req->parent != NULL && !terminate)
+		{
+			req->refused = true;
+			return NULL;
+		}
 	}
 	return nr.run_id;
 }

@@ -1,0 +1,79 @@
+/*-------------------------------------------------------------------------
+ *
+ * retention.c
+ *	  Purging closed runs whose namespace's retention has passed.
+ *
+ * A run is purged, with its history, buffered events, attempt log, pending
+ * children rows and whatever else names it, once it has been closed for
+ * longer than its namespace's retention.  Each run of a chain goes by its
+ * own close time; a running run is never touched, nor a closed one that
+ * still has timers (a close policy or a signal still to deliver).  Runs are
+ * taken oldest first, a bounded batch per call, with SKIP LOCKED, so that a
+ * purge never waits for the engine nor the engine for a purge.  The
+ * background worker purges a batch a minute (worker.c); without it, call
+ * durable.purge() from pg_cron.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+
+#include "durable.h"
+
+#define VICTIMS "(SELECT run_id FROM victims)"
+
+static KeptPlan purge_plan = {
+	NULL, "WITH victims AS ("
+	"  SELECT r.run_id FROM durable.runs r"
+	"  JOIN durable.namespaces n ON n.name = r.namespace"
+	"  WHERE r.status <> 'running'"
+	"  AND r.close_time < $1 - (SELECT min(retention) FROM durable.namespaces)"
+	"  AND r.close_time < $1 - n.retention"
+	"  AND NOT EXISTS (SELECT 1 FROM durable.timers t WHERE t.run_id = r.run_id)"
+	"  ORDER BY r.close_time LIMIT $2 FOR UPDATE OF r SKIP LOCKED),"
+	" h AS (DELETE FROM durable.history WHERE run_id IN " VICTIMS "),"
+	" b AS (DELETE FROM durable.buffered_events WHERE run_id IN " VICTIMS "),"
+	" l AS (DELETE FROM durable.activity_attempt_log WHERE run_id IN " VICTIMS "),"
+	" c AS (DELETE FROM durable.children WHERE parent_run_id IN " VICTIMS "),"
+	" a AS (DELETE FROM durable.activities WHERE run_id IN " VICTIMS "),"
+	" u AS (DELETE FROM durable.user_timers WHERE run_id IN " VICTIMS "),"
+	" r AS (DELETE FROM durable.runs WHERE run_id IN " VICTIMS " RETURNING 1)"
+	" SELECT pg_catalog.count(*)::integer FROM r",
+	2, {TIMESTAMPTZOID, INT4OID}
+};
+
+/* Purge up to max_runs closed runs past retention at now; returns how many. */
+int
+PurgeClosedRuns(TimestampTz now, int max_runs)
+{
+	Datum		values[2];
+	bool		isnull;
+	int			n;
+
+	values[0] = TimestampTzGetDatum(now);
+	values[1] = Int32GetDatum(max_runs);
+	RunPlan(&purge_plan, values, NULL, false, 1);
+	n = DatumGetInt32(SPIGetDatum(0, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	return n;
+}
+
+PG_FUNCTION_INFO_V1(durable_purge);
+/* durable.purge(max_runs): purge closed runs past their retention. */
+Datum
+durable_purge(PG_FUNCTION_ARGS)
+{
+	int32		max_runs = PG_GETARG_INT32(0);
+	int			n;
+
+	if (max_runs <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_runs must be greater than zero")));
+	DurableSPIConnect();
+	n = PurgeClosedRuns(DurableNow(), max_runs);
+	DurableSPIFinish();
+	PG_RETURN_INT32(n);
+}
