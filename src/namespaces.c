@@ -60,7 +60,8 @@ static KeptPlan lock_namespace = {
 	1, {TEXTOID}
 };
 static KeptPlan namespace_has_runs = {
-	NULL, "SELECT 1 FROM durable.runs WHERE namespace = $1 LIMIT 1",
+	NULL, "SELECT 1 FROM durable.runs WHERE namespace = $1"
+	" ORDER BY namespace, workflow_id LIMIT 1",
 	1, {TEXTOID}
 };
 static KeptPlan delete_namespace = {

@@ -142,9 +142,9 @@ static KeptPlan delete_run_user_timers = {
 	1, {UUIDOID}
 };
 static KeptPlan delete_run_ready_tasks = {
-	NULL, "DELETE FROM durable.ready_tasks WHERE task_id IN"
-	" (SELECT task_id FROM durable.ready_tasks WHERE run_id = $1"
-	"  FOR UPDATE SKIP LOCKED)",
+	NULL, "DELETE FROM durable.ready_tasks WHERE ctid = ANY (ARRAY"
+	" (SELECT ctid FROM durable.ready_tasks WHERE run_id = $1"
+	"  FOR UPDATE SKIP LOCKED))",
 	1, {UUIDOID}
 };
 

@@ -1,0 +1,565 @@
+#!/usr/bin/env python3
+"""bench/extract_plans.py: the psql script that EXPLAINs every kept plan of src/*.c.
+
+Usage: python3 bench/extract_plans.py [SRC_DIR] > plans.sql      (SRC_DIR: src/)
+       python3 bench/extract_plans.py --list [SRC_DIR]          (names and SQL only)
+
+It parses every `[static] KeptPlan NAME = { NULL, <SQL>, NARGS, {TYPE OIDs} };` of
+SRC_DIR/*.c, rebuilds the SQL text the C compiler would build (adjacent string
+literals concatenated, escapes decoded, the #define macros of the file and of
+SRC_DIR/*.h expanded, function-like ones included) and writes, for each plan:
+
+    PREPARE <file>_<name>(<types>) AS <sql>;
+    EXPLAIN (ANALYZE, BUFFERS, SUMMARY OFF) EXECUTE <file>_<name>(<values>);
+
+under SET plan_cache_mode = force_generic_plan (spi.c prepares every kept plan with
+CURSOR_OPT_GENERIC_PLAN: the generic plan is the one the engine runs).  Statements
+that write or lock rows run inside BEGIN ... ROLLBACK.
+
+The values come from DEFAULTS (one per SQL type) overlaid with OVERRIDES (per plan
+and parameter), written as psql expressions: :'run', :act_sched and the other
+variables are set by bench/explain.sql from real rows before it \\i's the output.
+
+Anything it does not understand (an unknown macro or type OID, a plan it cannot
+parse, an argument count that does not match, an override naming a plan or a
+parameter that no longer exists) makes it exit 1 naming the file and the plan: the
+EXPLAIN must follow the sources or fail, never drift.
+"""
+
+import os
+import re
+import sys
+
+# Type OID macros (catalog/pg_type_d.h) -> the SQL type of the PREPARE.
+TYPES = {
+    "TEXTOID": "text",
+    "VARCHAROID": "varchar",
+    "NAMEOID": "name",
+    "UUIDOID": "uuid",
+    "INT2OID": "int2",
+    "INT4OID": "int4",
+    "INT8OID": "int8",
+    "BOOLOID": "bool",
+    "FLOAT4OID": "float4",
+    "FLOAT8OID": "float8",
+    "NUMERICOID": "numeric",
+    "CHAROID": '"char"',
+    "TIMESTAMPTZOID": "timestamptz",
+    "TIMESTAMPOID": "timestamp",
+    "INTERVALOID": "interval",
+    "JSONBOID": "jsonb",
+    "JSONOID": "json",
+    "BYTEAOID": "bytea",
+    "OIDOID": "oid",
+    "TEXTARRAYOID": "text[]",
+    "INT2ARRAYOID": "int2[]",
+    "INT4ARRAYOID": "int4[]",
+    "INT8ARRAYOID": "int8[]",
+    "BOOLARRAYOID": "bool[]",
+    "FLOAT8ARRAYOID": "float8[]",
+    "UUIDARRAYOID": "uuid[]",
+    "TIMESTAMPTZARRAYOID": "timestamptz[]",
+    "JSONBARRAYOID": "jsonb[]",
+    "INTERVALARRAYOID": "interval[]",
+}
+
+# A sample value for each SQL type, as a psql expression, used where OVERRIDES
+# says nothing.  :'run' is a running run with a started activity (explain.sql).
+DEFAULTS = {
+    "text": "'default'",
+    "varchar": "'default'",
+    "name": "'default'",
+    "uuid": ":'run'",
+    "int2": "1",
+    "int4": "1",
+    "int8": "1",
+    "bool": "false",
+    "float4": "10",
+    "float8": "10",
+    "numeric": "10",
+    '"char"': "'d'",
+    "timestamptz": "now()",
+    "timestamp": "localtimestamp",
+    "interval": "'7 days'",
+    "jsonb": "'{}'",
+    "json": "'{}'",
+    "bytea": "''",
+    "oid": "0",
+    "text[]": "'{}'",
+    "int2[]": "'{}'",
+    "int4[]": "'{}'",
+    "int8[]": "'{}'",
+    "bool[]": "'{}'",
+    "float8[]": "'{}'",
+    "uuid[]": "'{}'",
+    "timestamptz[]": "'{}'",
+    "jsonb[]": "'{}'",
+    "interval[]": "'{}'",
+}
+
+# Per-plan values: "<file>_<plan>" -> list of cases (label, {parameter number: psql
+# expression}); parameters not named take DEFAULTS.  A plan absent here runs once
+# with the defaults.  The psql variables are set by bench/explain.sql:
+#   closed_run, closed_wid   a terminated run (of 100,000) and its workflow id
+#   run, wid, next_event     a running run with a STARTED activity, its workflow id,
+#                            its last_event_id + 1
+#   act_sched, act_attempt   that activity's scheduled_event_id and attempt
+#   sched_run, sched_act     a run whose activity is SCHEDULED, and its event id
+#   started_run              a run with a started decision task and a buffered signal
+#   timer_run, timer_id, timer_event   a pending user timer
+#   t_run, t_kind, t_ref     the key of a pending durable.timers row
+#   parent_run, child_init   a running parent and a pending child's initiated event
+#   ready_run                a run with a task in durable.ready_tasks
+#   done_run                 a run completed through the worker protocol
+#   new_run                  a fresh uuid
+EVENTS = {  # two events and one decision task appended to :'run'
+    "ids": "ARRAY[:next_event, :next_event + 1]::int8[]",
+    "times": "ARRAY[now(), now()]",
+    "types": "ARRAY['WorkflowExecutionSignaled', 'DecisionTaskScheduled']",
+    "attrs": "ARRAY['{\"signalName\": \"ping\"}', '{}']::jsonb[]",
+    "queues": "ARRAY['bulk']",
+    "kinds": "ARRAY['d']",
+    "sched": "ARRAY[:next_event + 1]::int8[]",
+    "attempts": "ARRAY[1]",
+}
+OVERRIDES = {
+    # activities.c
+    "activities_load_activity": [(None, {2: ":act_sched"})],
+    "activities_take_activity": [(None, {2: ":act_sched"})],
+    "activities_take_completed_activity": [(None, {2: ":act_sched", 3: ":act_attempt"})],
+    "activities_load_activity_by_id": [(None, {2: "'a1'"})],
+    "activities_start_attempt": [(None, {1: ":'sched_run'", 2: ":sched_act",
+                                         5: "'explain'"})],
+    "activities_insert_activity": [(None, {2: ":next_event", 4: ":'wid'", 5: "'a2'",
+                                           6: "'noop'", 7: "'acts'", 9: "NULL",
+                                           10: "NULL", 12: "NULL", 13: "NULL"})],
+    "activities_save_activity": [(None, {2: ":act_sched", 3: "'STARTED'", 7: "NULL",
+                                         8: "NULL", 9: "NULL", 10: "NULL",
+                                         11: "NULL"})],
+    "activities_delete_activity": [(None, {2: ":act_sched"})],
+    "activities_arm_timer": [(None, {2: ":act_sched", 3: "now() + interval '1 hour'"})],
+    "activities_disarm_timer": [(None, {2: ":act_sched"})],
+    "activities_log_attempt": [(None, {2: ":act_sched", 3: ":act_attempt",
+                                       4: "'a1'", 5: "'noop'", 6: "'explain'",
+                                       10: "'failed'", 11: "'boom'", 12: "NULL",
+                                       13: "NULL"})],
+    # api_worker.c
+    "api_worker_claim_ready": [("decision task, queue bulk", {2: "'bulk'", 3: "'d'"}),
+                               ("activity task, queue acts", {2: "'acts'", 3: "'a'"})],
+    "api_worker_decision_task_json": [(None, {1: ":'done_run'", 2: "'token'"})],
+    "api_worker_heartbeat_plan": [(None, {2: ":act_sched", 3: ":act_attempt"})],
+    # children.c
+    "children_insert_child": [(None, {1: ":'parent_run'", 2: "1000000", 4: "'explain-child'",
+                                      5: ":'new_run'", 6: "'child'", 7: "'ABANDON'",
+                                      8: "1000001"})],
+    "children_take_child": [(None, {1: ":'parent_run'", 2: ":child_init"})],
+    "children_take_children": [(None, {1: ":'parent_run'"})],
+    # namespaces.c
+    "namespaces_insert_namespace": [(None, {1: "'explain-ns'", 3: "NULL", 4: "''"})],
+    "namespaces_update_namespace": [(None, {2: "NULL", 3: "NULL", 4: "'explained'"})],
+    "namespaces_delete_namespace": [(None, {1: "'explain-ns'"})],
+    # retention.c: every closed run is past retention 30 days from now; 500 a batch
+    # (worker.c's PURGE_BATCH)
+    "retention_purge_plan": [(None, {1: "now() + interval '30 days'", 2: "500"})],
+    # runs.c
+    "runs_load_latest": [(None, {2: ":'closed_wid'"})],
+    "runs_load_latest_locked": [(None, {2: ":'wid'"})],
+    "runs_load_given": [(None, {2: ":'closed_wid'", 3: ":'closed_run'"})],
+    "runs_load_given_locked": [(None, {2: ":'wid'", 3: ":'run'"})],
+    "runs_save_run": [(None, {4: ":next_event + 1", 5: ":next_event + 1", 6: "0",
+                              7: "1", 8: "NULL", 9: "0", 10: "1", 12: EVENTS["ids"],
+                              13: EVENTS["times"], 14: EVENTS["types"],
+                              15: EVENTS["attrs"], 16: EVENTS["queues"],
+                              17: EVENTS["kinds"], 18: EVENTS["sched"],
+                              19: EVENTS["attempts"]})],
+    "runs_close_run": [(None, {2: "'completed'", 5: "NULL", 6: ":next_event",
+                               8: "ARRAY[:next_event]::int8[]", 9: "ARRAY[now()]",
+                               10: "ARRAY['WorkflowExecutionCompleted']",
+                               11: "ARRAY['{}']::jsonb[]"})],
+    "runs_insert_events": [(None, {3: EVENTS["ids"], 4: EVENTS["times"],
+                                   5: EVENTS["types"], 6: EVENTS["attrs"],
+                                   7: EVENTS["queues"], 8: EVENTS["kinds"],
+                                   9: EVENTS["sched"], 10: EVENTS["attempts"]})],
+    "runs_buffer_event": [(None, {1: ":'started_run'", 3: "'WorkflowExecutionSignaled'"})],
+    "runs_take_buffered": [(None, {1: ":'started_run'"})],
+    "runs_delete_run_user_timers": [(None, {1: ":'timer_run'"})],
+    "runs_delete_run_ready_tasks": [(None, {1: ":'ready_run'"})],
+    # timers.c
+    "timers_insert_timer": [(None, {1: "now() + interval '10 seconds'",
+                                    2: "'decision_timeout'", 4: ":next_event"})],
+    "timers_insert_timer_payload": [(None, {2: "'deliver'", 4: ":next_event",
+                                            5: "'{\"event\": {}}'"})],
+    "timers_due_timers": [("due now (the timer worker's call; durable.tick's default"
+                           " max_items)", {2: "10000"}),
+                          ("all due (2 hours ahead: every timer of the data is due)",
+                           {1: "now() + interval '2 hours'", 2: "10000"})],
+    "timers_claim_timer": [(None, {1: ":'t_run'", 2: ":'t_kind'", 3: ":t_ref"})],
+    "timers_take_timer": [(None, {1: ":'t_run'", 2: ":'t_kind'", 3: ":t_ref"})],
+    "timers_insert_user_timer": [(None, {2: "'t9'", 3: ":next_event",
+                                         4: "now() + interval '1 hour'"})],
+    "timers_take_user_timer": [(None, {1: ":'timer_run'", 2: ":'timer_id'"})],
+    "timers_take_user_timer_by_event": [(None, {1: ":'timer_run'", 2: ":timer_event"})],
+    "timers_postpone_plan": [(None, {1: ":'t_run'", 2: ":'t_kind'", 3: ":t_ref",
+                                     4: "now() + interval '1 minute'"})],
+    # workflow.c
+    "workflow_insert_run": [
+        ("a new workflow id", {1: ":'new_run'", 3: "'explain-new'", 4: "'bench'",
+                               5: "'bulk'", 8: ":'new_run'", 11: "NULL", 12: "NULL",
+                               13: "NULL", 15: "NULL", 16: "NULL", 17: "NULL", 18: "2",
+                               19: "2", 21: "NULL", 22: "NULL", 23: "NULL", 24: "NULL",
+                               25: "NULL"}),
+        ("the workflow id is running: the conflict",
+         {1: ":'new_run'", 3: ":'wid'", 4: "'bench'", 5: "'bulk'", 8: ":'new_run'",
+          11: "NULL", 12: "NULL", 13: "NULL", 15: "NULL", 16: "NULL", 17: "NULL",
+          18: "2", 19: "2", 21: "NULL", 22: "NULL", 23: "NULL", 24: "NULL",
+          25: "NULL"})],
+    "workflow_set_continued_to": [(None, {1: ":'closed_run'", 2: ":'run'"})],
+    "workflow_set_search_attributes": [(None, {2: "'{\"k\": 1}'"})],
+}
+
+
+class Fail(Exception):
+    pass
+
+
+# ---------------------------------------------------------------- C tokens
+TOKEN = re.compile(r'''
+    (?P<ws>\s+)
+  | (?P<str>"(?:[^"\\\n]|\\.)*")
+  | (?P<chr>'(?:[^'\\\n]|\\.)+')
+  | (?P<id>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<num>[0-9][0-9A-Za-z_.]*)
+  | (?P<punct>\#\#|\#|->|[{}()\[\],;=*&+\-/<>!?:.%|^~])
+''', re.X)
+
+
+def strip_comments(text):
+    """Comments out, strings and character constants kept (one space per comment,
+    newlines kept so that #define lines stay lines)."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in "\"'":
+            j = i + 1
+            while j < n and text[j] != c:
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i:j + 1])
+            i = j + 1
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            if j < 0:
+                raise Fail("unterminated comment")
+            out.append(" " + "\n" * text.count("\n", i, j))
+            i = j + 2
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def tokenize(text, where):
+    toks, pos = [], 0
+    while pos < len(text):
+        m = TOKEN.match(text, pos)
+        if not m:
+            raise Fail(f"{where}: cannot tokenize at {text[pos:pos + 40]!r}")
+        pos = m.end()
+        if m.lastgroup != "ws":
+            toks.append((m.lastgroup, m.group()))
+    return toks
+
+
+ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "'": "'",
+           "0": "\0", "a": "\a", "b": "\b", "f": "\f", "v": "\v", "?": "?"}
+
+
+def c_string(lit, where):
+    body, out, i = lit[1:-1], [], 0
+    while i < len(body):
+        c = body[i]
+        if c == "\\":
+            e = body[i + 1]
+            if e not in ESCAPES or (e == "0" and i + 2 < len(body) and body[i + 2].isdigit()):
+                raise Fail(f"{where}: unsupported escape \\{e} in {lit}")
+            out.append(ESCAPES[e])
+            i += 2
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+# ---------------------------------------------------------------- #define
+class Macro:
+    def __init__(self, name, params, body):
+        self.name, self.params, self._body = name, params, body  # (text, where)
+        self._tokens = None
+
+    @property
+    def body(self):
+        if self._tokens is None:
+            self._tokens = tokenize(*self._body)
+        return self._tokens
+
+
+def read_defines(text, where):
+    """Every #define of text (comments stripped): name -> Macro."""
+    macros = {}
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        while line.endswith("\\") and i + 1 < len(lines):
+            i += 1
+            line = line[:-1] + " " + lines[i]
+        i += 1
+        m = re.match(r"\s*#\s*define\s+([A-Za-z_]\w*)(\(([^)]*)\))?(.*)$", line)
+        if not m:
+            continue
+        params = None
+        if m.group(2) is not None:
+            params = [p.strip() for p in m.group(3).split(",") if p.strip()]
+        # The body is tokenized when the macro is used: defines that no plan uses
+        # may hold any C.
+        macros[m.group(1)] = Macro(m.group(1), params, (m.group(4), where))
+    return macros
+
+
+def expand(tokens, macros, where, depth=0):
+    """Macro-expand a token list (object-like and function-like macros)."""
+    if depth > 20:
+        raise Fail(f"{where}: macro expansion too deep")
+    out, i = [], 0
+    while i < len(tokens):
+        kind, val = tokens[i]
+        if kind == "id" and val in macros:
+            mac = macros[val]
+            if mac.params is None:
+                out.extend(expand(mac.body, macros, where, depth + 1))
+                i += 1
+                continue
+            if i + 1 >= len(tokens) or tokens[i + 1] != ("punct", "("):
+                raise Fail(f"{where}: function-like macro {val} used without arguments")
+            args, cur, level, j = [], [], 0, i + 2
+            while True:
+                if j >= len(tokens):
+                    raise Fail(f"{where}: unbalanced arguments of {val}")
+                t = tokens[j]
+                if t == ("punct", "(" ):
+                    level += 1
+                elif t == ("punct", ")"):
+                    if level == 0:
+                        break
+                    level -= 1
+                if t == ("punct", ",") and level == 0:
+                    args.append(cur)
+                    cur = []
+                else:
+                    cur.append(t)
+                j += 1
+            args.append(cur)
+            if args == [[]] and not mac.params:
+                args = []
+            if len(args) != len(mac.params):
+                raise Fail(f"{where}: macro {val} takes {len(mac.params)} arguments, "
+                           f"got {len(args)}")
+            if any(t[1] in ("#", "##") for t in mac.body):
+                raise Fail(f"{where}: macro {val} uses # or ##, not supported")
+            bound = {p: expand(a, macros, where, depth + 1) for p, a in zip(mac.params, args)}
+            body = []
+            for t in mac.body:
+                body.extend(bound[t[1]] if t[0] == "id" and t[1] in bound else [t])
+            out.extend(expand(body, macros, where, depth + 1))
+            i = j + 1
+            continue
+        out.append((kind, val))
+        i += 1
+    return out
+
+
+# ---------------------------------------------------------------- KeptPlan
+PLAN = re.compile(r"(?:\bstatic\s+)?\bKeptPlan\s+([A-Za-z_]\w*)\s*=\s*\{")
+
+
+def split_top(tokens, where):
+    """Split a token list at its top-level commas."""
+    parts, cur, level = [], [], 0
+    for t in tokens:
+        if t[1] in ("(", "{", "["):
+            level += 1
+        elif t[1] in (")", "}", "]"):
+            level -= 1
+        if t == ("punct", ",") and level == 0:
+            parts.append(cur)
+            cur = []
+        else:
+            cur.append(t)
+    if level != 0:
+        raise Fail(f"{where}: unbalanced braces")
+    if cur:
+        parts.append(cur)
+    return parts
+
+
+def int_value(tokens, where):
+    if len(tokens) == 1 and tokens[0][0] == "num" and tokens[0][1].isdigit():
+        return int(tokens[0][1])
+    if len(tokens) == 3 and tokens[0][1] == "(" and tokens[2][1] == ")":
+        return int_value(tokens[1:2], where)
+    raise Fail(f"{where}: nargs is not an integer: {' '.join(v for _, v in tokens)}")
+
+
+def parse_file(path, header_macros):
+    base = os.path.splitext(os.path.basename(path))[0]
+    with open(path, encoding="utf-8") as f:
+        text = strip_comments(f.read())
+    macros = dict(header_macros)
+    macros.update(read_defines(text, path))
+    plans = []
+    seen = set()
+    for m in PLAN.finditer(text):
+        name = m.group(1)
+        where = f"{path}: KeptPlan {name}"
+        if name in seen:
+            raise Fail(f"{where}: defined twice")
+        seen.add(name)
+        end = text.find("};", m.end())
+        if end < 0:
+            raise Fail(f"{where}: no closing '}};'")
+        fields = split_top(tokenize(text[m.end():end], where), where)
+        if len(fields) != 4:
+            raise Fail(f"{where}: expected {{ NULL, sql, nargs, {{types}} }}, got "
+                       f"{len(fields)} fields")
+        if fields[0] != [("id", "NULL")]:
+            raise Fail(f"{where}: first field is not NULL")
+        sql_toks = expand(fields[1], macros, where)
+        if not sql_toks or any(k != "str" for k, _ in sql_toks):
+            bad = [v for k, v in sql_toks if k != "str"]
+            raise Fail(f"{where}: the SQL is not only string literals after macro "
+                       f"expansion (unknown macro or expression: {' '.join(bad[:5])})")
+        sql = "".join(c_string(v, where) for _, v in sql_toks)
+        nargs = int_value(expand(fields[2], macros, where), where)
+        tt = fields[3]
+        if not tt or tt[0][1] != "{" or tt[-1][1] != "}":
+            raise Fail(f"{where}: argument types are not a {{...}} list")
+        oids = [t for t in split_top(tt[1:-1], where) if t]
+        types = []
+        for o in oids:
+            if len(o) != 1 or o[0][0] != "id":
+                raise Fail(f"{where}: argument type {' '.join(v for _, v in o)} "
+                           f"is not an OID macro")
+            oid = o[0][1]
+            if oid == "InvalidOid" and nargs == 0:
+                continue
+            if oid not in TYPES:
+                raise Fail(f"{where}: unknown type OID macro {oid} (add it to TYPES)")
+            types.append(TYPES[oid])
+        if len(types) != nargs:
+            raise Fail(f"{where}: nargs is {nargs} but {len(types)} argument types")
+        used = {int(x) for x in re.findall(r"\$(\d+)", sql)}
+        if used and max(used) > nargs:
+            raise Fail(f"{where}: the SQL uses ${max(used)} but nargs is {nargs}")
+        plans.append({"file": base, "path": path, "name": name, "sql": sql,
+                      "types": types, "prepared": f"{base}_{name}"})
+    # A KeptPlan the regex did not see would escape us: count the mentions.
+    decls = len(re.findall(r"\bKeptPlan\s+[A-Za-z_]\w*\s*=", text))
+    if decls != len(plans):
+        raise Fail(f"{path}: {decls} KeptPlan definitions but {len(plans)} parsed")
+    return plans
+
+
+WRITES = re.compile(r"\b(INSERT|UPDATE|DELETE)\b|\bFOR\s+(NO\s+KEY\s+)?UPDATE\b|"
+                    r"\bFOR\s+(KEY\s+)?SHARE\b|\bnextval\b", re.I)
+
+
+def dollar_quote(text):
+    tag = "sql"
+    while f"${tag}$" in text:
+        tag += "_"
+    return f"${tag}${text}${tag}$"
+
+
+def emit(plans, out):
+    w = out.write
+    w("-- Generated by bench/extract_plans.py from src/*.c: do not edit.\n")
+    w("SET plan_cache_mode = force_generic_plan;\n")
+    known = {p["prepared"] for p in plans}
+    for key in OVERRIDES:
+        if key not in known:
+            raise Fail(f"bench/extract_plans.py: OVERRIDES names {key}, which is no "
+                       f"KeptPlan of src/*.c any more")
+    current = None
+    for p in plans:
+        if p["file"] != current:
+            current = p["file"]
+            w(f"\n\\echo '## src/{current}.c'\n\\echo\n")
+        name, n = p["prepared"], len(p["types"])
+        cases = OVERRIDES.get(name, [(None, {})])
+        writes = bool(WRITES.search(p["sql"]))
+        args = f"({', '.join(p['types'])})" if n else ""
+        w(f"\n-- src/{p['file']}.c: {p['name']}\n")
+        w(f"PREPARE {name}{args} AS {p['sql']};\n")
+        w(f"\\echo '### {p['name']}'\n\\echo\n\\echo '```sql'\n")
+        w(f"SELECT {dollar_quote(p['sql'])};\n\\echo '```'\n")
+        for label, over in cases:
+            bad = [k for k in over if not 1 <= k <= n]
+            if bad:
+                raise Fail(f"{p['path']}: KeptPlan {p['name']}: OVERRIDES names "
+                           f"parameter ${bad[0]} of {n}")
+            vals = []
+            for i, t in enumerate(p["types"], 1):
+                if i in over:
+                    vals.append(over[i])
+                elif t in DEFAULTS:
+                    vals.append(DEFAULTS[t])
+                else:
+                    raise Fail(f"{p['path']}: KeptPlan {p['name']}: no sample value "
+                               f"for type {t}")
+            call = f"EXECUTE {name}({', '.join(vals)})" if n else f"EXECUTE {name}"
+            if label:
+                w(f"\\echo '{label.replace(chr(39), chr(39) * 2)}:'\n")
+            w("\\echo '```'\n")
+            if writes:
+                w("BEGIN;\n")
+            w(f"EXPLAIN (ANALYZE, BUFFERS, SUMMARY OFF) {call};\n")
+            if writes:
+                w("ROLLBACK;\n")
+            w("\\echo '```'\n")
+        w("\\echo\n")
+        w(f"DEALLOCATE {name};\n")
+
+
+def main(argv):
+    listing = "--list" in argv
+    argv = [a for a in argv if a != "--list"]
+    src = argv[0] if argv else os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                            "..", "src")
+    try:
+        header_macros = {}
+        for h in sorted(os.listdir(src)):
+            if h.endswith(".h"):
+                path = os.path.join(src, h)
+                with open(path, encoding="utf-8") as f:
+                    header_macros.update(read_defines(strip_comments(f.read()), path))
+        plans = []
+        for c in sorted(os.listdir(src)):
+            if c.endswith(".c"):
+                plans.extend(parse_file(os.path.join(src, c), header_macros))
+        if not plans:
+            raise Fail(f"{src}: no KeptPlan found")
+        if listing:
+            for p in plans:
+                print(f"{p['prepared']}({', '.join(p['types'])}): {p['sql']}")
+        else:
+            emit(plans, sys.stdout)
+    except Fail as e:
+        print(f"extract_plans.py: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
