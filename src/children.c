@@ -290,11 +290,7 @@ StartChildWorkflow(RunState *rs, TimestampTz now, StartRequest *req,
 		JsonAddFloat(&jb, "workflowRunTimeoutSeconds", req->run_timeout);
 	JsonAddFloat(&jb, "taskStartToCloseTimeoutSeconds", req->decision_timeout);
 	JsonAddText(&jb, "parentClosePolicy", ParentClosePolicyName(policy));
-	JsonAddText(&jb, "workflowIdReusePolicy",
-				req->id_reuse_policy == ID_REUSE_ALLOW_DUPLICATE ? "allow_duplicate" :
-				req->id_reuse_policy == ID_REUSE_REJECT_DUPLICATE ? "reject_duplicate" :
-				req->id_reuse_policy == ID_REUSE_TERMINATE_IF_RUNNING ? "terminate_if_running" :
-				"allow_duplicate_failed_only");
+	JsonAddText(&jb, "workflowIdReusePolicy", IdReusePolicyName(req->id_reuse_policy));
 	if (req->retry_policy != NULL)
 		JsonAddJsonb(&jb, "retryPolicy", req->retry_policy);
 	if (req->cron_schedule != NULL)

@@ -505,6 +505,7 @@ typedef struct ContinueRequest
 } ContinueRequest;
 
 extern IdReusePolicy ParseIdReusePolicy(const char *name, const char *argname);
+extern const char *IdReusePolicyName(IdReusePolicy policy);
 extern pg_uuid_t *StartWorkflowExecution(StartRequest *req, TimestampTz now);
 extern void TerminateRun(RunState *rs, TimestampTz now, const char *reason,
 						 Jsonb *details);

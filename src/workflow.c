@@ -117,6 +117,13 @@ ParseIdReusePolicy(const char *name, const char *argname)
 	pg_unreachable();
 }
 
+/* The name of an id reuse policy. */
+const char *
+IdReusePolicyName(IdReusePolicy policy)
+{
+	return id_reuse_policy_names[policy];
+}
+
 /* Whether a closed run with this status lets a new run start. */
 static bool
 reuse_allowed(IdReusePolicy policy, const char *status)

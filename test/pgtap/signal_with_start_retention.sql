@@ -4,28 +4,13 @@ BEGIN;
 SELECT plan(44);
 SET LOCAL durable.test_time = '2026-01-01 00:00:00+00';
 
-CREATE FUNCTION pg_temp.at(ts text) RETURNS void LANGUAGE sql AS
-    $$ SELECT set_config('durable.test_time', ts, true) $$;
 CREATE FUNCTION pg_temp.later(secs float8) RETURNS void LANGUAGE sql AS
     $$ SELECT set_config('durable.test_time', (durable.now() + secs * interval '1 second')::text, true) $$;
-CREATE FUNCTION pg_temp.decide(wid text, decisions jsonb, queue text DEFAULT NULL)
-RETURNS jsonb LANGUAGE plpgsql AS $$
-DECLARE t jsonb;
-BEGIN
-    t := durable.poll_decision_task(COALESCE(queue, wid), namespace => COALESCE(
-        (SELECT namespace FROM durable.runs WHERE workflow_id = wid AND status = 'running'), 'default'));
-    IF t IS NULL THEN RAISE EXCEPTION 'no decision task for %', wid; END IF;
-    PERFORM durable.complete_decision_task(t->>'taskToken', decisions);
-    RETURN t;
-END $$;
-CREATE FUNCTION pg_temp.events(wid text, rid uuid DEFAULT NULL) RETURNS text[]
-LANGUAGE sql AS $$
-    SELECT COALESCE(array_agg(event_type ORDER BY event_id), '{}') FROM durable.get_history(wid, run_id => rid) $$;
 
 -- signal_with_start: starts when nothing runs ...
 SELECT durable.signal_with_start('order', 'sws', 'paid', '{"amount": 5}', '{"id": 1}',
     task_queue => 'sws', memo => '{"m": 1}') AS sws1 \gset
-SELECT is(pg_temp.events('sws'), '{WorkflowExecutionStarted,WorkflowExecutionSignaled,DecisionTaskScheduled}',
+SELECT is(t.events('sws'), '{WorkflowExecutionStarted,WorkflowExecutionSignaled,DecisionTaskScheduled}',
     'signal_with_start starts: Started, Signaled, then the decision task');
 SELECT is((SELECT attributes - 'identity' FROM durable.get_history('sws') WHERE event_id = 2),
     '{"signalName": "paid", "input": {"amount": 5}}', 'with the signal');
@@ -34,10 +19,10 @@ SELECT is(durable.describe_workflow('sws')->>'historyLength', '3', 'historyLengt
 -- ... and signals a running execution.
 SELECT is(durable.signal_with_start('order', 'sws', 'shipped', NULL), :'sws1'::uuid,
     'signal_with_start signals the running run and returns its run_id');
-SELECT is(pg_temp.events('sws'), '{WorkflowExecutionStarted,WorkflowExecutionSignaled,DecisionTaskScheduled,WorkflowExecutionSignaled}',
+SELECT is(t.events('sws'), '{WorkflowExecutionStarted,WorkflowExecutionSignaled,DecisionTaskScheduled,WorkflowExecutionSignaled}',
     'one more signal, no second start');
 SELECT is((SELECT count(*)::int FROM durable.runs WHERE workflow_id = 'sws'), 1, 'still one run');
-SELECT pg_temp.decide('sws', '[{"decisionType": "CompleteWorkflowExecution"}]') IS NOT NULL;
+SELECT t.decide('sws', '[{"decisionType": "CompleteWorkflowExecution"}]') IS NOT NULL;
 SELECT throws_ok($$SELECT durable.signal_with_start('order', 'sws', 'again')$$, 'WF001', NULL,
     'a completed run is not restarted under allow_duplicate_failed_only');
 SELECT isnt(durable.signal_with_start('order', 'sws', 'again', id_reuse_policy => 'allow_duplicate'), :'sws1'::uuid,
@@ -48,9 +33,9 @@ SELECT throws_ok($$SELECT durable.signal_with_start('order', 'x', 's', namespace
 -- Cron with a retry policy: a failed run retries before the schedule goes on.
 SELECT durable.start_workflow('report', NULL, 'cr', 'cr', cron_schedule => '0 * * * *',
     retry_policy => durable.retry_policy('30 seconds', maximum_attempts => 2)) AS cr1 \gset
-SELECT pg_temp.at('2026-01-01 01:00:00+00');
+SELECT t.at('2026-01-01 01:00:00+00');
 SELECT durable.tick() > 0;
-SELECT pg_temp.decide('cr', '[{"decisionType": "FailWorkflowExecution", "reason": "flaky"}]') IS NOT NULL;
+SELECT t.decide('cr', '[{"decisionType": "FailWorkflowExecution", "reason": "flaky"}]') IS NOT NULL;
 SELECT is((SELECT attributes->>'initiator' FROM durable.get_history('cr', run_id => :'cr1'::uuid) WHERE event_type = 'WorkflowExecutionContinuedAsNew'),
     'RetryPolicy', 'the failed cron run is retried first');
 SELECT is(durable.describe_workflow('cr')->>'attempt', '2', 'as attempt 2');
@@ -58,7 +43,7 @@ SELECT is((SELECT attributes->>'firstDecisionTaskBackoffSeconds' FROM durable.ge
     '30', 'after the retry backoff, not the next fire time');
 SELECT pg_temp.later(30);
 SELECT durable.tick() > 0;
-SELECT pg_temp.decide('cr', '[{"decisionType": "FailWorkflowExecution", "reason": "flaky"}]') IS NOT NULL;
+SELECT t.decide('cr', '[{"decisionType": "FailWorkflowExecution", "reason": "flaky"}]') IS NOT NULL;
 SELECT is((SELECT array_agg(attributes->>'initiator' ORDER BY r.run_seq) FROM durable.runs r
              JOIN durable.history h ON h.run_id = r.run_id AND h.event_type = 'WorkflowExecutionContinuedAsNew'
             WHERE r.workflow_id = 'cr'),
