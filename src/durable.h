@@ -113,6 +113,18 @@ extern char *SPIGetText(int row, int col);
 extern Jsonb *SPIGetJsonbCopy(int row, int col);
 
 /* ----------------
+ * direct.c: rows written and read without the executor
+ * ----------------
+ */
+extern void DirectInsertEvents(pg_uuid_t *run_id, int n, const int64 *ids,
+							   const TimestampTz *times, char *const *types,
+							   const Datum *attrs);
+extern void DirectInsertReadyTasks(const char *namespace, pg_uuid_t *run_id,
+								   int n, char *const *queues,
+								   const char *kinds, const int64 *scheduled,
+								   const int32 *attempts);
+
+/* ----------------
  * backoff.c: retry policies and timeout math (no SPI)
  * ----------------
  */

@@ -60,53 +60,25 @@ static KeptPlan load_by_id_skip_locked = {
 	1, {UUIDOID}
 };
 /*
- * The events a call appended are written with the run's row, in one
- * statement: a data-modifying CTE inserts them from four arrays.
+ * The run's counters; the events and tasks of the call are written before it
+ * (direct.c), in the same transaction.
  */
-#define INSERT_EVENTS(ids, times, types, attrs) \
-	"INSERT INTO durable.history (run_id, event_id, event_time, event_type," \
-	" attributes) SELECT $1, e.i, e.t, e.y, e.a FROM ROWS FROM" \
-	" (pg_catalog.unnest(" ids "), pg_catalog.unnest(" times ")," \
-	" pg_catalog.unnest(" types "), pg_catalog.unnest(" attrs "))" \
-	" AS e(i, t, y, a)"
-
-/* ... and the tasks it queued, from four more arrays */
-#define INSERT_READY(queues, kinds, scheduled, attempts) \
-	"INSERT INTO durable.ready_tasks (namespace, task_queue, kind, run_id," \
-	" scheduled_event_id, attempt) SELECT $2, r.q, r.k::\"char\", $1, r.s, r.a" \
-	" FROM ROWS FROM (pg_catalog.unnest(" queues "), pg_catalog.unnest(" kinds ")," \
-	" pg_catalog.unnest(" scheduled "), pg_catalog.unnest(" attempts "))" \
-	" AS r(q, k, s, a)"
-
 static KeptPlan save_run = {
-	NULL, "WITH ev AS (" INSERT_EVENTS("$12", "$13", "$14", "$15") "),"
-	" rt AS (" INSERT_READY("$16", "$17", "$18", "$19") ")"
-	" UPDATE durable.runs SET cancel_requested = $3, last_event_id = $4,"
-	" decision_scheduled_id = $5, decision_started_id = $6,"
-	" decision_attempt = $7, decision_started_time = $8,"
-	" previous_started_id = $9, activity_attempts = $10, has_buffered = $11"
+	NULL, "UPDATE durable.runs SET cancel_requested = $2, last_event_id = $3,"
+	" decision_scheduled_id = $4, decision_started_id = $5,"
+	" decision_attempt = $6, decision_started_time = $7,"
+	" previous_started_id = $8, activity_attempts = $9, has_buffered = $10"
 	" WHERE run_id = $1",
-	19, {UUIDOID, TEXTOID, BOOLOID, INT8OID, INT8OID, INT8OID, INT4OID,
-		TIMESTAMPTZOID, INT8OID, INT4OID, BOOLOID, INT8ARRAYOID,
-		TIMESTAMPTZARRAYOID, TEXTARRAYOID, JSONBARRAYOID, TEXTARRAYOID,
-	TEXTARRAYOID, INT8ARRAYOID, INT4ARRAYOID}
+	10, {UUIDOID, BOOLOID, INT8OID, INT8OID, INT8OID, INT4OID,
+	TIMESTAMPTZOID, INT8OID, INT4OID, BOOLOID}
 };
 static KeptPlan close_run = {
-	NULL, "WITH ev AS (" INSERT_EVENTS("$8", "$9", "$10", "$11") ")"
-	" UPDATE durable.runs SET status = $2, close_time = $3, result = $4,"
+	NULL, "UPDATE durable.runs SET status = $2, close_time = $3, result = $4,"
 	" failure = $5, last_event_id = $6, cancel_requested = $7,"
 	" decision_scheduled_id = 0, decision_started_id = 0,"
 	" decision_attempt = 0, decision_started_time = NULL, has_buffered = false"
 	" WHERE run_id = $1",
-	11, {UUIDOID, TEXTOID, TIMESTAMPTZOID, JSONBOID, JSONBOID, INT8OID, BOOLOID,
-	INT8ARRAYOID, TIMESTAMPTZARRAYOID, TEXTARRAYOID, JSONBARRAYOID}
-};
-static KeptPlan insert_events = {
-	NULL, "WITH rt AS (" INSERT_READY("$7", "$8", "$9", "$10") ") "
-	INSERT_EVENTS("$3", "$4", "$5", "$6"),
-	10, {UUIDOID, TEXTOID, INT8ARRAYOID, TIMESTAMPTZARRAYOID, TEXTARRAYOID,
-		JSONBARRAYOID, TEXTARRAYOID, TEXTARRAYOID, INT8ARRAYOID,
-	INT4ARRAYOID}
+	7, {UUIDOID, TEXTOID, TIMESTAMPTZOID, JSONBOID, JSONBOID, INT8OID, BOOLOID}
 };
 static KeptPlan buffer_event = {
 	NULL, "INSERT INTO durable.buffered_events"
@@ -171,62 +143,26 @@ CheckEventsWritten(void)
 	}
 }
 
-/* The run's pending events as four array datums (ids, times, types, attrs). */
+/* Write the run's pending events (direct.c). */
 static void
-event_arrays(RunState *rs, Datum *values)
+write_events(RunState *rs)
 {
 	EventBatch *b = rs->events;
-	int			n = b ? b->n : 0;
-	Datum	   *ids = palloc(sizeof(Datum) * (n + 1));
-	Datum	   *times = palloc(sizeof(Datum) * (n + 1));
-	Datum	   *types = palloc(sizeof(Datum) * (n + 1));
-	int			i;
 
-	for (i = 0; i < n; i++)
-	{
-		ids[i] = Int64GetDatum(b->ids[i]);
-		times[i] = TimestampTzGetDatum(b->times[i]);
-		types[i] = CStringGetTextDatum(b->types[i]);
-	}
-	values[0] = PointerGetDatum(construct_array(ids, n, INT8OID, 8,
-												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	values[1] = PointerGetDatum(construct_array(times, n, TIMESTAMPTZOID, 8,
-												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	values[2] = PointerGetDatum(construct_array(types, n, TEXTOID, -1, false,
-												TYPALIGN_INT));
-	values[3] = PointerGetDatum(construct_array(b ? b->attrs : NULL, n, JSONBOID,
-												-1, false, TYPALIGN_INT));
+	if (b != NULL && b->n > 0)
+		DirectInsertEvents(&rs->run_id, b->n, b->ids, b->times, b->types,
+						   b->attrs);
 }
 
-/* The run's queued tasks as four array datums (queues, kinds, ids, attempts). */
+/* Write the run's queued tasks (direct.c). */
 static void
-ready_arrays(RunState *rs, Datum *values)
+write_ready(RunState *rs)
 {
 	ReadyBatch *b = rs->ready;
-	int			n = b ? b->n : 0;
-	Datum	   *queues = palloc(sizeof(Datum) * (n + 1));
-	Datum	   *kinds = palloc(sizeof(Datum) * (n + 1));
-	Datum	   *ids = palloc(sizeof(Datum) * (n + 1));
-	Datum	   *attempts = palloc(sizeof(Datum) * (n + 1));
-	int			i;
 
-	for (i = 0; i < n; i++)
-	{
-		char		kind[2] = {b->kinds[i], '\0'};
-
-		queues[i] = CStringGetTextDatum(b->queues[i]);
-		kinds[i] = CStringGetTextDatum(kind);
-		ids[i] = Int64GetDatum(b->scheduled[i]);
-		attempts[i] = Int32GetDatum(b->attempts[i]);
-	}
-	values[0] = PointerGetDatum(construct_array(queues, n, TEXTOID, -1, false,
-												TYPALIGN_INT));
-	values[1] = PointerGetDatum(construct_array(kinds, n, TEXTOID, -1, false,
-												TYPALIGN_INT));
-	values[2] = PointerGetDatum(construct_array(ids, n, INT8OID, 8,
-												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	values[3] = PointerGetDatum(construct_array(attempts, n, INT4OID, 4, true,
-												TYPALIGN_INT));
+	if (b != NULL && b->n > 0)
+		DirectInsertReadyTasks(rs->namespace, &rs->run_id, b->n, b->queues,
+							   b->kinds, b->scheduled, b->attempts);
 }
 
 /* The run's pending events and tasks are written (or dropped): forget them. */
@@ -249,16 +185,8 @@ events_written(RunState *rs)
 void
 FlushEvents(RunState *rs)
 {
-	Datum		values[10];
-
-	if ((rs->events == NULL || rs->events->n == 0) &&
-		(rs->ready == NULL || rs->ready->n == 0))
-		return;
-	values[0] = UUIDPGetDatum(&rs->run_id);
-	values[1] = CStringGetTextDatum(rs->namespace);
-	event_arrays(rs, &values[2]);
-	ready_arrays(rs, &values[6]);
-	RunPlan(&insert_events, values, NULL, false, 0);
+	write_ready(rs);
+	write_events(rs);
 	events_written(rs);
 }
 
@@ -373,25 +301,24 @@ LoadRunById(pg_uuid_t *run_id, bool skip_locked, RunState *rs)
 void
 SaveRun(RunState *rs)
 {
-	Datum		values[19];
-	char		nulls[19];
+	Datum		values[10];
+	char		nulls[10];
 
+	write_ready(rs);
+	write_events(rs);
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = UUIDPGetDatum(&rs->run_id);
-	values[1] = CStringGetTextDatum(rs->namespace);
-	values[2] = BoolGetDatum(rs->cancel_requested);
-	values[3] = Int64GetDatum(rs->last_event_id);
-	values[4] = Int64GetDatum(rs->decision_scheduled_id);
-	values[5] = Int64GetDatum(rs->decision_started_id);
-	values[6] = Int32GetDatum(rs->decision_attempt);
-	values[7] = TimestampTzGetDatum(rs->decision_started_time);
+	values[1] = BoolGetDatum(rs->cancel_requested);
+	values[2] = Int64GetDatum(rs->last_event_id);
+	values[3] = Int64GetDatum(rs->decision_scheduled_id);
+	values[4] = Int64GetDatum(rs->decision_started_id);
+	values[5] = Int32GetDatum(rs->decision_attempt);
+	values[6] = TimestampTzGetDatum(rs->decision_started_time);
 	if (rs->decision_started_time_null)
-		nulls[7] = 'n';
-	values[8] = Int64GetDatum(rs->previous_started_id);
-	values[9] = Int32GetDatum(rs->activity_attempts);
-	values[10] = BoolGetDatum(rs->has_buffered);
-	event_arrays(rs, &values[11]);
-	ready_arrays(rs, &values[15]);
+		nulls[6] = 'n';
+	values[7] = Int64GetDatum(rs->previous_started_id);
+	values[8] = Int32GetDatum(rs->activity_attempts);
+	values[9] = BoolGetDatum(rs->has_buffered);
 	RunPlan(&save_run, values, nulls, false, 0);
 	events_written(rs);
 }
@@ -598,8 +525,8 @@ CloseRun(RunState *rs, TimestampTz now, const char *status,
 		 const char *event_type, Jsonb *attributes, Jsonb *result,
 		 Jsonb *failure)
 {
-	Datum		values[11];
-	char		nulls[11] = "           ";
+	Datum		values[7];
+	char		nulls[7] = "       ";
 	bool		queued = rs->decision_scheduled_id != 0 &&
 		rs->decision_started_id == 0;
 	bool		isnull;
@@ -632,7 +559,7 @@ CloseRun(RunState *rs, TimestampTz now, const char *status,
 		nulls[3] = 'n';
 	if (failure == NULL)
 		nulls[4] = 'n';
-	event_arrays(rs, &values[7]);
+	write_events(rs);
 	RunPlan(&close_run, values, nulls, false, 0);
 	events_written(rs);			/* tasks it queued are moot: dropped */
 
