@@ -39,21 +39,6 @@ static KeptPlan claim_ready = {
 	" RETURNING run_id, scheduled_event_id, attempt",
 	3, {TEXTOID, TEXTOID, CHAROID}
 };
-static KeptPlan decision_task_json = {
-	NULL, "SELECT pg_catalog.jsonb_build_object('taskToken', $2::text,"
-	" 'namespace', r.namespace, 'workflowId', r.workflow_id,"
-	" 'runId', r.run_id, 'workflowType', r.workflow_type,"
-	" 'taskQueue', r.task_queue, 'attempt', r.decision_attempt,"
-	" 'previousStartedEventId', r.previous_started_id,"
-	" 'startedEventId', r.decision_started_id,"
-	" 'history', COALESCE((SELECT pg_catalog.jsonb_agg("
-	"   pg_catalog.jsonb_build_object('eventId', h.event_id,"
-	"     'eventTime', h.event_time, 'eventType', h.event_type,"
-	"     'attributes', h.attributes) ORDER BY h.event_id)"
-	"   FROM durable.history h WHERE h.run_id = r.run_id), '[]'))"
-	" FROM durable.runs r WHERE r.run_id = $1",
-	2, {UUIDOID, TEXTOID}
-};
 static KeptPlan heartbeat_plan = {
 	NULL, "UPDATE durable.activities a SET last_heartbeat_time = $4,"
 	" heartbeat_details = COALESCE($5, a.heartbeat_details)"
@@ -169,9 +154,7 @@ claim_decision_task(void *arg)
 		int32		attempt;
 		RunState	rs;
 		JsonBuilder jb;
-		Datum		values[2];
 		char	   *token;
-		Jsonb	   *task;
 
 		if (!claim_one(pr, 'd', &run_id, &scheduled_id, &attempt))
 			return NULL;
@@ -200,12 +183,7 @@ claim_decision_task(void *arg)
 		token = psprintf("D:%s:%lld:%lld", UuidToCString(&run_id),
 						 (long long) scheduled_id,
 						 (long long) rs.decision_started_id);
-		values[0] = UUIDPGetDatum(&run_id);
-		values[1] = CStringGetTextDatum(token);
-		RunPlan(&decision_task_json, values, NULL, false, 1);
-		task = SPIGetJsonbCopy(0, 1);
-		SPI_freetuptable(SPI_tuptable);
-		return task;
+		return DecisionTaskJson(&rs, token);
 	}
 }
 

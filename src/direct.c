@@ -37,6 +37,7 @@
 #include "nodes/makefuncs.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
+#include "utils/datetime.h"
 #include "utils/fmgroids.h"
 #include "utils/json.h"
 #include "utils/jsonb.h"
@@ -240,4 +241,141 @@ DirectInsertReadyTasks(const char *namespace, pg_uuid_t *run_id, int n,
 		direct_insert(&dt, vals, nulls);
 	}
 	direct_close(&dt);
+}
+
+/* Push a key of an object being built. */
+static void
+push_key(JsonbParseState **st, const char *key)
+{
+	JsonbValue	v;
+
+	v.type = jbvString;
+	v.val.string.val = (char *) key;
+	v.val.string.len = strlen(key);
+	(void) pushJsonbValue(st, WJB_KEY, &v);
+}
+
+/* Push a string value (kept by reference: it must outlive the builder). */
+static void
+push_string(JsonbParseState **st, const char *key, const char *value)
+{
+	JsonbValue	v;
+
+	push_key(st, key);
+	v.type = jbvString;
+	v.val.string.val = (char *) value;
+	v.val.string.len = strlen(value);
+	(void) pushJsonbValue(st, WJB_VALUE, &v);
+}
+
+/* Push an integer value, a numeric as jsonb_build_object makes of int4/int8. */
+static void
+push_int(JsonbParseState **st, const char *key, int64 value)
+{
+	JsonbValue	v;
+
+	push_key(st, key);
+	v.type = jbvNumeric;
+	v.val.numeric = int64_to_numeric(value);
+	(void) pushJsonbValue(st, WJB_VALUE, &v);
+}
+
+/*
+ * The task a decision poll returns for the run rs (whose row was just
+ * saved), with its whole history, read through the history's primary key.
+ * The same value the statement
+ *   jsonb_build_object('taskToken', ..., 'history', jsonb_agg(...))
+ * built from the run row and its events.
+ */
+Jsonb *
+DecisionTaskJson(RunState *rs, const char *token)
+{
+	JsonbParseState *st = NULL;
+	JsonbValue *res;
+	Relation	rel;
+	Oid			pkey;
+	ScanKeyData key;
+	SysScanDesc scan;
+	Snapshot	snapshot;
+	HeapTuple	tuple;
+	TupleDesc	desc;
+	int			att[lengthof(history_columns)];
+	int			i;
+	int			j;
+
+	(void) pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	push_string(&st, "taskToken", token);
+	push_string(&st, "namespace", rs->namespace);
+	push_string(&st, "workflowId", rs->workflow_id);
+	push_string(&st, "runId", UuidToCString(&rs->run_id));
+	push_string(&st, "workflowType", rs->workflow_type);
+	push_string(&st, "taskQueue", rs->task_queue);
+	push_int(&st, "attempt", rs->decision_attempt);
+	push_int(&st, "previousStartedEventId", rs->previous_started_id);
+	push_int(&st, "startedEventId", rs->decision_started_id);
+	push_key(&st, "history");
+	(void) pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
+
+	/* The events this call wrote are visible from here on. */
+	CommandCounterIncrement();
+	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	rel = table_open(durable_relid("history"), AccessShareLock);
+	pkey = RelationGetPrimaryKeyIndex(rel);
+	if (!OidIsValid(pkey))
+		elog(ERROR, "durable.history has no primary key");
+	desc = RelationGetDescr(rel);
+	for (i = 0; i < lengthof(history_columns); i++)
+	{
+		att[i] = -1;
+		for (j = 0; j < desc->natts; j++)
+			if (!TupleDescAttr(desc, j)->attisdropped &&
+				strcmp(NameStr(TupleDescAttr(desc, j)->attname),
+					   history_columns[i]) == 0)
+				att[i] = j + 1;
+		if (att[i] < 0)
+			elog(ERROR, "durable.history lacks column \"%s\"", history_columns[i]);
+	}
+	ScanKeyInit(&key, att[0], BTEqualStrategyNumber, F_UUID_EQ,
+				UUIDPGetDatum(&rs->run_id));
+	scan = systable_beginscan(rel, pkey, true, snapshot, 1, &key);
+	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		bool		isnull;
+		Datum		d;
+		char		buf[MAXDATELEN + 1];
+		JsonbValue	v;
+
+		(void) pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+		push_int(&st, "eventId",
+				 DatumGetInt64(heap_getattr(tuple, att[1], desc, &isnull)));
+		d = heap_getattr(tuple, att[2], desc, &isnull);
+		JsonEncodeDateTime(buf, d, TIMESTAMPTZOID, NULL);
+		push_string(&st, "eventTime", pstrdup(buf));
+		push_string(&st, "eventType",
+					TextDatumGetCString(heap_getattr(tuple, att[3], desc, &isnull)));
+		push_key(&st, "attributes");
+		d = heap_getattr(tuple, att[4], desc, &isnull);
+		if (isnull)
+		{
+			v.type = jbvNull;
+			(void) pushJsonbValue(&st, WJB_VALUE, &v);
+		}
+		else
+		{
+			Jsonb	   *attrs = DatumGetJsonbP(d);
+
+			v.type = jbvBinary;
+			v.val.binary.data = &attrs->root;
+			v.val.binary.len = VARSIZE(attrs) - VARHDRSZ;
+			(void) pushJsonbValue(&st, WJB_VALUE, &v);
+		}
+		(void) pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+	}
+	systable_endscan(scan);
+	table_close(rel, NoLock);
+	UnregisterSnapshot(snapshot);
+
+	(void) pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+	res = pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+	return JsonbValueToJsonb(res);
 }

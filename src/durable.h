@@ -244,6 +244,9 @@ extern void CloseRun(RunState *rs, TimestampTz now, const char *status,
 					 const char *event_type, Jsonb *attributes,
 					 Jsonb *result, Jsonb *failure);
 
+/* direct.c, reading */
+extern Jsonb *DecisionTaskJson(RunState *rs, const char *token);
+
 /* ----------------
  * namespaces.c: namespaces, cached per backend
  * ----------------
