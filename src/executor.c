@@ -596,5 +596,9 @@ durable_run_tasks(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("max_tasks must be greater than zero")));
+	if (ReplayActive())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("durable.run_tasks() cannot be called inside a workflow function")));
 	PG_RETURN_INT32(ExecuteReadyTasks(max_tasks, false));
 }
