@@ -136,7 +136,18 @@ CallAsRole(Oid role, FmgrInfo *flinfo, Jsonb *input, double timeout_seconds,
 		if (flinfo->fn_strict && input == NULL)
 			fcinfo->isnull = true;
 		else
+		{
+			/*
+			 * The error context of a failure is the function's own: not that
+			 * of whoever called durable.run_tasks(), which the executor
+			 * workers do not have.
+			 */
+			ErrorContextCallback *save_context = error_context_stack;
+
+			error_context_stack = NULL;
 			value = FunctionCallInvoke(fcinfo);
+			error_context_stack = save_context;
+		}
 
 		if (timeout_ms > 0)
 			disable_timeout(STATEMENT_TIMEOUT, false);
@@ -337,10 +348,15 @@ lock_current_attempt(ActivityRun *ar)
 	return ar->current;
 }
 
-/* A successful activity's writes are kept. */
+/*
+ * A successful activity's writes are kept if its result fits in
+ * durable.max_payload_size; otherwise WF006 fails the attempt and undoes
+ * them, as complete_activity() would refuse the result.
+ */
 static bool
 keep_writes(void *arg)
 {
+	CheckPayload(*(Jsonb **) arg, "result");
 	return true;
 }
 
@@ -433,7 +449,7 @@ execute_activity_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt,
 	if (!lock_current_attempt(&ar))
 		return;
 	fmgr_info(reg.function, &flinfo);
-	CallAsRole(reg.run_as, &flinfo, input, timeout, keep_writes, NULL,
+	CallAsRole(reg.run_as, &flinfo, input, timeout, keep_writes, &result,
 			   &result, &error, &timed_out);
 	if (error == NULL)
 	{
