@@ -409,11 +409,19 @@ ScheduleActivity(RunState *rs, TimestampTz now, ActivityRequest *req,
 	int64		pending;
 	bool		isnull;
 
-	/* Limits first: nothing is written for a run that is over them. */
-	values[0] = UUIDPGetDatum(&rs->run_id);
-	RunPlan(&count_pending, values, NULL, false, 1);
-	pending = DatumGetInt64(SPIGetDatum(0, 1, &isnull));
-	SPI_freetuptable(SPI_tuptable);
+	/*
+	 * Limits first: nothing is written for a run that is over them.  A run
+	 * has at most as many pending activities as it made attempts, so the
+	 * count is needed only past that many.
+	 */
+	pending = 0;
+	if (rs->activity_attempts >= durable_max_pending_activities)
+	{
+		values[0] = UUIDPGetDatum(&rs->run_id);
+		RunPlan(&count_pending, values, NULL, false, 1);
+		pending = DatumGetInt64(SPIGetDatum(0, 1, &isnull));
+		SPI_freetuptable(SPI_tuptable);
+	}
 	if (pending >= durable_max_pending_activities)
 		ereport(ERROR,
 				(errcode(ERRCODE_DURABLE_LIMIT_EXCEEDED),
@@ -512,7 +520,8 @@ ScheduleActivity(RunState *rs, TimestampTz now, ActivityRequest *req,
 	a.next_attempt_time = TS_NONE;
 	if (next_deadline(&a) != TS_NONE)
 		arm_activity_timer(&a);
-	EnqueueReadyTask(rs, req->task_queue, 'a', a.scheduled_event_id, 1);
+	EnqueueReadyTask(rs, req->task_queue, 'a', req->activity_type,
+					 a.scheduled_event_id, 1);
 }
 
 /*
@@ -666,8 +675,8 @@ FailActivityAttempt(RunState *rs, ActivityState *a, TimestampTz now,
 		{
 			a->next_attempt_time = TS_NONE;
 			a->scheduled_time = now;
-			EnqueueReadyTask(rs, a->task_queue, 'a', a->scheduled_event_id,
-							 a->attempt);
+			EnqueueReadyTask(rs, a->task_queue, 'a', a->activity_type,
+							 a->scheduled_event_id, a->attempt);
 		}
 		save_activity_row(a);
 		arm_activity_timer(a);
@@ -748,8 +757,8 @@ FireActivityTimer(RunState *rs, int64 scheduled_event_id, TimestampTz now)
 			a.next_attempt_time = TS_NONE;
 			a.scheduled_time = now;
 			save_activity_row(&a);
-			EnqueueReadyTask(rs, a.task_queue, 'a', a.scheduled_event_id,
-							 a.attempt);
+			EnqueueReadyTask(rs, a.task_queue, 'a', a.activity_type,
+							 a.scheduled_event_id, a.attempt);
 			arm_activity_timer(&a);
 			return true;
 		}
