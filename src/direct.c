@@ -25,6 +25,7 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/stratnum.h"
 #include "access/table.h"
@@ -111,7 +112,7 @@ direct_open(DirectTable *dt, const char *relname, int ncols,
 
 	dt->estate = CreateExecutorState();
 	dt->rri = makeNode(ResultRelInfo);
-	InitResultRelInfo(dt->rri, dt->rel, 1, NULL, 0);
+	InitResultRelInfo(dt->rri, dt->rel, 0, NULL, 0);
 	ExecOpenIndices(dt->rri, false);
 	dt->slot = table_slot_create(dt->rel, NULL);
 	dt->cid = GetCurrentCommandId(true);
@@ -378,4 +379,177 @@ DecisionTaskJson(RunState *rs, const char *token)
 	(void) pushJsonbValue(&st, WJB_END_ARRAY, NULL);
 	res = pushJsonbValue(&st, WJB_END_OBJECT, NULL);
 	return JsonbValueToJsonb(res);
+}
+
+/*
+ * Lock the row of durable.runs with this run_id as SELECT ... FOR UPDATE
+ * [SKIP LOCKED] does, and return its latest version in a slot (the caller
+ * drops it), or NULL when there is no such row or it was skipped.  Under
+ * REPEATABLE READ and SERIALIZABLE a row changed since the transaction's
+ * snapshot is a serialization failure, as it is for FOR UPDATE.
+ */
+TupleTableSlot *
+DirectLockRun(pg_uuid_t *run_id, bool skip_locked)
+{
+	Relation	rel;
+	Oid			pkey;
+	ScanKeyData key;
+	SysScanDesc scan;
+	Snapshot	snapshot;
+	HeapTuple	tuple;
+	ItemPointerData tid;
+	bool		found = false;
+	TupleTableSlot *slot;
+	TM_FailureData tmfd;
+	TM_Result	res;
+
+	/* What this call wrote so far is visible, as to an SPI statement. */
+	CommandCounterIncrement();
+	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	rel = table_open(durable_relid("runs"), RowShareLock);
+	pkey = RelationGetPrimaryKeyIndex(rel);
+	if (!OidIsValid(pkey))
+		elog(ERROR, "durable.runs has no primary key");
+	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_UUID_EQ,
+				UUIDPGetDatum(run_id));
+	if (strcmp(NameStr(TupleDescAttr(RelationGetDescr(rel), 0)->attname),
+			   "run_id") != 0)
+		elog(ERROR, "durable.runs does not start with run_id");
+	scan = systable_beginscan(rel, pkey, true, snapshot, 1, &key);
+	if (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		tid = tuple->t_self;
+		found = true;
+	}
+	systable_endscan(scan);
+	if (!found)
+	{
+		table_close(rel, NoLock);
+		UnregisterSnapshot(snapshot);
+		return NULL;
+	}
+
+	slot = table_slot_create(rel, NULL);
+	res = table_tuple_lock(rel, &tid, snapshot, slot,
+						   GetCurrentCommandId(false), LockTupleExclusive,
+						   skip_locked ? LockWaitSkip : LockWaitBlock,
+						   IsolationUsesXactSnapshot() ? 0 :
+						   TUPLE_LOCK_FLAG_FIND_LAST_VERSION,
+						   &tmfd);
+	table_close(rel, NoLock);
+	UnregisterSnapshot(snapshot);
+	switch (res)
+	{
+		case TM_Ok:
+			return slot;
+		case TM_WouldBlock:
+		case TM_SelfModified:
+			/* skipped; or changed by this very command: as ExecLockRows */
+			break;
+		case TM_Updated:
+			if (IsolationUsesXactSnapshot())
+				ereport(ERROR,
+						(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+						 errmsg("could not serialize access due to concurrent update")));
+			elog(ERROR, "unexpected table_tuple_lock status: %u", res);
+			break;
+		case TM_Deleted:
+			if (IsolationUsesXactSnapshot())
+				ereport(ERROR,
+						(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+						 errmsg("could not serialize access due to concurrent delete")));
+			/* gone meanwhile: no row */
+			break;
+		case TM_Invisible:
+			elog(ERROR, "attempted to lock invisible tuple");
+			break;
+		default:
+			elog(ERROR, "unrecognized table_tuple_lock status: %u", res);
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	return NULL;
+}
+
+/*
+ * Update columns of a run's row, which this transaction holds locked, as an
+ * UPDATE of those columns does.  The columns named must not be indexed nor
+ * under a CHECK constraint (SaveRun's counters and flags are neither), so the
+ * update is HOT unless the page is full; then the new version's index entries
+ * are made here.
+ */
+void
+DirectUpdateRun(pg_uuid_t *run_id, int n, const char *const *names,
+				const Datum *values, const bool *isnull)
+{
+	Relation	rel;
+	Oid			pkey;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	oldtup = NULL;
+	HeapTuple	tuple;
+	HeapTuple	newtup;
+	TupleDesc	desc;
+	Datum	   *repl;
+	bool	   *repl_null;
+	bool	   *replace;
+	int			i;
+
+	/* Our own earlier changes to the row are the version to update. */
+	CommandCounterIncrement();
+	rel = table_open(durable_relid("runs"), RowExclusiveLock);
+	desc = RelationGetDescr(rel);
+	pkey = RelationGetPrimaryKeyIndex(rel);
+	if (!OidIsValid(pkey))
+		elog(ERROR, "durable.runs has no primary key");
+	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_UUID_EQ,
+				UUIDPGetDatum(run_id));
+	scan = systable_beginscan(rel, pkey, true, SnapshotSelf, 1, &key);
+	if (HeapTupleIsValid(tuple = systable_getnext(scan)))
+		oldtup = heap_copytuple(tuple);
+	systable_endscan(scan);
+	if (oldtup == NULL)
+		elog(ERROR, "run %s vanished while locked", UuidToCString(run_id));
+
+	repl = palloc0(sizeof(Datum) * desc->natts);
+	repl_null = palloc0(sizeof(bool) * desc->natts);
+	replace = palloc0(sizeof(bool) * desc->natts);
+	for (i = 0; i < n; i++)
+	{
+		int			att = -1;
+		int			j;
+
+		for (j = 0; j < desc->natts; j++)
+			if (!TupleDescAttr(desc, j)->attisdropped &&
+				strcmp(NameStr(TupleDescAttr(desc, j)->attname), names[i]) == 0)
+				att = j;
+		if (att < 0)
+			elog(ERROR, "durable.runs lacks column \"%s\"", names[i]);
+		repl[att] = values[i];
+		repl_null[att] = isnull[i];
+		replace[att] = true;
+	}
+	newtup = heap_modify_tuple(oldtup, desc, repl, repl_null, replace);
+	simple_heap_update(rel, &oldtup->t_self, newtup);
+
+	if (!HeapTupleIsHeapOnly(newtup))
+	{
+		EState	   *estate = CreateExecutorState();
+		ResultRelInfo *rri = makeNode(ResultRelInfo);
+		TupleTableSlot *slot = table_slot_create(rel, NULL);
+		List	   *recheck;
+
+		InitResultRelInfo(rri, rel, 0, NULL, 0);
+		ExecOpenIndices(rri, false);
+		ExecForceStoreHeapTuple(newtup, slot, false);
+		slot->tts_tid = newtup->t_self;
+		recheck = ExecInsertIndexTuples(rri, slot, estate, false, false, NULL,
+										NIL);
+		list_free(recheck);
+		ExecDropSingleTupleTableSlot(slot);
+		ExecCloseIndices(rri);
+		FreeExecutorState(estate);
+	}
+	heap_freetuple(newtup);
+	heap_freetuple(oldtup);
+	table_close(rel, NoLock);
 }

@@ -125,6 +125,11 @@ extern void DirectInsertReadyTasks(const char *namespace, pg_uuid_t *run_id,
 								   int n, char *const *queues,
 								   const char *kinds, const int64 *scheduled,
 								   const int32 *attempts);
+extern struct TupleTableSlot *DirectLockRun(pg_uuid_t *run_id,
+											bool skip_locked);
+extern void DirectUpdateRun(pg_uuid_t *run_id, int n,
+							const char *const *names, const Datum *values,
+							const bool *isnull);
 
 /* ----------------
  * backoff.c: retry policies and timeout math (no SPI)

@@ -14,7 +14,7 @@
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
-#include "utils/array.h"
+#include "executor/tuptable.h"
 #include "utils/builtins.h"
 
 #include "durable.h"
@@ -50,28 +50,10 @@ static KeptPlan load_given_locked = {
 	" WHERE run_id = $3 AND namespace = $1 AND workflow_id = $2 FOR UPDATE",
 	3, {TEXTOID, TEXTOID, UUIDOID}
 };
-static KeptPlan load_by_id_locked = {
-	NULL, "SELECT " RUN_COLUMNS " FROM durable.runs WHERE run_id = $1 FOR UPDATE",
-	1, {UUIDOID}
-};
-static KeptPlan load_by_id_skip_locked = {
-	NULL, "SELECT " RUN_COLUMNS " FROM durable.runs"
-	" WHERE run_id = $1 FOR UPDATE SKIP LOCKED",
-	1, {UUIDOID}
-};
 /*
- * The run's counters; the events and tasks of the call are written before it
- * (direct.c), in the same transaction.
+ * Closing changes indexed and checked columns (status, close_time): a real
+ * UPDATE, after the call's events (direct.c), in the same transaction.
  */
-static KeptPlan save_run = {
-	NULL, "UPDATE durable.runs SET cancel_requested = $2, last_event_id = $3,"
-	" decision_scheduled_id = $4, decision_started_id = $5,"
-	" decision_attempt = $6, decision_started_time = $7,"
-	" previous_started_id = $8, activity_attempts = $9, has_buffered = $10"
-	" WHERE run_id = $1",
-	10, {UUIDOID, BOOLOID, INT8OID, INT8OID, INT8OID, INT4OID,
-	TIMESTAMPTZOID, INT8OID, INT4OID, BOOLOID}
-};
 static KeptPlan close_run = {
 	NULL, "UPDATE durable.runs SET status = $2, close_time = $3, result = $4,"
 	" failure = $5, last_event_id = $6, cancel_requested = $7,"
@@ -280,46 +262,174 @@ LoadRunOrError(const char *namespace, const char *workflow_id,
 					workflow_id, namespace)));
 }
 
+/* The columns read_run_slot reads, by name */
+enum
+{
+	RC_RUN_ID, RC_NAMESPACE, RC_WORKFLOW_ID, RC_WORKFLOW_TYPE, RC_TASK_QUEUE,
+	RC_STATUS, RC_ATTEMPT, RC_CANCEL_REQUESTED, RC_DECISION_TIMEOUT,
+	RC_LAST_EVENT_ID, RC_DECISION_SCHEDULED_ID, RC_DECISION_STARTED_ID,
+	RC_DECISION_ATTEMPT, RC_DECISION_STARTED_TIME, RC_PREVIOUS_STARTED_ID,
+	RC_ACTIVITY_ATTEMPTS, RC_EXECUTION_DEADLINE, RC_START_TIME, RC_RUN_TIMEOUT,
+	RC_HAS_BUFFERED, RC_RETRY_POLICY, RC_CRON_SCHEDULE, RC_PARENT_RUN_ID,
+	RC_PARENT_INITIATED_ID, RC_FIRST_RUN_ID, RC_COUNT
+};
+static const char *const run_column_names[RC_COUNT] = {
+	"run_id", "namespace", "workflow_id", "workflow_type", "task_queue",
+	"status", "attempt", "cancel_requested", "decision_timeout",
+	"last_event_id", "decision_scheduled_id", "decision_started_id",
+	"decision_attempt", "decision_started_time", "previous_started_id",
+	"activity_attempts", "execution_deadline", "start_time", "run_timeout",
+	"has_buffered", "retry_policy", "cron_schedule", "parent_run_id",
+	"parent_initiated_id", "first_run_id"
+};
+
+/* Attribute numbers of those columns, for the runs table they were read of */
+static Oid	run_columns_relid = InvalidOid;
+static int	run_columns_natts = 0;
+static int	run_columns[RC_COUNT];	/* 0-based */
+
+/*
+ * Fill rs from a row of durable.runs, as read_run_row does from RUN_COLUMNS
+ * (the deadline computed as LEAST(...) computes it).
+ */
+static void
+read_run_slot(RunState *rs, TupleTableSlot *slot)
+{
+	TupleDesc	desc = slot->tts_tupleDescriptor;
+	Datum	   *v;
+	bool	   *n;
+	int			i;
+
+	if (run_columns_relid != slot->tts_tableOid ||
+		run_columns_natts != desc->natts)
+	{
+		for (i = 0; i < RC_COUNT; i++)
+		{
+			int			j;
+
+			run_columns[i] = -1;
+			for (j = 0; j < desc->natts; j++)
+				if (!TupleDescAttr(desc, j)->attisdropped &&
+					strcmp(NameStr(TupleDescAttr(desc, j)->attname),
+						   run_column_names[i]) == 0)
+					run_columns[i] = j;
+			if (run_columns[i] < 0)
+				elog(ERROR, "durable.runs lacks column \"%s\"",
+					 run_column_names[i]);
+		}
+		run_columns_relid = slot->tts_tableOid;
+		run_columns_natts = desc->natts;
+	}
+	slot_getallattrs(slot);
+	v = slot->tts_values;
+	n = slot->tts_isnull;
+#define RV(c) v[run_columns[c]]
+#define RN(c) n[run_columns[c]]
+
+	memcpy(&rs->run_id, DatumGetUUIDP(RV(RC_RUN_ID)), sizeof(pg_uuid_t));
+	rs->namespace = TextDatumGetCString(RV(RC_NAMESPACE));
+	rs->workflow_id = TextDatumGetCString(RV(RC_WORKFLOW_ID));
+	rs->workflow_type = TextDatumGetCString(RV(RC_WORKFLOW_TYPE));
+	rs->task_queue = TextDatumGetCString(RV(RC_TASK_QUEUE));
+	rs->status = TextDatumGetCString(RV(RC_STATUS));
+	rs->attempt = DatumGetInt32(RV(RC_ATTEMPT));
+	rs->cancel_requested = DatumGetBool(RV(RC_CANCEL_REQUESTED));
+	rs->decision_timeout = DatumGetFloat8(RV(RC_DECISION_TIMEOUT));
+	rs->last_event_id = DatumGetInt64(RV(RC_LAST_EVENT_ID));
+	rs->decision_scheduled_id = DatumGetInt64(RV(RC_DECISION_SCHEDULED_ID));
+	rs->decision_started_id = DatumGetInt64(RV(RC_DECISION_STARTED_ID));
+	rs->decision_attempt = DatumGetInt32(RV(RC_DECISION_ATTEMPT));
+	rs->decision_started_time_null = RN(RC_DECISION_STARTED_TIME);
+	rs->decision_started_time = rs->decision_started_time_null ? 0 :
+		DatumGetTimestampTz(RV(RC_DECISION_STARTED_TIME));
+	rs->previous_started_id = DatumGetInt64(RV(RC_PREVIOUS_STARTED_ID));
+	rs->activity_attempts = DatumGetInt32(RV(RC_ACTIVITY_ATTEMPTS));
+
+	/* LEAST(execution_deadline, start_time + run_timeout * '1 second') */
+	rs->workflow_deadline = DT_NOEND;
+	if (!RN(RC_EXECUTION_DEADLINE))
+		rs->workflow_deadline = DatumGetTimestampTz(RV(RC_EXECUTION_DEADLINE));
+	if (!RN(RC_RUN_TIMEOUT))
+	{
+		Interval	second = {.time = USECS_PER_SEC,.day = 0,.month = 0};
+		Datum		span = DirectFunctionCall2(interval_mul,
+											   IntervalPGetDatum(&second),
+											   RV(RC_RUN_TIMEOUT));
+		TimestampTz end = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
+																  RV(RC_START_TIME),
+																  span));
+
+		if (RN(RC_EXECUTION_DEADLINE) || end < rs->workflow_deadline)
+			rs->workflow_deadline = end;
+	}
+	rs->has_buffered = DatumGetBool(RV(RC_HAS_BUFFERED));
+	rs->may_continue = !RN(RC_RETRY_POLICY) || !RN(RC_CRON_SCHEDULE);
+	rs->events = NULL;
+	rs->ready = NULL;
+	rs->pending_started_id = 0;
+	rs->has_parent = !RN(RC_PARENT_RUN_ID);
+	if (rs->has_parent)
+		memcpy(&rs->parent_run_id, DatumGetUUIDP(RV(RC_PARENT_RUN_ID)),
+			   sizeof(pg_uuid_t));
+	rs->parent_initiated_id = RN(RC_PARENT_INITIATED_ID) ? 0 :
+		DatumGetInt64(RV(RC_PARENT_INITIATED_ID));
+	memcpy(&rs->first_run_id, DatumGetUUIDP(RV(RC_FIRST_RUN_ID)),
+		   sizeof(pg_uuid_t));
+#undef RV
+#undef RN
+}
+
 /*
  * Lock and load a run by run_id alone.  With skip_locked, a run whose row is
- * locked by someone else is passed over (false), as is a missing run.
+ * locked by someone else is passed over (false), as is a missing run.  The
+ * row is locked as SELECT ... FOR UPDATE locks it, without a statement
+ * (direct.c).
  */
 bool
 LoadRunById(pg_uuid_t *run_id, bool skip_locked, RunState *rs)
 {
-	Datum		values[1];
+	TupleTableSlot *slot = DirectLockRun(run_id, skip_locked);
 
-	values[0] = UUIDPGetDatum(run_id);
-	if (RunPlan(skip_locked ? &load_by_id_skip_locked : &load_by_id_locked,
-				values, NULL, false, 1) == 0)
+	if (slot == NULL)
 		return false;
-	read_run_row(rs);
+	read_run_slot(rs, slot);
+	ExecDropSingleTupleTableSlot(slot);
 	return true;
 }
 
-/* Write back the counters and flags a caller may have changed. */
+/* The columns SaveRun writes */
+static const char *const save_run_columns[] = {
+	"cancel_requested", "last_event_id", "decision_scheduled_id",
+	"decision_started_id", "decision_attempt", "decision_started_time",
+	"previous_started_id", "activity_attempts", "has_buffered"
+};
+
+/*
+ * Write back the counters and flags a caller may have changed, after the
+ * call's events and tasks.  None of these columns is indexed or checked, so
+ * the row is updated in place of an UPDATE statement (direct.c).
+ */
 void
 SaveRun(RunState *rs)
 {
-	Datum		values[10];
-	char		nulls[10];
+	Datum		values[lengthof(save_run_columns)];
+	bool		isnull[lengthof(save_run_columns)];
 
 	write_ready(rs);
 	write_events(rs);
-	memset(nulls, ' ', sizeof(nulls));
-	values[0] = UUIDPGetDatum(&rs->run_id);
-	values[1] = BoolGetDatum(rs->cancel_requested);
-	values[2] = Int64GetDatum(rs->last_event_id);
-	values[3] = Int64GetDatum(rs->decision_scheduled_id);
-	values[4] = Int64GetDatum(rs->decision_started_id);
-	values[5] = Int32GetDatum(rs->decision_attempt);
-	values[6] = TimestampTzGetDatum(rs->decision_started_time);
-	if (rs->decision_started_time_null)
-		nulls[6] = 'n';
-	values[7] = Int64GetDatum(rs->previous_started_id);
-	values[8] = Int32GetDatum(rs->activity_attempts);
-	values[9] = BoolGetDatum(rs->has_buffered);
-	RunPlan(&save_run, values, nulls, false, 0);
+	memset(isnull, false, sizeof(isnull));
+	values[0] = BoolGetDatum(rs->cancel_requested);
+	values[1] = Int64GetDatum(rs->last_event_id);
+	values[2] = Int64GetDatum(rs->decision_scheduled_id);
+	values[3] = Int64GetDatum(rs->decision_started_id);
+	values[4] = Int32GetDatum(rs->decision_attempt);
+	values[5] = TimestampTzGetDatum(rs->decision_started_time);
+	isnull[5] = rs->decision_started_time_null;
+	values[6] = Int64GetDatum(rs->previous_started_id);
+	values[7] = Int32GetDatum(rs->activity_attempts);
+	values[8] = BoolGetDatum(rs->has_buffered);
+	DirectUpdateRun(&rs->run_id, lengthof(save_run_columns), save_run_columns,
+					values, isnull);
 	events_written(rs);
 }
 
