@@ -30,15 +30,6 @@
 #define ARG_TEXT(n)		(PG_ARGISNULL(n) ? NULL : PG_GETARG_TEXT_PP(n))
 #define ARG_JSONB(n)	(PG_ARGISNULL(n) ? NULL : PG_GETARG_JSONB_P(n))
 
-static KeptPlan claim_ready = {
-	NULL, "DELETE FROM durable.ready_tasks WHERE ctid ="
-	" (SELECT ctid FROM durable.ready_tasks"
-	"   WHERE namespace = $1 AND task_queue = $2 AND kind = $3"
-	"   ORDER BY namespace, task_queue, kind, task_id"
-	"   LIMIT 1 FOR UPDATE SKIP LOCKED)"
-	" RETURNING run_id, scheduled_event_id, attempt",
-	3, {TEXTOID, TEXTOID, CHAROID}
-};
 static KeptPlan heartbeat_plan = {
 	NULL, "UPDATE durable.activities a SET last_heartbeat_time = $4,"
 	" heartbeat_details = COALESCE($5, a.heartbeat_details)"
@@ -119,26 +110,18 @@ poll_wait_ms(FunctionCallInfo fcinfo, int argno)
 	return IntervalToSeconds(PG_GETARG_INTERVAL_P(argno), "wait", true) * 1000.0;
 }
 
-/* Claim one ready task of the poll's queue; false when there is none. */
+/*
+ * Claim one ready task of the poll's queue (FOR UPDATE SKIP LOCKED, oldest
+ * first, deleted: direct.c); false when there is none.
+ */
 static bool
 claim_one(PollRequest *pr, char kind, pg_uuid_t *run_id, int64 *scheduled_id,
 		  int32 *attempt)
 {
-	Datum		values[3];
-	bool		isnull;
-
 	/* A poll may have waited: its task starts now, not when it began. */
 	pr->now = DurableNow();
-	values[0] = CStringGetTextDatum(pr->namespace);
-	values[1] = CStringGetTextDatum(pr->task_queue);
-	values[2] = CharGetDatum(kind);
-	if (RunPlan(&claim_ready, values, NULL, false, 1) == 0)
-		return false;
-	memcpy(run_id, DatumGetUUIDP(SPIGetDatum(0, 1, &isnull)), sizeof(pg_uuid_t));
-	*scheduled_id = DatumGetInt64(SPIGetDatum(0, 2, &isnull));
-	*attempt = DatumGetInt32(SPIGetDatum(0, 3, &isnull));
-	SPI_freetuptable(SPI_tuptable);
-	return true;
+	return DirectClaimReadyTask(pr->namespace, pr->task_queue, kind, run_id,
+								scheduled_id, attempt);
 }
 
 /*

@@ -553,3 +553,130 @@ DirectUpdateRun(pg_uuid_t *run_id, int n, const char *const *names,
 	heap_freetuple(oldtup);
 	table_close(rel, NoLock);
 }
+
+/* The 0-based index of a column of rel, by name. */
+static int
+column_index(Relation rel, const char *name)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			j;
+
+	for (j = 0; j < desc->natts; j++)
+		if (!TupleDescAttr(desc, j)->attisdropped &&
+			strcmp(NameStr(TupleDescAttr(desc, j)->attname), name) == 0)
+			return j;
+	elog(ERROR, "durable.%s lacks column \"%s\"",
+		 RelationGetRelationName(rel), name);
+	return -1;					/* keep compiler quiet */
+}
+
+/*
+ * Claim the oldest ready task of a queue and kind, as
+ *   DELETE FROM durable.ready_tasks WHERE ctid = (SELECT ctid ... WHERE
+ *   namespace = $1 AND task_queue = $2 AND kind = $3 ORDER BY task_id
+ *   LIMIT 1 FOR UPDATE SKIP LOCKED)
+ * does: tasks locked by other pollers are passed over, a task changed since
+ * the snapshot is rechecked in its latest version, and the one claimed is
+ * deleted.  Returns false when there is none.
+ */
+bool
+DirectClaimReadyTask(const char *namespace, const char *task_queue, char kind,
+					 pg_uuid_t *run_id, int64 *scheduled_id, int32 *attempt)
+{
+	Relation	rel;
+	TupleDesc	desc;
+	Oid			pkey;
+	ScanKeyData keys[3];
+	SysScanDesc scan;
+	Snapshot	snapshot;
+	HeapTuple	tuple;
+	TupleTableSlot *slot;
+	int			c_ns;
+	int			c_queue;
+	int			c_kind;
+	bool		claimed = false;
+	text	   *ns_text = cstring_to_text(namespace);
+	text	   *queue_text = cstring_to_text(task_queue);
+
+	CommandCounterIncrement();
+	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	rel = table_open(durable_relid("ready_tasks"), RowExclusiveLock);
+	desc = RelationGetDescr(rel);
+	pkey = RelationGetPrimaryKeyIndex(rel);
+	if (!OidIsValid(pkey))
+		elog(ERROR, "durable.ready_tasks has no primary key");
+	c_ns = column_index(rel, "namespace");
+	c_queue = column_index(rel, "task_queue");
+	c_kind = column_index(rel, "kind");
+	/* Text keys compare in the columns' collation, as the index does. */
+	ScanKeyEntryInitialize(&keys[0], 0, c_ns + 1, BTEqualStrategyNumber,
+						   InvalidOid, TupleDescAttr(desc, c_ns)->attcollation,
+						   F_TEXTEQ, PointerGetDatum(ns_text));
+	ScanKeyEntryInitialize(&keys[1], 0, c_queue + 1, BTEqualStrategyNumber,
+						   InvalidOid, TupleDescAttr(desc, c_queue)->attcollation,
+						   F_TEXTEQ, PointerGetDatum(queue_text));
+	ScanKeyEntryInitialize(&keys[2], 0, c_kind + 1, BTEqualStrategyNumber,
+						   InvalidOid, InvalidOid, F_CHAREQ, CharGetDatum(kind));
+
+	slot = table_slot_create(rel, NULL);
+	scan = systable_beginscan(rel, pkey, true, snapshot, 3, keys);
+	while (!claimed && HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		ItemPointerData tid = tuple->t_self;
+		TM_FailureData tmfd;
+		TM_Result	res;
+
+		res = table_tuple_lock(rel, &tid, snapshot, slot,
+							   GetCurrentCommandId(false), LockTupleExclusive,
+							   LockWaitSkip,
+							   IsolationUsesXactSnapshot() ? 0 :
+							   TUPLE_LOCK_FLAG_FIND_LAST_VERSION,
+							   &tmfd);
+		switch (res)
+		{
+			case TM_Ok:
+				break;
+			case TM_WouldBlock:
+			case TM_SelfModified:
+				continue;
+			case TM_Updated:
+				if (IsolationUsesXactSnapshot())
+					ereport(ERROR,
+							(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+							 errmsg("could not serialize access due to concurrent update")));
+				elog(ERROR, "unexpected table_tuple_lock status: %u", res);
+				break;
+			case TM_Deleted:
+				if (IsolationUsesXactSnapshot())
+					ereport(ERROR,
+							(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+							 errmsg("could not serialize access due to concurrent delete")));
+				continue;
+			case TM_Invisible:
+				elog(ERROR, "attempted to lock invisible tuple");
+				break;
+			default:
+				elog(ERROR, "unrecognized table_tuple_lock status: %u", res);
+		}
+		/* A newer version must still be a task of this queue and kind. */
+		slot_getallattrs(slot);
+		if (tmfd.traversed &&
+			(DatumGetChar(slot->tts_values[c_kind]) != kind ||
+			 strcmp(TextDatumGetCString(slot->tts_values[c_ns]), namespace) != 0 ||
+			 strcmp(TextDatumGetCString(slot->tts_values[c_queue]), task_queue) != 0))
+			continue;
+		memcpy(run_id,
+			   DatumGetUUIDP(slot->tts_values[column_index(rel, "run_id")]),
+			   sizeof(pg_uuid_t));
+		*scheduled_id =
+			DatumGetInt64(slot->tts_values[column_index(rel, "scheduled_event_id")]);
+		*attempt = DatumGetInt32(slot->tts_values[column_index(rel, "attempt")]);
+		simple_heap_delete(rel, &slot->tts_tid);
+		claimed = true;
+	}
+	systable_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	table_close(rel, NoLock);
+	UnregisterSnapshot(snapshot);
+	return claimed;
+}

@@ -127,6 +127,9 @@ extern void DirectInsertReadyTasks(const char *namespace, pg_uuid_t *run_id,
 								   const int32 *attempts);
 extern struct TupleTableSlot *DirectLockRun(pg_uuid_t *run_id,
 											bool skip_locked);
+extern bool DirectClaimReadyTask(const char *namespace, const char *task_queue,
+								 char kind, pg_uuid_t *run_id,
+								 int64 *scheduled_id, int32 *attempt);
 extern void DirectUpdateRun(pg_uuid_t *run_id, int n,
 							const char *const *names, const Datum *values,
 							const bool *isnull);
