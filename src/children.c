@@ -453,6 +453,9 @@ ApplyParentClosePolicies(RunState *rs, TimestampTz now)
 		ParentClosePolicy policy;
 	}		   *kids;
 
+	/* Children are added only under the parent's lock, which we hold. */
+	if (!DirectRunHasRows("children", &rs->run_id))
+		return;
 	values[0] = UUIDPGetDatum(&rs->run_id);
 	n = RunPlan(&take_children, values, NULL, false, 0);
 	if (n == 0)

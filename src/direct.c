@@ -25,6 +25,7 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/relation.h"
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/stratnum.h"
@@ -679,4 +680,44 @@ DirectClaimReadyTask(const char *namespace, const char *task_queue, char kind,
 	table_close(rel, NoLock);
 	UnregisterSnapshot(snapshot);
 	return claimed;
+}
+
+/*
+ * Whether durable.<relname> has a row, visible now, whose primary key starts
+ * with this run id.  A probe of the index, to skip a statement that would
+ * find nothing: callers hold the run's lock, under which alone such rows are
+ * added, so none can appear after the probe.
+ */
+bool
+DirectRunHasRows(const char *relname, pg_uuid_t *run_id)
+{
+	Relation	rel;
+	Relation	index;
+	Oid			pkey;
+	AttrNumber	attno;
+	ScanKeyData key;
+	SysScanDesc scan;
+	Snapshot	snapshot;
+	bool		found;
+
+	CommandCounterIncrement();
+	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	rel = table_open(durable_relid(relname), AccessShareLock);
+	pkey = RelationGetPrimaryKeyIndex(rel);
+	if (!OidIsValid(pkey))
+		elog(ERROR, "durable.%s has no primary key", relname);
+	index = index_open(pkey, AccessShareLock);
+	attno = index->rd_index->indkey.values[0];
+	index_close(index, NoLock);
+	if (TupleDescAttr(RelationGetDescr(rel), attno - 1)->atttypid != UUIDOID)
+		elog(ERROR, "the primary key of durable.%s does not start with a run id",
+			 relname);
+	ScanKeyInit(&key, attno, BTEqualStrategyNumber, F_UUID_EQ,
+				UUIDPGetDatum(run_id));
+	scan = systable_beginscan(rel, pkey, true, snapshot, 1, &key);
+	found = HeapTupleIsValid(systable_getnext(scan));
+	systable_endscan(scan);
+	table_close(rel, NoLock);
+	UnregisterSnapshot(snapshot);
+	return found;
 }

@@ -130,6 +130,7 @@ extern struct TupleTableSlot *DirectLockRun(pg_uuid_t *run_id,
 extern bool DirectClaimReadyTask(const char *namespace, const char *task_queue,
 								 char kind, pg_uuid_t *run_id,
 								 int64 *scheduled_id, int32 *attempt);
+extern bool DirectRunHasRows(const char *relname, pg_uuid_t *run_id);
 extern void DirectUpdateRun(pg_uuid_t *run_id, int n,
 							const char *const *names, const Datum *values,
 							const bool *isnull);

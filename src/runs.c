@@ -683,17 +683,25 @@ CloseRun(RunState *rs, TimestampTz now, const char *status,
 	RunPlan(&close_run, values, nulls, false, 0);
 	events_written(rs);			/* tasks it queued are moot: dropped */
 
-	/* Lock order: run, activities, timers. */
+	/*
+	 * Lock order: run, activities, timers.  Activities and user timers are
+	 * added only under the run's lock, which we hold: an index probe that
+	 * finds none saves the statement (direct.c).
+	 */
 	values[0] = UUIDPGetDatum(&rs->run_id);
 	values[1] = TimestampTzGetDatum(now);
-	RunPlan(&drop_run_activities, values, NULL, false, 1);
-	if (DatumGetInt64(SPIGetDatum(0, 1, &isnull)) > 0)
-		queued = true;
-	SPI_freetuptable(SPI_tuptable);
+	if (DirectRunHasRows("activities", &rs->run_id))
+	{
+		RunPlan(&drop_run_activities, values, NULL, false, 1);
+		if (DatumGetInt64(SPIGetDatum(0, 1, &isnull)) > 0)
+			queued = true;
+		SPI_freetuptable(SPI_tuptable);
+	}
 	/* Only a task nobody has claimed yet can still be on a queue. */
 	if (queued)
 		RunPlan(&delete_run_ready_tasks, values, NULL, false, 0);
-	RunPlan(&delete_run_user_timers, values, NULL, false, 0);
+	if (DirectRunHasRows("user_timers", &rs->run_id))
+		RunPlan(&delete_run_user_timers, values, NULL, false, 0);
 	DeleteRunTimers(&rs->run_id);
 
 	ApplyParentClosePolicies(rs, now);
