@@ -45,6 +45,30 @@ static KeptPlan insert_run = {
 		FLOAT8OID, FLOAT8OID, TIMESTAMPTZOID, TEXTOID, JSONBOID, INT8OID,
 		INT8OID, INT4OID, TEXTOID, TEXTOID, UUIDOID, INT8OID, UUIDOID}
 };
+/*
+ * The same insert when no run of the workflow_id exists yet: a start's
+ * usual case, checked in the statement instead of by a LoadRun before it.
+ */
+static KeptPlan insert_first_run = {
+	NULL, "INSERT INTO durable.runs (run_id, run_seq, namespace, workflow_id,"
+	" workflow_type, task_queue, input, attempt, first_run_id,"
+	" chain_start_time, start_time, retry_policy, execution_timeout,"
+	" run_timeout, decision_timeout, execution_deadline, cron_schedule, memo,"
+	" last_event_id, decision_scheduled_id, decision_attempt,"
+	" parent_namespace, parent_workflow_id, parent_run_id,"
+	" parent_initiated_id, continued_from)"
+	" SELECT $1, pg_catalog.nextval('durable.run_seq'), $2, $3, $4, $5, $6,"
+	" $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,"
+	" $22, $23, $24, $25"
+	" WHERE NOT EXISTS (SELECT 1 FROM durable.runs"
+	"   WHERE namespace = $2 AND workflow_id = $3)"
+	" ON CONFLICT (namespace, workflow_id) WHERE status = 'running' DO NOTHING"
+	" RETURNING run_id",
+	NEW_RUN_ARGS, {UUIDOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID,
+		INT4OID, UUIDOID, TIMESTAMPTZOID, TIMESTAMPTZOID, JSONBOID, FLOAT8OID,
+		FLOAT8OID, FLOAT8OID, TIMESTAMPTZOID, TEXTOID, JSONBOID, INT8OID,
+		INT8OID, INT4OID, TEXTOID, TEXTOID, UUIDOID, INT8OID, UUIDOID}
+};
 static KeptPlan load_chain = {
 	NULL, "SELECT first_run_id, chain_start_time, execution_timeout,"
 	" execution_deadline, input, retry_policy, cron_schedule, memo,"
@@ -196,10 +220,11 @@ started_attributes(NewRun *nr)
 
 /*
  * Insert the run row and write its first events and timers.  Returns false,
- * writing nothing, when another run of the workflow_id is running.
+ * writing nothing, when another run of the workflow_id is running, or with
+ * only_first, when the workflow_id has any run.
  */
 static bool
-create_run(NewRun *nr, TimestampTz now)
+create_run(NewRun *nr, TimestampTz now, bool only_first)
 {
 	Datum		values[NEW_RUN_ARGS];
 	char		nulls[NEW_RUN_ARGS];
@@ -234,7 +259,8 @@ create_run(NewRun *nr, TimestampTz now)
 	OPT_DATUM(22, nr->parent_run_id, UUIDPGetDatum(nr->parent_run_id));
 	OPT_DATUM(23, nr->parent_run_id, Int64GetDatum(nr->parent_initiated_id));
 	OPT_DATUM(24, nr->continued_from, UUIDPGetDatum(nr->continued_from));
-	if (RunPlan(&insert_run, values, nulls, false, 1) == 0)
+	if (RunPlan(only_first ? &insert_first_run : &insert_run, values, nulls,
+				false, 1) == 0)
 		return false;
 	SPI_freetuptable(SPI_tuptable);
 
@@ -410,6 +436,13 @@ StartWorkflowExecution(StartRequest *req, TimestampTz now)
 		nr.backoff = TimestampDiffSeconds(CronNextFire(&sched, now), now);
 	}
 
+	/*
+	 * With no run of the workflow_id yet, every policy starts it: try that
+	 * first, in one statement.  Otherwise the policies below decide.
+	 */
+	if (create_run(&nr, now, true))
+		return nr.run_id;
+
 	for (tries = 0;; tries++)
 	{
 		RunState	prev;
@@ -470,7 +503,7 @@ StartWorkflowExecution(StartRequest *req, TimestampTz now)
 						 errhint("Start with id_reuse_policy allow_duplicate to run it again.")));
 			}
 		}
-		if (create_run(&nr, now))
+		if (create_run(&nr, now, false))
 			break;
 		/* A concurrent start won; the next round reports, signals or terminates it. */
 		if (req->parent != NULL && !terminate)
@@ -609,7 +642,7 @@ ContinueRun(RunState *rs, TimestampTz now, ContinueRequest *cr,
 	values[1] = UUIDPGetDatum(nr.run_id);
 	RunPlan(&set_continued_to, values, NULL, false, 0);
 
-	if (!create_run(&nr, now))
+	if (!create_run(&nr, now, false))
 		elog(ERROR, "workflow \"%s\" is running twice", rs->workflow_id);
 	return nr.run_id;
 }
