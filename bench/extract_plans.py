@@ -163,7 +163,6 @@ OVERRIDES = {
     "runs_load_latest_locked": [(None, {2: ":'wid'"})],
     "runs_load_given": [(None, {2: ":'closed_wid'", 3: ":'closed_run'"})],
     "runs_load_given_locked": [(None, {2: ":'wid'", 3: ":'run'"})],
-    "runs_close_run": [(None, {2: "'completed'", 5: "NULL", 6: ":next_event"})],
     "runs_buffer_event": [(None, {1: ":'started_run'", 3: "'WorkflowExecutionSignaled'"})],
     "runs_take_buffered": [(None, {1: ":'started_run'"})],
     "runs_delete_run_user_timers": [(None, {1: ":'timer_run'"})],

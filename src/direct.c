@@ -473,10 +473,11 @@ DirectLockRun(pg_uuid_t *run_id, bool skip_locked)
 
 /*
  * Update columns of a run's row, which this transaction holds locked, as an
- * UPDATE of those columns does.  The columns named must not be indexed nor
- * under a CHECK constraint (SaveRun's counters and flags are neither), so the
- * update is HOT unless the page is full; then the new version's index entries
- * are made here.
+ * UPDATE of those columns does.  Its CHECK constraint is not evaluated: the
+ * callers write counters and flags, or (CloseRun) a status it allows.  When
+ * no indexed column changes the update is HOT unless the page is full;
+ * otherwise the new version's index entries are made as an UPDATE's are
+ * (partial index predicates and unique checks included).
  */
 void
 DirectUpdateRun(pg_uuid_t *run_id, int n, const char *const *names,

@@ -50,18 +50,19 @@ static KeptPlan load_given_locked = {
 	" WHERE run_id = $3 AND namespace = $1 AND workflow_id = $2 FOR UPDATE",
 	3, {TEXTOID, TEXTOID, UUIDOID}
 };
-/*
- * Closing changes indexed and checked columns (status, close_time): a real
- * UPDATE, after the call's events (direct.c), in the same transaction.
- */
-static KeptPlan close_run = {
-	NULL, "UPDATE durable.runs SET status = $2, close_time = $3, result = $4,"
-	" failure = $5, last_event_id = $6, cancel_requested = $7,"
-	" decision_scheduled_id = 0, decision_started_id = 0,"
-	" decision_attempt = 0, decision_started_time = NULL, has_buffered = false"
-	" WHERE run_id = $1",
-	7, {UUIDOID, TEXTOID, TIMESTAMPTZOID, JSONBOID, JSONBOID, INT8OID, BOOLOID}
+/* The columns CloseRun writes */
+static const char *const close_run_columns[] = {
+	"status", "close_time", "result", "failure", "last_event_id",
+	"cancel_requested", "decision_scheduled_id", "decision_started_id",
+	"decision_attempt", "decision_started_time", "has_buffered"
 };
+
+/* The statuses durable.runs' CHECK constraint allows a closed run */
+static const char *const closed_statuses[] = {
+	"completed", "failed", "canceled", "terminated", "continued_as_new",
+	"timed_out"
+};
+
 static KeptPlan buffer_event = {
 	NULL, "INSERT INTO durable.buffered_events"
 	" (run_id, event_time, event_type, attributes) VALUES ($1, $2, $3, $4)",
@@ -645,11 +646,12 @@ CloseRun(RunState *rs, TimestampTz now, const char *status,
 		 const char *event_type, Jsonb *attributes, Jsonb *result,
 		 Jsonb *failure)
 {
-	Datum		values[7];
-	char		nulls[7] = "       ";
+	Datum		values[lengthof(close_run_columns)];
+	bool		isnull[lengthof(close_run_columns)];
 	bool		queued = rs->decision_scheduled_id != 0 &&
 		rs->decision_started_id == 0;
-	bool		isnull;
+	bool		null;
+	int			i;
 
 	if (rs->decision_started_id != 0)
 	{
@@ -668,19 +670,35 @@ CloseRun(RunState *rs, TimestampTz now, const char *status,
 	rs->status = pstrdup(status);
 	rs->decision_scheduled_id = 0;
 	rs->decision_attempt = 0;
-	values[0] = UUIDPGetDatum(&rs->run_id);
-	values[1] = CStringGetTextDatum(status);
-	values[2] = TimestampTzGetDatum(now);
-	values[3] = result ? JsonbPGetDatum(result) : (Datum) 0;
-	values[4] = failure ? JsonbPGetDatum(failure) : (Datum) 0;
-	values[5] = Int64GetDatum(rs->last_event_id);
-	values[6] = BoolGetDatum(rs->cancel_requested);
-	if (result == NULL)
-		nulls[3] = 'n';
-	if (failure == NULL)
-		nulls[4] = 'n';
+	for (i = 0; i < lengthof(closed_statuses); i++)
+		if (strcmp(status, closed_statuses[i]) == 0)
+			break;
+	if (i == lengthof(closed_statuses))
+		elog(ERROR, "invalid closed run status \"%s\"", status);
+
+	/*
+	 * The row is rewritten without a statement (direct.c); status and
+	 * close_time are indexed, so the new version gets its index entries as
+	 * an UPDATE's would.
+	 */
+	memset(isnull, false, sizeof(isnull));
+	values[0] = CStringGetTextDatum(status);
+	values[1] = TimestampTzGetDatum(now);
+	values[2] = result ? JsonbPGetDatum(result) : (Datum) 0;
+	isnull[2] = (result == NULL);
+	values[3] = failure ? JsonbPGetDatum(failure) : (Datum) 0;
+	isnull[3] = (failure == NULL);
+	values[4] = Int64GetDatum(rs->last_event_id);
+	values[5] = BoolGetDatum(rs->cancel_requested);
+	values[6] = Int64GetDatum(0);
+	values[7] = Int64GetDatum(0);
+	values[8] = Int32GetDatum(0);
+	values[9] = (Datum) 0;
+	isnull[9] = true;
+	values[10] = BoolGetDatum(false);
 	write_events(rs);
-	RunPlan(&close_run, values, nulls, false, 0);
+	DirectUpdateRun(&rs->run_id, lengthof(close_run_columns),
+					close_run_columns, values, isnull);
 	events_written(rs);			/* tasks it queued are moot: dropped */
 
 	/*
@@ -693,7 +711,7 @@ CloseRun(RunState *rs, TimestampTz now, const char *status,
 	if (DirectRunHasRows("activities", &rs->run_id))
 	{
 		RunPlan(&drop_run_activities, values, NULL, false, 1);
-		if (DatumGetInt64(SPIGetDatum(0, 1, &isnull)) > 0)
+		if (DatumGetInt64(SPIGetDatum(0, 1, &null)) > 0)
 			queued = true;
 		SPI_freetuptable(SPI_tuptable);
 	}
