@@ -137,7 +137,6 @@ OVERRIDES = {
                                          8: "NULL", 9: "NULL", 10: "NULL",
                                          11: "NULL"})],
     "activities_delete_activity": [(None, {2: ":act_sched"})],
-    "activities_arm_timer": [(None, {2: ":act_sched", 3: "now() + interval '1 hour'"})],
     "activities_disarm_timer": [(None, {2: ":act_sched"})],
     "activities_log_attempt": [(None, {2: ":act_sched", 3: ":act_attempt",
                                        4: "'a1'", 5: "'noop'", 6: "'explain'",
@@ -168,8 +167,6 @@ OVERRIDES = {
     "runs_delete_run_user_timers": [(None, {1: ":'timer_run'"})],
     "runs_delete_run_ready_tasks": [(None, {1: ":'ready_run'"})],
     # timers.c
-    "timers_insert_timer": [(None, {1: "now() + interval '10 seconds'",
-                                    2: "'decision_timeout'", 4: ":next_event"})],
     "timers_insert_timer_payload": [(None, {2: "'deliver'", 4: ":next_event",
                                             5: "'{\"event\": {}}'"})],
     "timers_due_timers": [("due now (the timer worker's call; durable.tick's default"

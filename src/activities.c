@@ -106,12 +106,6 @@ static KeptPlan delete_activity = {
 	" WHERE run_id = $1 AND scheduled_event_id = $2",
 	2, {UUIDOID, INT8OID}
 };
-static KeptPlan arm_timer = {
-	NULL, "INSERT INTO durable.timers (due_at, kind, run_id, ref_id)"
-	" VALUES ($3, 'activity', $1, $2)"
-	" ON CONFLICT (run_id, kind, ref_id) DO UPDATE SET due_at = EXCLUDED.due_at",
-	3, {UUIDOID, INT8OID, TIMESTAMPTZOID}
-};
 static KeptPlan disarm_timer = {
 	NULL, "DELETE FROM durable.timers"
 	" WHERE run_id = $1 AND kind = 'activity' AND ref_id = $2",
@@ -347,7 +341,7 @@ next_deadline(ActivityState *a)
 static void
 arm_activity_timer(ActivityState *a)
 {
-	Datum		values[3];
+	Datum		values[2];
 	TimestampTz due = next_deadline(a);
 
 	values[0] = UUIDPGetDatum(&a->run_id);
@@ -357,8 +351,9 @@ arm_activity_timer(ActivityState *a)
 		RunPlan(&disarm_timer, values, NULL, false, 0);
 		return;
 	}
-	values[2] = TimestampTzGetDatum(due);
-	RunPlan(&arm_timer, values, NULL, false, 0);
+	/* Under the activity's lock (direct.c); its attempt is left as it is. */
+	DirectSetTimer(&a->run_id, TIMER_ACTIVITY, a->scheduled_event_id, due,
+				   false, 0);
 	NoteTimerDue(due);
 }
 

@@ -722,3 +722,130 @@ DirectRunHasRows(const char *relname, pg_uuid_t *run_id)
 	UnregisterSnapshot(snapshot);
 	return found;
 }
+
+/* The columns of durable.timers that DirectSetTimer writes */
+static const char *const timer_columns[] = {
+	"run_id", "kind", "ref_id", "due_at", "attempt", "payload"
+};
+
+/*
+ * Set a timer of a run, as
+ *   INSERT INTO durable.timers (run_id, kind, ref_id, due_at [, attempt])
+ *   ... ON CONFLICT (run_id, kind, ref_id) DO UPDATE SET due_at = ...
+ *   [, attempt = ...]
+ * does: an existing row is locked (waiting for a holder, following it to its
+ * latest version) and updated, with new index entries since due_at is
+ * indexed; otherwise a row is inserted.  Callers hold the lock under which
+ * such a timer is created (its run's, or for an activity timer the
+ * activity's), so no other transaction inserts the same key meanwhile.
+ */
+void
+DirectSetTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id,
+			   TimestampTz due_at, bool set_attempt, int32 attempt)
+{
+	DirectTable dt;
+	int			att[lengthof(timer_columns)];
+	Oid			pkey;
+	ScanKeyData keys[3];
+	text	   *kind_text = cstring_to_text(kind);
+	TupleDesc	desc;
+
+	direct_open(&dt, "timers", lengthof(timer_columns), timer_columns, att);
+	desc = RelationGetDescr(dt.rel);
+	pkey = RelationGetPrimaryKeyIndex(dt.rel);
+	if (!OidIsValid(pkey))
+		elog(ERROR, "durable.timers has no primary key");
+	ScanKeyInit(&keys[0], att[0] + 1, BTEqualStrategyNumber, F_UUID_EQ,
+				UUIDPGetDatum(run_id));
+	ScanKeyEntryInitialize(&keys[1], 0, att[1] + 1, BTEqualStrategyNumber,
+						   InvalidOid, TupleDescAttr(desc, att[1])->attcollation,
+						   F_TEXTEQ, PointerGetDatum(kind_text));
+	ScanKeyInit(&keys[2], att[2] + 1, BTEqualStrategyNumber, F_INT8EQ,
+				Int64GetDatum(ref_id));
+
+	for (;;)
+	{
+		Snapshot	snapshot;
+		SysScanDesc scan;
+		HeapTuple	tuple;
+		ItemPointerData tid;
+		bool		found = false;
+		TM_FailureData tmfd;
+		TM_Result	res;
+		HeapTuple	oldtup;
+		HeapTuple	newtup;
+		Datum	   *repl;
+		bool	   *repl_null;
+		bool	   *replace;
+
+		CommandCounterIncrement();
+		snapshot = RegisterSnapshot(GetTransactionSnapshot());
+		scan = systable_beginscan(dt.rel, pkey, true, snapshot, 3, keys);
+		if (HeapTupleIsValid(tuple = systable_getnext(scan)))
+		{
+			tid = tuple->t_self;
+			found = true;
+		}
+		systable_endscan(scan);
+
+		if (!found)
+		{
+			Datum	   *values = palloc0(sizeof(Datum) * dt.natts);
+			bool	   *isnull = palloc(sizeof(bool) * dt.natts);
+
+			UnregisterSnapshot(snapshot);
+			memset(isnull, true, sizeof(bool) * dt.natts);
+			values[att[0]] = UUIDPGetDatum(run_id);
+			values[att[1]] = PointerGetDatum(kind_text);
+			values[att[2]] = Int64GetDatum(ref_id);
+			values[att[3]] = TimestampTzGetDatum(due_at);
+			values[att[4]] = Int32GetDatum(set_attempt ? attempt : 0);
+			isnull[att[0]] = isnull[att[1]] = isnull[att[2]] = false;
+			isnull[att[3]] = isnull[att[4]] = false;
+			direct_insert(&dt, values, isnull);
+			break;
+		}
+
+		res = table_tuple_lock(dt.rel, &tid, snapshot, dt.slot,
+							   GetCurrentCommandId(false), LockTupleExclusive,
+							   LockWaitBlock,
+							   IsolationUsesXactSnapshot() ? 0 :
+							   TUPLE_LOCK_FLAG_FIND_LAST_VERSION,
+							   &tmfd);
+		UnregisterSnapshot(snapshot);
+		if (res == TM_Deleted && !IsolationUsesXactSnapshot())
+			continue;			/* gone meanwhile: insert it */
+		if (res == TM_Updated || res == TM_Deleted)
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("could not serialize access due to concurrent update")));
+		if (res != TM_Ok)
+			elog(ERROR, "unexpected table_tuple_lock status: %u", res);
+
+		oldtup = ExecCopySlotHeapTuple(dt.slot);
+		repl = palloc0(sizeof(Datum) * dt.natts);
+		repl_null = palloc0(sizeof(bool) * dt.natts);
+		replace = palloc0(sizeof(bool) * dt.natts);
+		repl[att[3]] = TimestampTzGetDatum(due_at);
+		replace[att[3]] = true;
+		if (set_attempt)
+		{
+			repl[att[4]] = Int32GetDatum(attempt);
+			replace[att[4]] = true;
+		}
+		newtup = heap_modify_tuple(oldtup, desc, repl, repl_null, replace);
+		simple_heap_update(dt.rel, &dt.slot->tts_tid, newtup);
+		if (!HeapTupleIsHeapOnly(newtup) && dt.rri->ri_NumIndices > 0)
+		{
+			List	   *recheck;
+
+			ExecForceStoreHeapTuple(newtup, dt.slot, false);
+			dt.slot->tts_tid = newtup->t_self;
+			recheck = ExecInsertIndexTuples(dt.rri, dt.slot, dt.estate, false,
+											false, NULL, NIL);
+			list_free(recheck);
+		}
+		break;
+	}
+	direct_close(&dt);
+}

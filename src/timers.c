@@ -23,12 +23,6 @@
 
 #include "durable.h"
 
-static KeptPlan insert_timer = {
-	NULL, "INSERT INTO durable.timers (due_at, kind, run_id, ref_id, attempt)"
-	" VALUES ($1, $2, $3, $4, $5) ON CONFLICT (run_id, kind, ref_id)"
-	" DO UPDATE SET due_at = EXCLUDED.due_at, attempt = EXCLUDED.attempt",
-	5, {TIMESTAMPTZOID, TEXTOID, UUIDOID, INT8OID, INT4OID}
-};
 static KeptPlan insert_timer_payload = {
 	NULL, "INSERT INTO durable.timers (due_at, kind, run_id, ref_id, payload)"
 	" VALUES ($1, $2, $3, $4, $5) ON CONFLICT (run_id, kind, ref_id)"
@@ -93,19 +87,16 @@ typedef struct DueTimer
 	Jsonb	   *payload;
 } DueTimer;
 
-/* Add a timer; its effect happens when it is due and a tick runs. */
+/*
+ * Add a timer, or move it (and set its attempt) if it exists; its effect
+ * happens when it is due and a tick runs.  Written without a statement
+ * (direct.c) under the run's lock, which every caller holds.
+ */
 void
 CreateTimer(pg_uuid_t *run_id, const char *kind, TimestampTz due_at,
 			int64 ref_id, int32 attempt)
 {
-	Datum		values[5];
-
-	values[0] = TimestampTzGetDatum(due_at);
-	values[1] = CStringGetTextDatum(kind);
-	values[2] = UUIDPGetDatum(run_id);
-	values[3] = Int64GetDatum(ref_id);
-	values[4] = Int32GetDatum(attempt);
-	RunPlan(&insert_timer, values, NULL, false, 0);
+	DirectSetTimer(run_id, kind, ref_id, due_at, true, attempt);
 	NoteTimerDue(due_at);
 }
 
