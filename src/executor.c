@@ -119,7 +119,18 @@ CallAsRole(Oid role, FmgrInfo *flinfo, Jsonb *input, double timeout_seconds,
 		if (flinfo->fn_strict && input == NULL)
 			fcinfo->isnull = true;
 		else
+		{
+			/*
+			 * The error context of a failure is the function's own: not that
+			 * of whoever called durable.run_tasks(), which the executor
+			 * workers do not have.
+			 */
+			ErrorContextCallback *save_context = error_context_stack;
+
+			error_context_stack = NULL;
 			value = FunctionCallInvoke(fcinfo);
+			error_context_stack = save_context;
+		}
 
 		if (timeout_ms > 0)
 			disable_timeout(STATEMENT_TIMEOUT, false);
@@ -302,6 +313,7 @@ typedef struct ActivityRun
 	RunState	rs;
 	ActivityState a;
 	bool		current;
+	Jsonb	  **result;			/* the function's result, once it returned */
 } ActivityRun;
 
 /*
@@ -320,6 +332,21 @@ lock_current_attempt(void *arg)
 		strcmp(ar->a.state, "SCHEDULED") == 0 &&
 		ar->a.next_attempt_time == DT_NOEND;
 	return ar->current;
+}
+
+/*
+ * Whether to keep what the activity function did: its result must fit in
+ * durable.max_payload_size (else WF006 fails the attempt and undoes its
+ * writes, as complete_activity() would refuse it), and the attempt must
+ * still be current.
+ */
+static bool
+keep_activity_outcome(void *arg)
+{
+	ActivityRun *ar = (ActivityRun *) arg;
+
+	CheckPayload(*ar->result, "result");
+	return lock_current_attempt(arg);
 }
 
 /* Run a claimed activity task of a SQL activity. */
@@ -403,7 +430,8 @@ execute_activity_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt,
 	}
 
 	fmgr_info(reg.function, &flinfo);
-	CallAsRole(reg.run_as, &flinfo, input, timeout, lock_current_attempt, &ar,
+	ar.result = &result;
+	CallAsRole(reg.run_as, &flinfo, input, timeout, keep_activity_outcome, &ar,
 			   &result, &error, &timed_out);
 	if (error == NULL)
 	{
