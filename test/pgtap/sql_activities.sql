@@ -3,7 +3,7 @@
 -- with their completion), failures (nothing written, reason = SQLSTATE), retries with
 -- the policy's exact delays, StartToClose as a statement timeout, and the role they run as.
 BEGIN;
-SELECT plan(34);
+SELECT plan(36);
 SET LOCAL durable.test_time = '2026-01-01 00:00:00+00';
 
 CREATE ROLE act_app;
@@ -69,6 +69,7 @@ SELECT is(durable.run_tasks(), 1, 'the activity ran');
 SELECT is((SELECT count(*) FROM app.ledger WHERE note = 'too big'), 0::bigint,
     'its result could not be recorded: none of its writes is kept');
 SELECT is(t.attrs('toobig', 'ActivityTaskCompleted'), NULL, 'and it did not complete');
+SELECT is(t.attrs('toobig', 'ActivityTaskFailed')->>'reason', 'WF006', 'the attempt failed with WF006 (a limit exceeded)');
 
 -- 2. A failing activity: nothing of it is kept; the reason is its SQLSTATE.
 SELECT pg_temp.setup('fails', 'bad', 'app.bad(jsonb)',
@@ -80,8 +81,9 @@ SELECT is(t.events('fails', from_id => 5), '{ActivityTaskScheduled,ActivityTaskS
     'maximumAttempts 1: it failed for good');
 SELECT is(t.attrs('fails', 'ActivityTaskFailed') - 'identity',
     '{"scheduledEventId": 5, "startedEventId": 6, "reason": "22012",
-      "details": {"message": "division by zero", "detail": null, "hint": null}, "retryState": "MAXIMUM_ATTEMPTS_REACHED"}'::jsonb,
-    'ActivityTaskFailed: reason = SQLSTATE (22012), details {message, detail, hint}');
+      "details": {"message": "division by zero", "context": "SQL expression \"to_jsonb(1 / 0)\"\nPL/pgSQL function app.bad(jsonb) line 4 at RETURN"},
+      "retryState": "MAXIMUM_ATTEMPTS_REACHED"}'::jsonb,
+    'ActivityTaskFailed: reason = SQLSTATE (22012), details: the error''s message, its context (no detail, no hint)');
 SELECT is(pg_temp.attempts('fails'), '{"1 failed 22012 -"}', 'activity_attempts: one failed attempt, 22012');
 
 -- 3. Retries: the exact delays of the policy (2 s x 3: 2, 6, 18 s), nothing before them.
@@ -119,21 +121,26 @@ END $$;
 SELECT pg_temp.setup('slow', 'slow', 'app.slow(jsonb)',
     '{"startToCloseTimeoutSeconds": 0.5, "retryPolicy": {"initialIntervalInSeconds": 1, "maximumAttempts": 1}}');
 SELECT is(durable.run_tasks(), 1, 'the activity ran into its timeout');
-SELECT is(t.attrs('slow', 'ActivityTaskFailed')->>'reason', 'durable:Timeout START_TO_CLOSE',
-    'reason durable:Timeout START_TO_CLOSE');
+SELECT is(pg_temp.attempts('slow'), '{"1 timed_out durable:Timeout START_TO_CLOSE -"}',
+    'the attempt timed out: reason durable:Timeout START_TO_CLOSE');
+SELECT is(t.attrs('slow', 'ActivityTaskTimedOut') - 'identity',
+    '{"scheduledEventId": 5, "startedEventId": 6, "timeoutType": "START_TO_CLOSE", "details": null,
+      "lastFailureReason": "durable:Timeout START_TO_CLOSE", "retryState": "MAXIMUM_ATTEMPTS_REACHED"}'::jsonb,
+    'the activity timed out for good: ActivityTaskTimedOut START_TO_CLOSE');
 SELECT is((SELECT count(*) FROM app.ledger WHERE note = 'written by a slow attempt'), 0::bigint,
     'its write is not kept');
 
 -- 5. The function runs as run_as, an ordinary role, and never as the caller.
 CREATE FUNCTION app.whoami(input jsonb) RETURNS jsonb LANGUAGE sql AS $$
-    SELECT jsonb_build_object('user', current_user, 'superuser', current_setting('is_superuser')) $$;
+    SELECT jsonb_build_object('user', current_user, 'superuser', rolsuper)
+      FROM pg_roles WHERE rolname = current_user $$;
 CREATE FUNCTION app.peek(input jsonb) RETURNS jsonb LANGUAGE sql AS $$
     SELECT to_jsonb(count(*)) FROM pg_authid $$;
 SELECT pg_temp.setup('who', 'whoami', 'app.whoami(jsonb)');
 SELECT pg_temp.setup('peek', 'peek', 'app.peek(jsonb)',
     '{"retryPolicy": {"initialIntervalInSeconds": 1, "maximumAttempts": 1}}');
 SELECT is(durable.run_tasks(), 2, 'both ran');
-SELECT is(t.attrs('who', 'ActivityTaskCompleted')->'result', '{"user": "act_app", "superuser": "off"}',
+SELECT is(t.attrs('who', 'ActivityTaskCompleted')->'result', '{"user": "act_app", "superuser": false}',
     'current_user inside the activity is its run_as role, not a superuser');
 SELECT is(t.attrs('peek', 'ActivityTaskFailed')->>'reason', '42501', 'what act_app may not read fails with 42501');
 SELECT is(current_user::text, session_user::text, 'the caller of run_tasks() is itself again');

@@ -42,7 +42,8 @@ SELECT is(t.events('sub-ada'),
     'history of the trial so far: the email activity, then the timer of the trial');
 SELECT is(t.attrs('sub-ada', 'ActivityTaskScheduled') - 'retryPolicy',
     '{"activityId": "1", "activityType": "send_email", "taskQueue": "billing",
-      "input": {"customerId": "ada", "template": "welcome"}, "decisionTaskCompletedEventId": 4}'::jsonb,
+      "input": {"customerId": "ada", "template": "welcome"}, "startToCloseTimeoutSeconds": 600,
+      "decisionTaskCompletedEventId": 4}'::jsonb,
     'the email is activity 1, on the workflow''s queue');
 SELECT is(t.attrs('sub-ada', 'TimerStarted'),
     '{"timerId": "2", "startToFireTimeoutSeconds": 2592000, "decisionTaskCompletedEventId": 10}'::jsonb,
@@ -66,7 +67,8 @@ SELECT is(t.events('sub-ada', from_id => 12),
     'history of the first period: the charge (its failures are attempts, not events), the email, the next timer');
 SELECT is(t.attrs('sub-ada', 'ActivityTaskStarted', 2) - 'identity',
     '{"scheduledEventId": 16, "attempt": 3, "lastFailureReason": "P0001",
-      "lastFailureDetails": {"message": "card of ada declined by the gateway", "detail": null, "hint": "Retried by durable."}}'::jsonb,
+      "lastFailureDetails": {"message": "card of ada declined by the gateway", "hint": "Retried by durable.",
+                             "context": "PL/pgSQL function charge_monthly_fee(jsonb) line 4 at RAISE"}}'::jsonb,
     'the charge completed at attempt 3, after a failure with reason P0001 and the error as details');
 SELECT is(t.attrs('sub-ada', 'ActivityTaskCompleted', 2)->'result', '{"charged": 9.99, "period": 1}'::jsonb,
     'the charge''s result is in the history');
