@@ -22,6 +22,12 @@
  *	 outcome is dropped with the writes when the attempt ended meanwhile (a
  *	 ScheduleToStart timeout, a cancel, the run closed).
  *
+ * A chain: after a task, the executor runs the tasks it made ready for the
+ * same run (the next decision task, the activity it scheduled) in the same
+ * transaction, up to EXECUTOR_CHAIN_TASKS tasks or EXECUTOR_CHAIN_MS, so that
+ * a SQL workflow's quick steps commit together.  A crash undoes the whole
+ * chain with its writes, and it runs again: nothing is done twice.
+ *
  * Functions run as the role they were registered with, with the database's
  * default search_path.
  *
@@ -44,12 +50,24 @@
 
 #include "durable.h"
 
+/* How long a chain of one run's tasks may make its transaction */
+#define EXECUTOR_CHAIN_TASKS	32
+#define EXECUTOR_CHAIN_MS		20
+
 static KeptPlan claim_executor_task = {
 	NULL, "DELETE FROM durable.ready_tasks WHERE ctid ="
 	" (SELECT ctid FROM durable.ready_tasks WHERE kind IN ('w', 'x')"
 	"   ORDER BY task_id LIMIT 1 FOR UPDATE SKIP LOCKED)"
 	" RETURNING namespace, task_queue, kind, run_id, scheduled_event_id, attempt",
 	0, {InvalidOid}
+};
+/* The next executor task of one run, for a chain (see execute_tasks) */
+static KeptPlan claim_run_task = {
+	NULL, "DELETE FROM durable.ready_tasks WHERE ctid ="
+	" (SELECT ctid FROM durable.ready_tasks WHERE run_id = $1"
+	"   AND kind IN ('w', 'x') ORDER BY task_id LIMIT 1 FOR UPDATE SKIP LOCKED)"
+	" RETURNING namespace, task_queue, kind, run_id, scheduled_event_id, attempt",
+	1, {UUIDOID}
 };
 static KeptPlan peek_activity = {
 	NULL, "SELECT activity_type, input, attempt, state = 'SCHEDULED'"
@@ -462,13 +480,12 @@ execute_activity_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt,
 }
 
 /*
- * Claim and run one executor task in the current transaction; false when
- * none is ready.
+ * Run the task just claimed (the last SPI result); its run id goes to
+ * *run_id.
  */
-static bool
-execute_one_task(void)
+static void
+execute_claimed_task(pg_uuid_t *run_id)
 {
-	pg_uuid_t	run_id;
 	int64		scheduled_id;
 	int32		attempt;
 	char	   *namespace;
@@ -476,27 +493,56 @@ execute_one_task(void)
 	char		kind;
 	bool		isnull;
 
-	DurableSPIConnect();
-	if (RunPlan(&claim_executor_task, NULL, NULL, false, 1) == 0)
-	{
-		DurableSPIFinish();
-		return false;
-	}
 	namespace = SPIGetText(0, 1);
 	task_queue = SPIGetText(0, 2);
 	kind = DatumGetChar(SPIGetDatum(0, 3, &isnull));
-	memcpy(&run_id, DatumGetUUIDP(SPIGetDatum(0, 4, &isnull)), sizeof(pg_uuid_t));
+	memcpy(run_id, DatumGetUUIDP(SPIGetDatum(0, 4, &isnull)), sizeof(pg_uuid_t));
 	scheduled_id = DatumGetInt64(SPIGetDatum(0, 5, &isnull));
 	attempt = DatumGetInt32(SPIGetDatum(0, 6, &isnull));
 	SPI_freetuptable(SPI_tuptable);
 
 	if (kind == 'w')
-		execute_decision_task(&run_id, scheduled_id, attempt);
+		execute_decision_task(run_id, scheduled_id, attempt);
 	else
-		execute_activity_task(&run_id, scheduled_id, attempt, namespace,
+		execute_activity_task(run_id, scheduled_id, attempt, namespace,
 							  task_queue);
+}
+
+/*
+ * Claim and run the oldest ready executor task in the current transaction,
+ * then (chain) the tasks it made ready for the same run, as long as the
+ * transaction is young: a SQL workflow's consecutive steps commit together.
+ * Nothing is lost by that: a crash undoes the steps of the chain together
+ * with their writes, and they run again.  Returns how many tasks ran (0:
+ * none was ready).
+ */
+static int
+execute_tasks(int max_tasks)
+{
+	pg_uuid_t	run_id;
+	TimestampTz began = GetCurrentTimestamp();
+	int			n = 0;
+
+	DurableSPIConnect();
+	if (RunPlan(&claim_executor_task, NULL, NULL, false, 1) > 0)
+	{
+		execute_claimed_task(&run_id);
+		n++;
+		while (n < Min(max_tasks, EXECUTOR_CHAIN_TASKS) &&
+			   !TimestampDifferenceExceeds(began, GetCurrentTimestamp(),
+										   EXECUTOR_CHAIN_MS))
+		{
+			Datum		values[1];
+
+			values[0] = UUIDPGetDatum(&run_id);
+			if (RunPlan(&claim_run_task, values, NULL, false, 1) == 0)
+				break;
+			execute_claimed_task(&run_id);
+			n++;
+		}
+	}
 	DurableSPIFinish();
-	return true;
+	return n;
 }
 
 /*
@@ -516,18 +562,18 @@ ExecuteReadyTasks(int max_tasks, bool own_xact)
 									 ALLOCSET_DEFAULT_SIZES);
 	while (n < max_tasks)
 	{
-		volatile bool ran = false;
+		volatile int ran = 0;
 
 		CHECK_FOR_INTERRUPTS();
 		if (!own_xact)
 		{
 			MemoryContextSwitchTo(task_cxt);
-			ran = execute_one_task();
+			ran = execute_tasks(max_tasks - n);
 			MemoryContextSwitchTo(oldcxt);
 			MemoryContextReset(task_cxt);
-			if (!ran)
+			if (ran == 0)
 				break;
-			n++;
+			n += ran;
 			continue;
 		}
 
@@ -537,7 +583,7 @@ ExecuteReadyTasks(int max_tasks, bool own_xact)
 		PG_TRY();
 		{
 			MemoryContextSwitchTo(task_cxt);
-			ran = execute_one_task();
+			ran = execute_tasks(max_tasks - n);
 			MemoryContextSwitchTo(oldcxt);
 			PopActiveSnapshot();
 			CommitTransactionCommand();
@@ -559,9 +605,9 @@ ExecuteReadyTasks(int max_tasks, bool own_xact)
 		PG_END_TRY();
 		MemoryContextReset(task_cxt);
 		pgstat_report_activity(STATE_IDLE, NULL);
-		if (!ran)
+		if (ran == 0)
 			break;
-		n++;
+		n += ran;
 	}
 	MemoryContextDelete(task_cxt);
 	return n;
@@ -578,5 +624,9 @@ durable_run_tasks(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("max_tasks must be greater than zero")));
+	if (ReplayActive())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("durable.run_tasks() cannot be called inside a workflow function")));
 	PG_RETURN_INT32(ExecuteReadyTasks(max_tasks, false));
 }

@@ -1086,8 +1086,8 @@ ReplayWorkflow(RunState *rs, Registration *reg, TimestampTz now,
 	}
 	PG_END_TRY();
 
-	if (ctx.nondeterminism == NULL && !ctx.suspended &&
-		ctx.issued < ctx.ncommands && error == NULL)
+	if (ctx.nondeterminism == NULL && !ctx.suspended && !timed_out &&
+		ctx.issued < ctx.ncommands)
 	{
 		HistoryCommand *c = &ctx.commands[ctx.issued];
 
