@@ -227,12 +227,10 @@ SELECT is(t.attrs('parent', 'StartChildWorkflowExecutionInitiated') - 'taskStart
     '{"namespace": "default", "workflowId": "parent/1", "workflowType": "kid", "taskQueue": "default", "input": {"n": 21},
       "parentClosePolicy": "TERMINATE", "decisionTaskCompletedEventId": 4}'::jsonb,
     'StartChildWorkflowExecution: the default workflowId is the parent''s id / the command number');
-SELECT is(t.events('parent', from_id => 4),
-    '{DecisionTaskCompleted,StartChildWorkflowExecutionInitiated,ChildWorkflowExecutionStarted,DecisionTaskScheduled,
-      ChildWorkflowExecutionCompleted,DecisionTaskStarted,DecisionTaskCompleted,
-      StartChildWorkflowExecutionInitiated,ChildWorkflowExecutionStarted,DecisionTaskScheduled,
-      ChildWorkflowExecutionFailed,DecisionTaskStarted,DecisionTaskCompleted,WorkflowExecutionCompleted}',
-    'the parent''s history: each child started, and completed or failed, before the next decision task ran');
+SELECT is(ARRAY(SELECT event_type FROM durable.get_history('parent') WHERE event_type NOT LIKE 'DecisionTask%' ORDER BY event_id),
+    '{WorkflowExecutionStarted,StartChildWorkflowExecutionInitiated,ChildWorkflowExecutionStarted,ChildWorkflowExecutionCompleted,
+      StartChildWorkflowExecutionInitiated,ChildWorkflowExecutionStarted,ChildWorkflowExecutionFailed,WorkflowExecutionCompleted}',
+    'the parent''s history, decision tasks aside: one child at a time, started, then completed or failed');
 SELECT is(pg_temp.outcome('the-failing-kid'), 'failed {"reason": "P0001", "details": {"context": "PL/pgSQL function app.kid(jsonb) line 3 at RAISE", "message": "kid refuses"}}',
     'the failing child failed with its error');
 
