@@ -100,7 +100,14 @@ CREATE ROLE billing;
 GRANT durable_worker, durable_client TO billing;
 CREATE SCHEMA billing AUTHORIZATION billing;
 SET ROLE billing;
+-- Loaded quietly (read examples/subscription.sql itself): tables billing.charges and
+-- billing.subscription_emails, the functions, and their registration.
+\set ECHO none
+\set QUIET on
 \ir ../examples/subscription.sql
+\set QUIET off
+\set ECHO all
+SELECT kind, type_name, task_queue, function, run_as FROM durable.registrations ORDER BY kind, type_name;
 SELECT durable.start_workflow('subscription',
     '{"customerId": "ada", "trialPeriod": "3 seconds", "billingPeriod": "4 seconds", "amount": 9.99}',
     workflow_id => 'subscription-ada', task_queue => 'billing') AS run_id;
