@@ -17,10 +17,9 @@
  *	 error rolls the writes back and fails the attempt with the SQLSTATE as
  *	 reason.  The attempt is never marked started in the table, since no
  *	 other session could see it before the outcome anyway; its StartToClose
- *	 timeout is a statement timeout.  Run and activity are locked only once
- *	 the function has returned (lock order: run, then activity), and the
- *	 outcome is dropped with the writes when the attempt ended meanwhile (a
- *	 ScheduleToStart timeout, a cancel, the run closed).
+ *	 timeout is a statement timeout.  Run and activity stay locked (in that
+ *	 order) while the function runs, so nothing else ends the attempt
+ *	 meanwhile; signals to the run wait for it.
  *
  * A chain: after a task, the executor runs the tasks it made ready for the
  * same run (the next decision task, the activity it scheduled) in the same
@@ -331,18 +330,15 @@ typedef struct ActivityRun
 	RunState	rs;
 	ActivityState a;
 	bool		current;
-	Jsonb	  **result;			/* the function's result, once it returned */
 } ActivityRun;
 
 /*
  * Lock the run, then the activity, and check that the attempt is still the
- * one the executor ran.
+ * one claimed.
  */
 static bool
-lock_current_attempt(void *arg)
+lock_current_attempt(ActivityRun *ar)
 {
-	ActivityRun *ar = (ActivityRun *) arg;
-
 	ar->current = LoadRunById(&ar->run_id, false, &ar->rs) &&
 		RunIsOpen(&ar->rs) &&
 		LoadActivity(&ar->run_id, ar->scheduled_id, &ar->a) &&
@@ -353,18 +349,15 @@ lock_current_attempt(void *arg)
 }
 
 /*
- * Whether to keep what the activity function did: its result must fit in
- * durable.max_payload_size (else WF006 fails the attempt and undoes its
- * writes, as complete_activity() would refuse it), and the attempt must
- * still be current.
+ * A successful activity's writes are kept if its result fits in
+ * durable.max_payload_size; otherwise WF006 fails the attempt and undoes
+ * them, as complete_activity() would refuse the result.
  */
 static bool
-keep_activity_outcome(void *arg)
+keep_writes(void *arg)
 {
-	ActivityRun *ar = (ActivityRun *) arg;
-
-	CheckPayload(*ar->result, "result");
-	return lock_current_attempt(arg);
+	CheckPayload(*(Jsonb **) arg, "result");
+	return true;
 }
 
 /* Run a claimed activity task of a SQL activity. */
@@ -447,14 +440,19 @@ execute_activity_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt,
 		return;
 	}
 
+	/*
+	 * Run and activity are locked before the function runs, in this order,
+	 * so that no other outcome (a timeout, a cancel) can race it.  Locking
+	 * them only afterwards, from the function's subtransaction, would turn
+	 * the row locks of a chain into multixacts.
+	 */
+	if (!lock_current_attempt(&ar))
+		return;
 	fmgr_info(reg.function, &flinfo);
-	ar.result = &result;
-	CallAsRole(reg.run_as, &flinfo, input, timeout, keep_activity_outcome, &ar,
+	CallAsRole(reg.run_as, &flinfo, input, timeout, keep_writes, &result,
 			   &result, &error, &timed_out);
 	if (error == NULL)
 	{
-		if (!ar.current)
-			return;				/* the attempt ended meanwhile: writes undone */
 		ar.a.started_time = started;
 		ar.a.last_worker_identity = (char *) identity;
 		CompleteActivity(&ar.rs, &ar.a, DurableNow(), result, identity);
@@ -463,8 +461,6 @@ execute_activity_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt,
 	}
 	if (error->sqlerrcode == ERRCODE_QUERY_CANCELED && !timed_out)
 		ReThrowError(error);	/* the executor was canceled: not an outcome */
-	if (!lock_current_attempt(&ar))
-		return;
 	ar.a.started_time = started;
 	ar.a.last_worker_identity = (char *) identity;
 	if (timed_out)
