@@ -5,7 +5,7 @@
 -- workflow retry and cancellation, registration and its checks, and what happens when
 -- the API is called outside a workflow function.
 BEGIN;
-SELECT plan(140);
+SELECT plan(141);
 SET LOCAL durable.test_time = '2026-01-01 00:00:00+00';
 
 -- The code runs as wf_app, an ordinary role; the functions live in schema app.
@@ -197,6 +197,19 @@ SELECT is(t.events('timed-out', from_id => 5),
 SELECT is(t.events('timed-signaled', from_id => 5),
     '{TimerStarted,WorkflowExecutionSignaled,DecisionTaskScheduled,DecisionTaskStarted,DecisionTaskCompleted,TimerCanceled,WorkflowExecutionCompleted}',
     'the history of a wait that got its signal: its timer is canceled');
+-- A signal without input is still a signal: JSON null, not the SQL NULL of a timeout.
+SELECT pg_temp.wf('nullsig', $$
+DECLARE s jsonb;
+BEGIN
+    s := durable.wait_signal('go', '10 minutes');
+    RETURN jsonb_build_object('timedOut', s IS NULL, 'input', s);
+END $$);
+SELECT durable.start_workflow('nullsig', NULL, 'nullsig') IS NOT NULL AS started;
+SELECT durable.run_tasks() AS ran \gset
+SELECT durable.signal_workflow('nullsig', 'go');
+SELECT durable.run_tasks() AS ran \gset
+SELECT is(pg_temp.outcome('nullsig'), 'completed {"input": null, "timedOut": false}',
+    'a signal without input: wait_signal returns JSON null, which IS NULL does not take for a timeout');
 SELECT is(t.attrs('timed-signaled', 'TimerCanceled') - 'identity',
     '{"timerId": "1", "startedEventId": 5, "decisionTaskCompletedEventId": 9}'::jsonb, 'TimerCanceled: timer "1"');
 
