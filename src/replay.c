@@ -787,8 +787,9 @@ consume_signal(ReplayContext *ctx, HistorySignal *s, FunctionCallInfo fcinfo)
 {
 	s->consumed = true;
 	advance(ctx, s->event_id);
+	/* A signal without input is JSON null: SQL NULL means the timeout passed. */
 	if (s->input == NULL)
-		PG_RETURN_NULL();
+		return DirectFunctionCall1(jsonb_in, CStringGetDatum("null"));
 	PG_RETURN_JSONB_P(s->input);
 }
 
