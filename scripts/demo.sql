@@ -103,9 +103,9 @@ SET ROLE billing;
 -- Loaded quietly (read examples/subscription.sql itself): tables billing.charges and
 -- billing.subscription_emails, the functions, and their registration.
 \set ECHO none
-\set QUIET on
+\o /dev/null
 \ir ../examples/subscription.sql
-\set QUIET off
+\o
 \set ECHO all
 SELECT kind, type_name, task_queue, function, run_as FROM durable.registrations ORDER BY kind, type_name;
 SELECT durable.start_workflow('subscription',
