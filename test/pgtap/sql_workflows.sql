@@ -5,7 +5,7 @@
 -- workflow retry and cancellation, registration and its checks, and what happens when
 -- the API is called outside a workflow function.
 BEGIN;
-SELECT plan(141);
+SELECT plan(144);
 SET LOCAL durable.test_time = '2026-01-01 00:00:00+00';
 
 -- The code runs as wf_app, an ordinary role; the functions live in schema app.
@@ -377,6 +377,16 @@ SELECT is(durable.run_tasks(), 1, 'the decision task runs');
 SELECT is(t.attrs('dropped', 'DecisionTaskFailed')->>'cause', 'UnknownWorkflowType', 'and fails: UnknownWorkflowType');
 SELECT is(pg_temp.outcome('dropped'), 'running ', 'the workflow is still running');
 SELECT durable.terminate_workflow('dropped');
+
+-- The decision timeout is the function's statement timeout.
+SELECT pg_temp.wf('slowpoke', $$ BEGIN PERFORM pg_sleep(30); RETURN '1'; END $$);
+SELECT durable.start_workflow('slowpoke', NULL, 'slowpoke', decision_timeout => '0.3 seconds') IS NOT NULL AS started;
+SELECT is(durable.run_tasks(1), 1, 'the decision task ran into its timeout');
+SELECT is(t.events('slowpoke'),
+    '{WorkflowExecutionStarted,DecisionTaskScheduled,DecisionTaskStarted,DecisionTaskTimedOut,DecisionTaskScheduled}',
+    'DecisionTaskTimedOut, and a new decision task');
+SELECT is(t.attrs('slowpoke', 'DecisionTaskTimedOut')->>'timeoutType', 'START_TO_CLOSE', 'timeoutType START_TO_CLOSE');
+SELECT durable.terminate_workflow('slowpoke');
 
 -- 12. Errors caught by the workflow: a failed activity raises WF007; in the handler the
 -- workflow calls another activity (suspending inside an EXCEPTION block works).
