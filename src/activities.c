@@ -512,7 +512,8 @@ ScheduleActivity(RunState *rs, TimestampTz now, ActivityRequest *req,
 	a.next_attempt_time = TS_NONE;
 	if (next_deadline(&a) != TS_NONE)
 		arm_activity_timer(&a);
-	EnqueueReadyTask(rs, req->task_queue, 'a', a.scheduled_event_id, 1);
+	EnqueueReadyTask(rs, req->task_queue, 'a', req->activity_type,
+					 a.scheduled_event_id, 1);
 }
 
 /*
@@ -666,8 +667,8 @@ FailActivityAttempt(RunState *rs, ActivityState *a, TimestampTz now,
 		{
 			a->next_attempt_time = TS_NONE;
 			a->scheduled_time = now;
-			EnqueueReadyTask(rs, a->task_queue, 'a', a->scheduled_event_id,
-							 a->attempt);
+			EnqueueReadyTask(rs, a->task_queue, 'a', a->activity_type,
+							 a->scheduled_event_id, a->attempt);
 		}
 		save_activity_row(a);
 		arm_activity_timer(a);
@@ -748,8 +749,8 @@ FireActivityTimer(RunState *rs, int64 scheduled_event_id, TimestampTz now)
 			a.next_attempt_time = TS_NONE;
 			a.scheduled_time = now;
 			save_activity_row(&a);
-			EnqueueReadyTask(rs, a.task_queue, 'a', a.scheduled_event_id,
-							 a.attempt);
+			EnqueueReadyTask(rs, a.task_queue, 'a', a.activity_type,
+							 a.scheduled_event_id, a.attempt);
 			arm_activity_timer(&a);
 			return true;
 		}

@@ -156,6 +156,44 @@ claim_one(PollRequest *pr, char kind, pg_uuid_t *run_id, int64 *scheduled_id,
 	return true;
 }
 
+/*
+ * Start the scheduled decision task of a locked run: DecisionTaskStarted.
+ * False when the task is stale (the run closed or moved on).  An external
+ * worker's task gets a timeout timer and is written at once; the executor
+ * (save = false) completes the task in the same transaction, so it needs
+ * neither.
+ */
+bool
+StartDecisionTask(RunState *rs, int64 scheduled_id, TimestampTz now,
+				  const char *identity, bool save)
+{
+	JsonBuilder jb;
+
+	if (!RunIsOpen(rs) || rs->decision_scheduled_id != scheduled_id ||
+		rs->decision_started_id != 0)
+		return false;
+	JsonBegin(&jb);
+	JsonAddInt(&jb, "scheduledEventId", scheduled_id);
+	JsonAddText(&jb, "identity", identity);
+	rs->decision_started_id = AppendEvent(rs, now, "DecisionTaskStarted",
+										  JsonFinish(&jb));
+	rs->decision_started_time = now;
+	rs->decision_started_time_null = false;
+	if (!save)
+		return true;
+	SaveRun(rs);
+
+	/*
+	 * One decision timeout timer per run, moved to this task; a completed
+	 * task leaves it in place and it fires as a no-op, which is cheaper than
+	 * deleting it on every completion.
+	 */
+	CreateTimer(&rs->run_id, TIMER_DECISION_TIMEOUT,
+				TimestampPlusSeconds(now, rs->decision_timeout),
+				0, (int32) rs->decision_started_id);
+	return true;
+}
+
 /* Claim and start a decision task: DecisionTaskStarted and its timeout. */
 static void *
 claim_decision_task(void *arg)
@@ -168,34 +206,15 @@ claim_decision_task(void *arg)
 		int64		scheduled_id;
 		int32		attempt;
 		RunState	rs;
-		JsonBuilder jb;
 		Datum		values[2];
 		char	   *token;
 		Jsonb	   *task;
 
 		if (!claim_one(pr, 'd', &run_id, &scheduled_id, &attempt))
 			return NULL;
-		if (!LoadRunById(&run_id, false, &rs) || !RunIsOpen(&rs) ||
-			rs.decision_scheduled_id != scheduled_id ||
-			rs.decision_started_id != 0)
+		if (!LoadRunById(&run_id, false, &rs) ||
+			!StartDecisionTask(&rs, scheduled_id, pr->now, pr->identity, true))
 			continue;			/* stale: the run moved on */
-
-		JsonBegin(&jb);
-		JsonAddInt(&jb, "scheduledEventId", scheduled_id);
-		JsonAddText(&jb, "identity", pr->identity);
-		rs.decision_started_id = AppendEvent(&rs, pr->now, "DecisionTaskStarted",
-											 JsonFinish(&jb));
-		rs.decision_started_time = pr->now;
-		rs.decision_started_time_null = false;
-		SaveRun(&rs);
-		/*
-		 * One decision timeout timer per run, moved to this task; a completed
-		 * task leaves it in place and it fires as a no-op, which is cheaper
-		 * than deleting it on every completion.
-		 */
-		CreateTimer(&run_id, TIMER_DECISION_TIMEOUT,
-					TimestampPlusSeconds(pr->now, rs.decision_timeout),
-					0, (int32) rs.decision_started_id);
 
 		token = psprintf("D:%s:%lld:%lld", UuidToCString(&run_id),
 						 (long long) scheduled_id,
@@ -432,6 +451,80 @@ DecisionTaskTimedOut(RunState *rs, TimestampTz now, int64 started_id)
 	return true;
 }
 
+/*
+ * Complete the started decision task of a locked run with a parsed list of
+ * decisions, and write the run.
+ */
+void
+CompleteDecisionTask(RunState *rs, TimestampTz now, Decision *list, int n,
+					 const char *identity)
+{
+	int64		scheduled_id = rs->decision_scheduled_id;
+	int64		started_id = rs->decision_started_id;
+	int64		completed_id;
+	int			flushed;
+	JsonBuilder jb;
+
+	/*
+	 * A decision that closes the workflow while events wait unseen would lose
+	 * them: fail the task instead, as Cadence does, and decide again.
+	 */
+	if (DecisionsCloseRun(list, n) && rs->has_buffered)
+	{
+		JsonBegin(&jb);
+		JsonAddInt(&jb, "scheduledEventId", scheduled_id);
+		JsonAddInt(&jb, "startedEventId", started_id);
+		JsonAddText(&jb, "cause", "UnhandledDecision");
+		JsonAddText(&jb, "identity", identity);
+		(void) AppendEvent(rs, now, "DecisionTaskFailed", JsonFinish(&jb));
+		end_decision_task(rs);
+		(void) FlushBufferedEvents(rs);
+		rs->decision_attempt = 0;
+		ScheduleDecisionTask(rs, now);
+		SaveRun(rs);
+		return;
+	}
+
+	JsonBegin(&jb);
+	JsonAddInt(&jb, "scheduledEventId", scheduled_id);
+	JsonAddInt(&jb, "startedEventId", started_id);
+	JsonAddText(&jb, "identity", identity);
+	completed_id = AppendEvent(rs, now, "DecisionTaskCompleted", JsonFinish(&jb));
+	rs->previous_started_id = started_id;
+	rs->decision_attempt = 0;
+	end_decision_task(rs);
+
+	/* Rule 12: what arrived meanwhile follows the completion. */
+	flushed = FlushBufferedEvents(rs);
+	ApplyDecisions(rs, now, list, n, completed_id);
+	if (RunIsOpen(rs))
+	{
+		if (flushed > 0)
+			ScheduleDecisionTask(rs, now);
+		SaveRun(rs);
+	}
+}
+
+/*
+ * Fail the started decision task of a locked run (DecisionTaskFailed) and
+ * schedule the next attempt, after a backoff when backoff is true (rule 10).
+ */
+void
+FailDecisionTask(RunState *rs, TimestampTz now, const char *cause,
+				 Jsonb *details, const char *identity, bool backoff)
+{
+	JsonBuilder jb;
+
+	JsonBegin(&jb);
+	JsonAddInt(&jb, "scheduledEventId", rs->decision_scheduled_id);
+	JsonAddInt(&jb, "startedEventId", rs->decision_started_id);
+	JsonAddText(&jb, "cause", cause);
+	JsonAddJsonb(&jb, "details", details);
+	JsonAddText(&jb, "identity", identity);
+	retry_decision_task(rs, now, "DecisionTaskFailed", JsonFinish(&jb),
+						backoff);
+}
+
 PG_FUNCTION_INFO_V1(durable_complete_decision_task);
 /* durable.complete_decision_task(task_token, decisions, identity) */
 Datum
@@ -446,53 +539,11 @@ durable_complete_decision_task(PG_FUNCTION_ARGS)
 	RunState	rs;
 	Decision   *list;
 	int			n;
-	int64		completed_id;
-	int			flushed;
-	JsonBuilder jb;
 
 	DurableSPIConnect();
 	load_decision(token, &t, &rs);
 	n = ParseDecisions(&rs, decisions, &list);
-
-	/*
-	 * A decision that closes the workflow while events wait unseen would lose
-	 * them: fail the task instead, as Cadence does, and decide again.
-	 */
-	if (DecisionsCloseRun(list, n) && rs.has_buffered)
-	{
-		JsonBegin(&jb);
-		JsonAddInt(&jb, "scheduledEventId", t.scheduled_id);
-		JsonAddInt(&jb, "startedEventId", t.third);
-		JsonAddText(&jb, "cause", "UnhandledDecision");
-		JsonAddText(&jb, "identity", identity);
-		(void) AppendEvent(&rs, now, "DecisionTaskFailed", JsonFinish(&jb));
-		end_decision_task(&rs);
-		(void) FlushBufferedEvents(&rs);
-		rs.decision_attempt = 0;
-		ScheduleDecisionTask(&rs, now);
-		SaveRun(&rs);
-		DurableSPIFinish();
-		PG_RETURN_VOID();
-	}
-
-	JsonBegin(&jb);
-	JsonAddInt(&jb, "scheduledEventId", t.scheduled_id);
-	JsonAddInt(&jb, "startedEventId", t.third);
-	JsonAddText(&jb, "identity", identity);
-	completed_id = AppendEvent(&rs, now, "DecisionTaskCompleted", JsonFinish(&jb));
-	rs.previous_started_id = t.third;
-	rs.decision_attempt = 0;
-	end_decision_task(&rs);
-
-	/* Rule 12: what arrived meanwhile follows the completion. */
-	flushed = FlushBufferedEvents(&rs);
-	ApplyDecisions(&rs, now, list, n, completed_id);
-	if (RunIsOpen(&rs))
-	{
-		if (flushed > 0)
-			ScheduleDecisionTask(&rs, now);
-		SaveRun(&rs);
-	}
+	CompleteDecisionTask(&rs, now, list, n, identity);
 	DurableSPIFinish();
 	PG_RETURN_VOID();
 }
@@ -510,19 +561,12 @@ durable_fail_decision_task(PG_FUNCTION_ARGS)
 	TimestampTz now = DurableNow();
 	TaskToken	t;
 	RunState	rs;
-	JsonBuilder jb;
 
 	CheckPayload(details, "details");
 	DurableSPIConnect();
 	load_decision(token, &t, &rs);
-	JsonBegin(&jb);
-	JsonAddInt(&jb, "scheduledEventId", t.scheduled_id);
-	JsonAddInt(&jb, "startedEventId", t.third);
-	JsonAddText(&jb, "cause", cause);
-	JsonAddJsonb(&jb, "details", details);
-	JsonAddText(&jb, "identity", identity);
-	retry_decision_task(&rs, now, "DecisionTaskFailed", JsonFinish(&jb),
-						strcmp(cause, "UnknownWorkflowType") == 0);
+	FailDecisionTask(&rs, now, cause, details, identity,
+					 strcmp(cause, "UnknownWorkflowType") == 0);
 	DurableSPIFinish();
 	PG_RETURN_VOID();
 }

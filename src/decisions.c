@@ -107,10 +107,25 @@ typedef struct Decision
 	ExternalRequest external;	/* Signal/RequestCancelExternal... */
 } Decision;
 
+/* What errors call the decision being parsed, when not decisions[i] */
+static const char *label_override = NULL;
+
+/*
+ * Name the decision being parsed "label" in errors instead of "decisions[i]"
+ * (workflow functions check their options as one decision); NULL resets.
+ */
+void
+SetDecisionLabel(const char *label)
+{
+	label_override = label;
+}
+
 /* "decisions[i].field" */
 static char *
 label(int i, const char *field)
 {
+	if (label_override != NULL)
+		return psprintf("%s.%s", label_override, field);
 	return psprintf("decisions[%d].%s", i, field);
 }
 

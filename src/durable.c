@@ -229,10 +229,15 @@ _PG_init(void)
 }
 
 PG_FUNCTION_INFO_V1(durable_now);
-/* durable.now(): the engine's clock. */
+/*
+ * durable.now(): the engine's clock; inside a workflow function, the time of
+ * the decision task the calling line first ran in (replay.c).
+ */
 Datum
 durable_now(PG_FUNCTION_ARGS)
 {
+	if (ReplayActive())
+		PG_RETURN_TIMESTAMPTZ(ReplayNow());
 	PG_RETURN_TIMESTAMPTZ(DurableNow());
 }
 

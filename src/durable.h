@@ -28,6 +28,8 @@
 #define ERRCODE_DURABLE_NOT_RUNNING			MAKE_SQLSTATE('W','F','0','0','3')
 #define ERRCODE_DURABLE_STALE_TOKEN			MAKE_SQLSTATE('W','F','0','0','5')
 #define ERRCODE_DURABLE_LIMIT_EXCEEDED		MAKE_SQLSTATE('W','F','0','0','6')
+#define ERRCODE_DURABLE_ACTIVITY_FAILED		MAKE_SQLSTATE('W','F','0','0','7')
+#define ERRCODE_DURABLE_CANCELED			MAKE_SQLSTATE('W','F','0','0','8')
 
 /* Longest namespace, workflow id, type, task queue or signal name, in bytes */
 #define DURABLE_MAX_NAME_LEN	1000
@@ -227,7 +229,8 @@ extern void AppendEventOrBuffer(RunState *rs, TimestampTz now,
 extern int	FlushBufferedEvents(RunState *rs);
 extern void ScheduleDecisionTask(RunState *rs, TimestampTz now);
 extern void EnqueueReadyTask(RunState *rs, const char *task_queue, char kind,
-							 int64 scheduled_event_id, int32 attempt);
+							 const char *type_name, int64 scheduled_event_id,
+							 int32 attempt);
 extern void CloseRun(RunState *rs, TimestampTz now, const char *status,
 					 const char *event_type, Jsonb *attributes,
 					 Jsonb *result, Jsonb *failure);
@@ -457,6 +460,7 @@ extern void RequestCancelActivity(RunState *rs, ActivityState *a,
 typedef struct Decision Decision;
 
 extern int	ParseDecisions(RunState *rs, Jsonb *decisions, Decision **out);
+extern void SetDecisionLabel(const char *label);
 extern bool DecisionsCloseRun(Decision *list, int n);
 extern void ApplyDecisions(RunState *rs, TimestampTz now, Decision *list,
 						   int n, int64 completed_id);
@@ -467,6 +471,53 @@ extern void ApplyDecisions(RunState *rs, TimestampTz now, Decision *list,
  */
 extern bool DecisionTaskTimedOut(RunState *rs, TimestampTz now,
 								 int64 started_id);
+extern bool StartDecisionTask(RunState *rs, int64 scheduled_id,
+							  TimestampTz now, const char *identity,
+							  bool save);
+extern void CompleteDecisionTask(RunState *rs, TimestampTz now, Decision *list,
+								 int n, const char *identity);
+extern void FailDecisionTask(RunState *rs, TimestampTz now, const char *cause,
+							 Jsonb *details, const char *identity,
+							 bool backoff);
+
+/* ----------------
+ * registry.c: workflow and activity types run by the executors
+ * ----------------
+ */
+typedef struct Registration
+{
+	Oid			function;
+	Oid			run_as;
+} Registration;
+
+extern bool LookupRegistration(char kind, const char *namespace,
+							   const char *type_name, const char *task_queue,
+							   Registration *out);
+
+/* ----------------
+ * executor.c and replay.c: SQL workflows and activities run in the server
+ * ----------------
+ */
+typedef enum ReplayOutcome
+{
+	REPLAY_DECIDED,				/* decisions made (maybe closing the run) */
+	REPLAY_NON_DETERMINISTIC,	/* history disagrees with the code */
+	REPLAY_TIMED_OUT			/* the function ran past the decision timeout */
+} ReplayOutcome;
+
+extern int	durable_executor_workers;
+extern int	ExecuteReadyTasks(int max_tasks, bool own_xact);
+extern void WaitForExecutorTask(long timeout_ms);
+extern void CallAsRole(Oid role, FmgrInfo *flinfo, Jsonb *input,
+					   double timeout_seconds, bool (*keep) (void *),
+					   void *keep_arg, Jsonb **result, ErrorData **error,
+					   bool *timed_out);
+extern Jsonb *ErrorDetailsJson(ErrorData *edata);
+extern ReplayOutcome ReplayWorkflow(RunState *rs, Registration *reg,
+									TimestampTz now, Jsonb **decisions,
+									Jsonb **failure);
+extern bool ReplayActive(void);
+extern TimestampTz ReplayNow(void);
 
 /* ----------------
  * workflow.c: starting runs

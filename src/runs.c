@@ -542,9 +542,19 @@ FlushBufferedEvents(RunState *rs)
  */
 void
 EnqueueReadyTask(RunState *rs, const char *task_queue, char kind,
-				 int64 scheduled_event_id, int32 attempt)
+				 const char *type_name, int64 scheduled_event_id,
+				 int32 attempt)
 {
 	ReadyBatch *b;
+	Registration reg;
+
+	/* Types registered to SQL functions go to the executors (registry.c). */
+	if (kind == 'd' &&
+		LookupRegistration('w', rs->namespace, type_name, task_queue, &reg))
+		kind = 'w';
+	else if (kind == 'a' &&
+			 LookupRegistration('x', rs->namespace, type_name, task_queue, &reg))
+		kind = 'x';
 
 	if (rs->ready == NULL)
 		rs->ready = palloc0(sizeof(ReadyBatch));
@@ -579,8 +589,8 @@ ScheduleDecisionTask(RunState *rs, TimestampTz now)
 	JsonAddInt(&jb, "attempt", rs->decision_attempt);
 	rs->decision_scheduled_id = AppendEvent(rs, now, "DecisionTaskScheduled",
 											JsonFinish(&jb));
-	EnqueueReadyTask(rs, rs->task_queue, 'd', rs->decision_scheduled_id,
-					 rs->decision_attempt);
+	EnqueueReadyTask(rs, rs->task_queue, 'd', rs->workflow_type,
+					 rs->decision_scheduled_id, rs->decision_attempt);
 }
 
 /*
