@@ -361,10 +361,8 @@ extern void TimerWorkerFoundExtension(void);
  * launcher.c, shmem.c and executor_worker.c: the executor workers
  * ----------------
  */
-/* Most executor workers per database (the maximum of the GUC) */
+/* Most executor workers per database (the maximum of durable.executor_workers) */
 #define DURABLE_MAX_EXECUTORS	64
-
-extern int	durable_executor_workers;
 
 extern void ExecutorWorkerAttach(int index);
 extern void ExecutorWorkerDetach(bool no_extension, bool idle);
@@ -372,8 +370,6 @@ extern bool ExecutorWorkerWanted(int index);
 extern uint64 ExecutorWakeGeneration(void);
 extern void WakeExecutors(Oid dboid);
 extern void WakeExecutorsAtCommit(void);
-extern void WaitForExecutorTask(long timeout_ms);
-extern int	ExecuteReadyTasks(int max_tasks, bool own_xact);
 
 /* ----------------
  * activities.c: the life of an activity
