@@ -120,8 +120,8 @@ static BackgroundWorkerHandle **worker_handles = NULL;
 static BackgroundWorkerHandle **executor_handles = NULL;
 static TimestampTz *executor_started_at = NULL;
 
-/* Whether a scan left an executor to start later (launcher only) */
-static bool executor_restart_deferred = false;
+/* Whether a scan left a worker to start a little later (launcher only) */
+static bool rescan_soon = false;
 
 /* Earliest timer this transaction made, and whether to wake the launcher */
 static TimestampTz earliest_new_timer = DT_NOEND;
@@ -544,7 +544,7 @@ ensure_executors(int i, const char *dbname, TimestampTz now)
 			continue;
 		if (now - executor_started_at[h] < EXECUTOR_RESTART_MS * 1000)
 		{
-			executor_restart_deferred = true;
+			rescan_soon = true;
 			continue;
 		}
 
@@ -600,10 +600,11 @@ ensure_worker(Oid dboid, const char *dbname, TimestampTz now)
 			pg_atomic_init_u64(&launcher->slots[i].next_wakeup, 0);
 		}
 	}
-	else if (launcher->slots[i].paused_until > now ||
-			 (launcher->slots[i].no_extension &&
-			  launcher->slots[i].checked_at +
-			  (int64) NO_EXTENSION_RECHECK_SECS * USECS_PER_SEC > now))
+	else if (launcher->slots[i].paused_until > now)
+		skip = rescan_soon = true;
+	else if (launcher->slots[i].no_extension &&
+			 launcher->slots[i].checked_at +
+			 (int64) NO_EXTENSION_RECHECK_SECS * USECS_PER_SEC > now)
 		skip = true;
 	SpinLockRelease(&launcher->mutex);
 
@@ -679,7 +680,7 @@ scan_databases(void)
 	TimestampTz now = GetCurrentTimestamp();
 	int			i;
 
-	executor_restart_deferred = false;
+	rescan_soon = false;
 	if (!durable_worker_enabled)
 	{
 		for (i = 0; i < durable_max_databases; i++)
@@ -747,7 +748,7 @@ DurableLauncherMain(Datum main_arg)
 		}
 		scan_databases();
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 executor_restart_deferred ? EXECUTOR_RESTART_MS :
+						 rescan_soon ? EXECUTOR_RESTART_MS :
 						 (long) durable_worker_max_sleep * 1000L,
 						 PG_WAIT_EXTENSION);
 	}
@@ -867,7 +868,25 @@ extension_updated(void)
 	wake_launcher_at_commit = true;
 }
 
-/* Stop timer workers that would block DROP DATABASE or CREATE DATABASE. */
+/*
+ * The template of CREATE DATABASE was copied: its workers may start again
+ * at once.
+ */
+static void
+resume_worker(Oid dboid)
+{
+	int			i;
+
+	if (launcher == NULL || !OidIsValid(dboid))
+		return;
+	SpinLockAcquire(&launcher->mutex);
+	i = find_slot(dboid);
+	if (i >= 0)
+		launcher->slots[i].paused_until = 0;
+	SpinLockRelease(&launcher->mutex);
+}
+
+/* Stop the workers that would block DROP DATABASE or CREATE DATABASE. */
 static void
 durable_process_utility(PlannedStmt *pstmt, const char *queryString,
 						bool readOnlyTree, ProcessUtilityContext context,
@@ -876,6 +895,7 @@ durable_process_utility(PlannedStmt *pstmt, const char *queryString,
 {
 	Node	   *parsetree = pstmt->utilityStmt;
 	bool		updates_durable = false;
+	Oid			template_oid = InvalidOid;
 
 	if (IsA(parsetree, DropdbStmt))
 		pause_worker(get_database_oid(((DropdbStmt *) parsetree)->dbname, true));
@@ -888,14 +908,27 @@ durable_process_utility(PlannedStmt *pstmt, const char *queryString,
 			DefElem    *def = (DefElem *) lfirst(lc);
 
 			if (strcmp(def->defname, "template") == 0 && def->arg != NULL)
-				pause_worker(get_database_oid(defGetString(def), true));
+			{
+				template_oid = get_database_oid(defGetString(def), true);
+				pause_worker(template_oid);
+			}
+		}
+		/* The launcher starts the workers of the copy and the template. */
+		if (launcher != NULL)
+		{
+			register_callback();
+			wake_launcher_at_commit = true;
 		}
 	}
 	else if (IsA(parsetree, AlterExtensionStmt))
 		updates_durable =
 			strcmp(((AlterExtensionStmt *) parsetree)->extname, "durable") == 0;
 	else if (IsA(parsetree, DropStmt) && drops_durable((DropStmt *) parsetree))
-		WakeExecutorsAtCommit();	/* so that they see it gone and exit */
+	{
+		/* The workers see it gone and exit at once, not after a sleep. */
+		WakeExecutorsAtCommit();
+		WakeTimerWorkerAtCommit(0);
+	}
 
 	if (prev_process_utility)
 		prev_process_utility(pstmt, queryString, readOnlyTree, context, params,
@@ -905,6 +938,7 @@ durable_process_utility(PlannedStmt *pstmt, const char *queryString,
 								params, queryEnv, dest, qc);
 	if (updates_durable)
 		extension_updated();
+	resume_worker(template_oid);
 }
 
 /* Install the ProcessUtility hook (from _PG_init, when preloaded). */
@@ -938,5 +972,7 @@ durable_launcher_wakeup(PG_FUNCTION_ARGS)
 	SpinLockRelease(&launcher->mutex);
 	register_callback();
 	wake_launcher_at_commit = true;
+	/* A timer worker still running (a quick DROP and CREATE) finds it again. */
+	WakeTimerWorkerAtCommit(0);
 	PG_RETURN_VOID();
 }
