@@ -365,7 +365,7 @@ extern void TimerWorkerFoundExtension(void);
 #define DURABLE_MAX_EXECUTORS	64
 
 extern void ExecutorWorkerAttach(int index);
-extern void ExecutorWorkerDetach(bool no_extension, bool idle);
+extern bool ExecutorWorkerDetach(bool no_extension, bool idle);
 extern bool ExecutorWorkerWanted(int index);
 extern uint64 ExecutorWakeGeneration(void);
 extern void WakeExecutors(Oid dboid);

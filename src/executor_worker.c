@@ -91,7 +91,7 @@ check_schema(MemoryContext cxt)
 static void
 executor_detach_callback(int code, Datum arg)
 {
-	ExecutorWorkerDetach(false, false);
+	(void) ExecutorWorkerDetach(false, false);
 }
 
 /*
@@ -140,15 +140,15 @@ DurableExecutorMain(Datum main_arg)
 				case SCHEMA_READY:
 					break;
 				case SCHEMA_NO_EXTENSION:
-					ExecutorWorkerDetach(true, false);
+					(void) ExecutorWorkerDetach(true, false);
 					proc_exit(0);
 					break;
 				case SCHEMA_OLD_VERSION:
-					if (index == 0)
+					/* Said once, by the first executor to find it. */
+					if (ExecutorWorkerDetach(false, true))
 						ereport(LOG,
 								(errmsg("durable executors idle: the extension durable is older than 0.2.0"),
 								 errhint("Run ALTER EXTENSION durable UPDATE.")));
-					ExecutorWorkerDetach(false, true);
 					proc_exit(0);
 					break;
 				case SCHEMA_UNKNOWN:

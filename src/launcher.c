@@ -336,14 +336,16 @@ ExecutorWorkerAttach(int index)
 /*
  * The executor leaves.  no_extension: durable is not installed (no executor
  * is started until the timer worker finds it again); idle: it is at 0.1.0.
+ * Returns whether this made the database's executors idle.
  */
-void
+bool
 ExecutorWorkerDetach(bool no_extension, bool idle)
 {
 	WorkerSlot *slot;
+	bool		made_idle = false;
 
 	if (my_executor_slot < 0)
-		return;
+		return false;
 	slot = &launcher->slots[my_executor_slot];
 	SpinLockAcquire(&launcher->mutex);
 	if (slot->executors[my_executor_index].pid == MyProcPid)
@@ -355,11 +357,13 @@ ExecutorWorkerDetach(bool no_extension, bool idle)
 		slot->installed = false;
 	if (idle)
 	{
+		made_idle = !slot->executors_idle;
 		slot->executors_idle = true;
 		slot->executors_checked_at = GetCurrentTimestamp();
 	}
 	SpinLockRelease(&launcher->mutex);
 	my_executor_slot = -1;
+	return made_idle;
 }
 
 /* Whether executor index should run, after a reload (executors only). */
