@@ -409,11 +409,19 @@ ScheduleActivity(RunState *rs, TimestampTz now, ActivityRequest *req,
 	int64		pending;
 	bool		isnull;
 
-	/* Limits first: nothing is written for a run that is over them. */
-	values[0] = UUIDPGetDatum(&rs->run_id);
-	RunPlan(&count_pending, values, NULL, false, 1);
-	pending = DatumGetInt64(SPIGetDatum(0, 1, &isnull));
-	SPI_freetuptable(SPI_tuptable);
+	/*
+	 * Limits first: nothing is written for a run that is over them.  A run
+	 * has at most as many pending activities as it made attempts, so the
+	 * count is needed only past that many.
+	 */
+	pending = 0;
+	if (rs->activity_attempts >= durable_max_pending_activities)
+	{
+		values[0] = UUIDPGetDatum(&rs->run_id);
+		RunPlan(&count_pending, values, NULL, false, 1);
+		pending = DatumGetInt64(SPIGetDatum(0, 1, &isnull));
+		SPI_freetuptable(SPI_tuptable);
+	}
 	if (pending >= durable_max_pending_activities)
 		ereport(ERROR,
 				(errcode(ERRCODE_DURABLE_LIMIT_EXCEEDED),

@@ -17,10 +17,9 @@
  *	 error rolls the writes back and fails the attempt with the SQLSTATE as
  *	 reason.  The attempt is never marked started in the table, since no
  *	 other session could see it before the outcome anyway; its StartToClose
- *	 timeout is a statement timeout.  Run and activity are locked only once
- *	 the function has returned (lock order: run, then activity), and the
- *	 outcome is dropped with the writes when the attempt ended meanwhile (a
- *	 ScheduleToStart timeout, a cancel, the run closed).
+ *	 timeout is a statement timeout.  Run and activity stay locked (in that
+ *	 order) while the function runs, so nothing else ends the attempt
+ *	 meanwhile; signals to the run wait for it.
  *
  * A chain: after a task, the executor runs the tasks it made ready for the
  * same run (the next decision task, the activity it scheduled) in the same
@@ -137,7 +136,18 @@ CallAsRole(Oid role, FmgrInfo *flinfo, Jsonb *input, double timeout_seconds,
 		if (flinfo->fn_strict && input == NULL)
 			fcinfo->isnull = true;
 		else
+		{
+			/*
+			 * The error context of a failure is the function's own: not that
+			 * of whoever called durable.run_tasks(), which the executor
+			 * workers do not have.
+			 */
+			ErrorContextCallback *save_context = error_context_stack;
+
+			error_context_stack = NULL;
 			value = FunctionCallInvoke(fcinfo);
+			error_context_stack = save_context;
+		}
 
 		if (timeout_ms > 0)
 			disable_timeout(STATEMENT_TIMEOUT, false);
@@ -324,13 +334,11 @@ typedef struct ActivityRun
 
 /*
  * Lock the run, then the activity, and check that the attempt is still the
- * one the executor ran.
+ * one claimed.
  */
 static bool
-lock_current_attempt(void *arg)
+lock_current_attempt(ActivityRun *ar)
 {
-	ActivityRun *ar = (ActivityRun *) arg;
-
 	ar->current = LoadRunById(&ar->run_id, false, &ar->rs) &&
 		RunIsOpen(&ar->rs) &&
 		LoadActivity(&ar->run_id, ar->scheduled_id, &ar->a) &&
@@ -338,6 +346,18 @@ lock_current_attempt(void *arg)
 		strcmp(ar->a.state, "SCHEDULED") == 0 &&
 		ar->a.next_attempt_time == DT_NOEND;
 	return ar->current;
+}
+
+/*
+ * A successful activity's writes are kept if its result fits in
+ * durable.max_payload_size; otherwise WF006 fails the attempt and undoes
+ * them, as complete_activity() would refuse the result.
+ */
+static bool
+keep_writes(void *arg)
+{
+	CheckPayload(*(Jsonb **) arg, "result");
+	return true;
 }
 
 /* Run a claimed activity task of a SQL activity. */
@@ -420,13 +440,19 @@ execute_activity_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt,
 		return;
 	}
 
+	/*
+	 * Run and activity are locked before the function runs, in this order,
+	 * so that no other outcome (a timeout, a cancel) can race it.  Locking
+	 * them only afterwards, from the function's subtransaction, would turn
+	 * the row locks of a chain into multixacts.
+	 */
+	if (!lock_current_attempt(&ar))
+		return;
 	fmgr_info(reg.function, &flinfo);
-	CallAsRole(reg.run_as, &flinfo, input, timeout, lock_current_attempt, &ar,
+	CallAsRole(reg.run_as, &flinfo, input, timeout, keep_writes, &result,
 			   &result, &error, &timed_out);
 	if (error == NULL)
 	{
-		if (!ar.current)
-			return;				/* the attempt ended meanwhile: writes undone */
 		ar.a.started_time = started;
 		ar.a.last_worker_identity = (char *) identity;
 		CompleteActivity(&ar.rs, &ar.a, DurableNow(), result, identity);
@@ -435,8 +461,6 @@ execute_activity_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt,
 	}
 	if (error->sqlerrcode == ERRCODE_QUERY_CANCELED && !timed_out)
 		ReThrowError(error);	/* the executor was canceled: not an outcome */
-	if (!lock_current_attempt(&ar))
-		return;
 	ar.a.started_time = started;
 	ar.a.last_worker_identity = (char *) identity;
 	if (timed_out)

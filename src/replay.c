@@ -765,7 +765,7 @@ durable_sleep(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
-/* The first signal of that name not yet consumed, after event after. */
+/* The first signal of that name not yet consumed (before event before, if not 0). */
 static HistorySignal *
 find_signal(ReplayContext *ctx, const char *name, int64 before)
 {
