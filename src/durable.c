@@ -34,6 +34,7 @@ char	   *durable_worker_databases = NULL;
 int			durable_worker_batch_size = 1000;
 int			durable_worker_max_sleep = 10;
 int			durable_max_databases = 64;
+int			durable_executor_workers = 2;
 
 /* durable.test_time: the string as set, and its parsed value */
 static char *durable_test_time_string = NULL;
@@ -197,6 +198,14 @@ _PG_init(void)
 							&durable_worker_max_sleep,
 							10, 1, 3600,
 							PGC_SIGHUP, GUC_UNIT_S,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("durable.executor_workers",
+							"Executor background workers per database, which run SQL workflows and activities.",
+							"0 means none: tasks of registered types then run only in durable.run_tasks().",
+							&durable_executor_workers,
+							2, 0, DURABLE_MAX_EXECUTORS,
+							PGC_SIGHUP, 0,
 							NULL, NULL, NULL);
 
 	/* Sizes shared memory: exists only when preloaded. */

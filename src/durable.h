@@ -381,6 +381,21 @@ extern void TimerWorkerAttach(void);
 extern void TimerWorkerDetach(bool no_extension);
 extern void TimerWorkerDetachCallback(int code, Datum arg);
 extern void TimerWorkerSleepsUntil(TimestampTz sleeps_to);
+extern void TimerWorkerFoundExtension(void);
+
+/* ----------------
+ * launcher.c, shmem.c and executor_worker.c: the executor workers
+ * ----------------
+ */
+/* Most executor workers per database (the maximum of durable.executor_workers) */
+#define DURABLE_MAX_EXECUTORS	64
+
+extern void ExecutorWorkerAttach(int index);
+extern bool ExecutorWorkerDetach(bool no_extension, bool idle);
+extern bool ExecutorWorkerWanted(int index);
+extern uint64 ExecutorWakeGeneration(void);
+extern void WakeExecutors(Oid dboid);
+extern void WakeExecutorsAtCommit(void);
 
 /* ----------------
  * activities.c: the life of an activity

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * launcher.c
- *	  The launcher: one timer worker per database that has the extension.
+ *	  The launcher: one timer worker per database that has the extension,
+ *	  and its executor workers.
  *
  * The launcher is a background worker started from shared_preload_libraries
  * once recovery has finished (so nothing runs on a standby).  It connects
@@ -16,6 +17,17 @@
  * sets the latch (WakeTimerWorkerAtCommit).  DROP DATABASE, and CREATE
  * DATABASE from a template that has a worker, first stop that worker
  * (ProcessUtility hook), since a connected worker would make them fail.
+ *
+ * Once a database's timer worker has found the extension, the launcher
+ * also starts durable.executor_workers executor workers there
+ * (executor_worker.c), which run the tasks of SQL workflows and activities,
+ * and stops or adds some when the setting changes.  They are stopped with
+ * the timer worker, and idle (not restarted for a while) where the
+ * extension is still at 0.1.0, until ALTER EXTENSION durable UPDATE.  A
+ * commit that queues an executor task bumps the database's executor
+ * generation and sets the executors' latches (WakeExecutors); an executor
+ * sleeps only while the generation is the one it last saw (shmem.c), so
+ * that no wakeup is lost between its last claim and its sleep.
  *
  *-------------------------------------------------------------------------
  */
@@ -54,7 +66,14 @@
 
 PGDLLEXPORT void DurableLauncherMain(Datum main_arg);
 
-/* A database's timer worker, as the launcher and backends see it */
+/* One executor worker of a database */
+typedef struct ExecutorSlot
+{
+	pid_t		pid;			/* 0 while not running */
+	Latch	   *latch;
+} ExecutorSlot;
+
+/* A database's timer and executor workers, as the launcher and backends see them */
 typedef struct WorkerSlot
 {
 	Oid			dboid;			/* InvalidOid: free */
@@ -64,6 +83,11 @@ typedef struct WorkerSlot
 	bool		no_extension;	/* exited: durable is not installed */
 	TimestampTz checked_at;		/* when it found that */
 	TimestampTz paused_until;	/* DROP/CREATE DATABASE: do not restart */
+	bool		installed;		/* the timer worker found the extension */
+	bool		executors_idle; /* an executor found the extension at 0.1.0 */
+	TimestampTz executors_checked_at;	/* when it found that */
+	pg_atomic_uint64 executor_generation;	/* bumped by each wakeup */
+	ExecutorSlot executors[DURABLE_MAX_EXECUTORS];
 } WorkerSlot;
 
 typedef struct LauncherShared
@@ -82,13 +106,32 @@ static ProcessUtility_hook_type prev_process_utility = NULL;
  */
 #define NO_EXTENSION_RECHECK_SECS	300
 
+/*
+ * An executor that exited is started again at once (the launcher hears of
+ * its exit), but not sooner than this after its last start, so that one
+ * that fails at startup is not spun on.
+ */
+#define EXECUTOR_RESTART_MS		1000
+
 /* The launcher's handles of the workers it started, by slot */
 static BackgroundWorkerHandle **worker_handles = NULL;
+
+/* ... and of the executors, by slot * DURABLE_MAX_EXECUTORS + index */
+static BackgroundWorkerHandle **executor_handles = NULL;
+static TimestampTz *executor_started_at = NULL;
+
+/* Whether a scan left a worker to start a little later (launcher only) */
+static bool rescan_soon = false;
 
 /* Earliest timer this transaction made, and whether to wake the launcher */
 static TimestampTz earliest_new_timer = DT_NOEND;
 static bool wake_launcher_at_commit = false;
+static bool wake_executors_at_commit = false;
 static bool xact_callback_registered = false;
+
+/* This executor's slot and index (executors only) */
+static int	my_executor_slot = -1;
+static int	my_executor_index = -1;
 
 Size
 LauncherShmemSize(void)
@@ -112,6 +155,7 @@ LauncherShmemInit(void)
 		{
 			memset(&launcher->slots[i], 0, sizeof(WorkerSlot));
 			pg_atomic_init_u64(&launcher->slots[i].next_wakeup, 0);
+			pg_atomic_init_u64(&launcher->slots[i].executor_generation, 0);
 		}
 	}
 }
@@ -128,20 +172,28 @@ find_slot(Oid dboid)
 	return -1;
 }
 
-/* Wake the timer worker of this database, or the launcher, at commit. */
+/*
+ * Wake the timer worker of this database, its executors, or the launcher,
+ * at commit.
+ */
 static void
 launcher_xact_callback(XactEvent event, void *arg)
 {
 	TimestampTz due = earliest_new_timer;
 	bool		wake_launcher = wake_launcher_at_commit;
+	bool		wake_executors = wake_executors_at_commit;
 
 	if (event != XACT_EVENT_COMMIT && event != XACT_EVENT_ABORT &&
 		event != XACT_EVENT_PARALLEL_COMMIT && event != XACT_EVENT_PARALLEL_ABORT)
 		return;
 	earliest_new_timer = DT_NOEND;
 	wake_launcher_at_commit = false;
+	wake_executors_at_commit = false;
 	if (event != XACT_EVENT_COMMIT || launcher == NULL)
 		return;
+
+	if (wake_executors)
+		WakeExecutors(MyDatabaseId);
 
 	if (due != DT_NOEND)
 	{
@@ -197,6 +249,153 @@ WakeTimerWorkerAtCommit(TimestampTz due_at)
 		earliest_new_timer = due_at;
 }
 
+/* An executor task was queued: wake this database's executors at commit. */
+void
+WakeExecutorsAtCommit(void)
+{
+	if (launcher == NULL)
+		return;
+	register_callback();
+	wake_executors_at_commit = true;
+}
+
+/*
+ * Wake the executors of a database: bump its generation, then set their
+ * latches.  The latches are read under the mutex and set after it: one of
+ * an executor that just left only wakes some other process for nothing.
+ */
+void
+WakeExecutors(Oid dboid)
+{
+	Latch	   *latches[DURABLE_MAX_EXECUTORS];
+	int			n = 0;
+	int			i;
+	int			k;
+
+	if (launcher == NULL)
+		return;
+	for (i = 0; i < durable_max_databases; i++)
+		if (launcher->slots[i].dboid == dboid)
+			break;
+	if (i >= durable_max_databases)
+		return;
+	pg_atomic_fetch_add_u64(&launcher->slots[i].executor_generation, 1);
+	SpinLockAcquire(&launcher->mutex);
+	for (k = 0; k < DURABLE_MAX_EXECUTORS; k++)
+		if (launcher->slots[i].executors[k].latch != NULL)
+			latches[n++] = launcher->slots[i].executors[k].latch;
+	SpinLockRelease(&launcher->mutex);
+	for (k = 0; k < n; k++)
+		SetLatch(latches[k]);
+}
+
+/* The wakeup generation of this executor's database (executors only). */
+uint64
+ExecutorWakeGeneration(void)
+{
+	Assert(my_executor_slot >= 0);
+	return pg_atomic_read_u64(&launcher->slots[my_executor_slot].executor_generation);
+}
+
+/* Executor index of MyDatabaseId registers its latch. */
+void
+ExecutorWorkerAttach(int index)
+{
+	int			i = -1;
+	pid_t		other = 0;
+
+	if (index >= 0 && index < DURABLE_MAX_EXECUTORS)
+	{
+		SpinLockAcquire(&launcher->mutex);
+		i = find_slot(MyDatabaseId);
+		if (i >= 0)
+		{
+			ExecutorSlot *e = &launcher->slots[i].executors[index];
+
+			other = e->pid;
+			if (other == 0)
+			{
+				e->pid = MyProcPid;
+				e->latch = MyLatch;
+			}
+		}
+		SpinLockRelease(&launcher->mutex);
+	}
+	if (i < 0)
+		ereport(FATAL,
+				(errmsg("durable executor %d for database %u has no slot",
+						index, MyDatabaseId)));
+	if (other != 0)
+		ereport(FATAL,
+				(errmsg("durable executor %d for database %u already runs as process %d",
+						index, MyDatabaseId, (int) other)));
+	my_executor_slot = i;
+	my_executor_index = index;
+}
+
+/*
+ * The executor leaves.  no_extension: durable is not installed (no executor
+ * is started until the timer worker finds it again); idle: it is at 0.1.0.
+ * Returns whether this made the database's executors idle.
+ */
+bool
+ExecutorWorkerDetach(bool no_extension, bool idle)
+{
+	WorkerSlot *slot;
+	bool		made_idle = false;
+
+	if (my_executor_slot < 0)
+		return false;
+	slot = &launcher->slots[my_executor_slot];
+	SpinLockAcquire(&launcher->mutex);
+	if (slot->executors[my_executor_index].pid == MyProcPid)
+	{
+		slot->executors[my_executor_index].pid = 0;
+		slot->executors[my_executor_index].latch = NULL;
+	}
+	if (no_extension)
+		slot->installed = false;
+	if (idle)
+	{
+		made_idle = !slot->executors_idle;
+		slot->executors_idle = true;
+		slot->executors_checked_at = GetCurrentTimestamp();
+	}
+	SpinLockRelease(&launcher->mutex);
+	my_executor_slot = -1;
+	return made_idle;
+}
+
+/* Whether executor index should run, after a reload (executors only). */
+bool
+ExecutorWorkerWanted(int index)
+{
+	return durable_worker_enabled && index < durable_executor_workers;
+}
+
+/*
+ * The timer worker found the extension installed: tell the launcher, which
+ * then starts the executors, unless the slot says so already.
+ */
+void
+TimerWorkerFoundExtension(void)
+{
+	int			i;
+	Latch	   *wake = NULL;
+
+	for (i = 0; i < durable_max_databases; i++)
+		if (launcher->slots[i].dboid == MyDatabaseId)
+			break;
+	if (i >= durable_max_databases || launcher->slots[i].installed)
+		return;
+	SpinLockAcquire(&launcher->mutex);
+	launcher->slots[i].installed = true;
+	wake = launcher->launcher_latch;
+	SpinLockRelease(&launcher->mutex);
+	if (wake != NULL)
+		SetLatch(wake);
+}
+
 /* Called by the timer worker before it sleeps until sleeps_to. */
 void
 TimerWorkerSleepsUntil(TimestampTz sleeps_to)
@@ -248,6 +447,8 @@ TimerWorkerDetach(bool no_extension)
 		launcher->slots[i].latch = NULL;
 		launcher->slots[i].no_extension = no_extension;
 		launcher->slots[i].checked_at = GetCurrentTimestamp();
+		if (no_extension)
+			launcher->slots[i].installed = false;
 	}
 	SpinLockRelease(&launcher->mutex);
 }
@@ -259,19 +460,121 @@ TimerWorkerDetachCallback(int code, Datum arg)
 	TimerWorkerDetach(false);
 }
 
-/* Whether the worker of this slot is running (launcher only). */
+/* Whether the worker of a handle is running; forgets it if not (launcher only). */
 static bool
-slot_worker_running(int i)
+handle_running(BackgroundWorkerHandle **handle)
 {
 	pid_t		pid;
 
-	if (worker_handles[i] == NULL)
+	if (*handle == NULL)
 		return false;
-	if (GetBackgroundWorkerPid(worker_handles[i], &pid) == BGWH_STOPPED)
+	if (GetBackgroundWorkerPid(*handle, &pid) == BGWH_STOPPED)
 	{
-		pfree(worker_handles[i]);
-		worker_handles[i] = NULL;
+		pfree(*handle);
+		*handle = NULL;
 		return false;
+	}
+	return true;
+}
+
+/* Whether the timer worker of this slot is running (launcher only). */
+static bool
+slot_worker_running(int i)
+{
+	return handle_running(&worker_handles[i]);
+}
+
+/* Stop every executor of slot i (launcher only). */
+static void
+stop_executors(int i)
+{
+	int			k;
+
+	for (k = 0; k < DURABLE_MAX_EXECUTORS; k++)
+	{
+		BackgroundWorkerHandle **h = &executor_handles[i * DURABLE_MAX_EXECUTORS + k];
+
+		if (handle_running(h))
+			TerminateBackgroundWorker(*h);
+	}
+}
+
+/* Register a dynamic background worker, its handle in TopMemoryContext. */
+static bool
+start_worker(BackgroundWorker *worker, BackgroundWorkerHandle **handle)
+{
+	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+	bool		ok;
+
+	ok = RegisterDynamicBackgroundWorker(worker, handle);
+	if (!ok)
+		*handle = NULL;
+	MemoryContextSwitchTo(old);
+	return ok;
+}
+
+/*
+ * Start or stop executors of slot i so that durable.executor_workers run,
+ * once its timer worker has found the extension and unless it is at 0.1.0.
+ * Returns false when no background worker slot is free.
+ */
+static bool
+ensure_executors(int i, const char *dbname, TimestampTz now)
+{
+	static TimestampTz last_warning = 0;
+	WorkerSlot *slot = &launcher->slots[i];
+	bool		wanted;
+	int			k;
+
+	SpinLockAcquire(&launcher->mutex);
+	wanted = slot->installed &&
+		!(slot->executors_idle &&
+		  slot->executors_checked_at +
+		  (int64) NO_EXTENSION_RECHECK_SECS * USECS_PER_SEC > now);
+	SpinLockRelease(&launcher->mutex);
+
+	for (k = 0; k < DURABLE_MAX_EXECUTORS; k++)
+	{
+		int			h = i * DURABLE_MAX_EXECUTORS + k;
+		BackgroundWorker worker;
+
+		if (!wanted || k >= durable_executor_workers)
+		{
+			if (handle_running(&executor_handles[h]))
+				TerminateBackgroundWorker(executor_handles[h]);
+			continue;
+		}
+		if (handle_running(&executor_handles[h]))
+			continue;
+		if (now - executor_started_at[h] < EXECUTOR_RESTART_MS * 1000)
+		{
+			rescan_soon = true;
+			continue;
+		}
+
+		memset(&worker, 0, sizeof(worker));
+		worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+		worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+		worker.bgw_restart_time = BGW_NEVER_RESTART;
+		snprintf(worker.bgw_library_name, BGW_MAXLEN, "durable");
+		snprintf(worker.bgw_function_name, BGW_MAXLEN, "DurableExecutorMain");
+		snprintf(worker.bgw_name, BGW_MAXLEN, "durable executor %d for %s",
+				 k + 1, dbname);
+		snprintf(worker.bgw_type, BGW_MAXLEN, "durable executor");
+		worker.bgw_main_arg = ObjectIdGetDatum(slot->dboid);
+		memcpy(worker.bgw_extra, &k, sizeof(k));
+		worker.bgw_notify_pid = MyProcPid;
+		if (!start_worker(&worker, &executor_handles[h]))
+		{
+			if (now - last_warning > 60 * USECS_PER_SEC)
+				ereport(LOG,
+						(errmsg("durable: could not start executor %d for database \"%s\" yet",
+								k + 1, dbname),
+						 errhint("Raise max_worker_processes.")));
+			last_warning = now;
+			return false;
+		}
+		executor_started_at[h] = now;
 	}
 	return true;
 }
@@ -301,10 +604,11 @@ ensure_worker(Oid dboid, const char *dbname, TimestampTz now)
 			pg_atomic_init_u64(&launcher->slots[i].next_wakeup, 0);
 		}
 	}
-	else if (launcher->slots[i].paused_until > now ||
-			 (launcher->slots[i].no_extension &&
-			  launcher->slots[i].checked_at +
-			  (int64) NO_EXTENSION_RECHECK_SECS * USECS_PER_SEC > now))
+	else if (launcher->slots[i].paused_until > now)
+		skip = rescan_soon = true;
+	else if (launcher->slots[i].no_extension &&
+			 launcher->slots[i].checked_at +
+			 (int64) NO_EXTENSION_RECHECK_SECS * USECS_PER_SEC > now)
 		skip = true;
 	SpinLockRelease(&launcher->mutex);
 
@@ -317,8 +621,10 @@ ensure_worker(Oid dboid, const char *dbname, TimestampTz now)
 		last_warning = now;
 		return true;
 	}
-	if (skip || slot_worker_running(i))
+	if (skip)
 		return true;
+	if (slot_worker_running(i))
+		return ensure_executors(i, dbname, now);
 
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
@@ -331,24 +637,17 @@ ensure_worker(Oid dboid, const char *dbname, TimestampTz now)
 	worker.bgw_main_arg = ObjectIdGetDatum(dboid);
 	worker.bgw_notify_pid = MyProcPid;
 
+	if (!start_worker(&worker, &worker_handles[i]))
 	{
-		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-
-		if (!RegisterDynamicBackgroundWorker(&worker, &worker_handles[i]))
-		{
-			worker_handles[i] = NULL;
-			if (now - last_warning > 60 * USECS_PER_SEC)
-				ereport(LOG,
-						(errmsg("durable: could not start a timer worker for database \"%s\" yet",
-								dbname),
-						 errhint("Raise max_worker_processes.")));
-			last_warning = now;
-			MemoryContextSwitchTo(old);
-			return false;
-		}
-		MemoryContextSwitchTo(old);
+		if (now - last_warning > 60 * USECS_PER_SEC)
+			ereport(LOG,
+					(errmsg("durable: could not start a timer worker for database \"%s\" yet",
+							dbname),
+					 errhint("Raise max_worker_processes.")));
+		last_warning = now;
+		return false;
 	}
-	return true;
+	return ensure_executors(i, dbname, now);
 }
 
 /* Whether a database is named in durable.worker_databases (empty: all). */
@@ -385,11 +684,15 @@ scan_databases(void)
 	TimestampTz now = GetCurrentTimestamp();
 	int			i;
 
+	rescan_soon = false;
 	if (!durable_worker_enabled)
 	{
 		for (i = 0; i < durable_max_databases; i++)
+		{
 			if (slot_worker_running(i))
 				TerminateBackgroundWorker(worker_handles[i]);
+			stop_executors(i);
+		}
 		return;
 	}
 
@@ -426,6 +729,14 @@ DurableLauncherMain(Datum main_arg)
 	worker_handles = MemoryContextAllocZero(TopMemoryContext,
 											sizeof(BackgroundWorkerHandle *) *
 											durable_max_databases);
+	executor_handles = MemoryContextAllocZero(TopMemoryContext,
+											  sizeof(BackgroundWorkerHandle *) *
+											  durable_max_databases *
+											  DURABLE_MAX_EXECUTORS);
+	executor_started_at = MemoryContextAllocZero(TopMemoryContext,
+												 sizeof(TimestampTz) *
+												 durable_max_databases *
+												 DURABLE_MAX_EXECUTORS);
 	SpinLockAcquire(&launcher->mutex);
 	launcher->launcher_latch = MyLatch;
 	SpinLockRelease(&launcher->mutex);
@@ -441,6 +752,7 @@ DurableLauncherMain(Datum main_arg)
 		}
 		scan_databases();
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 rescan_soon ? EXECUTOR_RESTART_MS :
 						 (long) durable_worker_max_sleep * 1000L,
 						 PG_WAIT_EXTENSION);
 	}
@@ -463,16 +775,41 @@ RegisterLauncher(void)
 	RegisterBackgroundWorker(&worker);
 }
 
+/* Whether any of the pids still runs as the timer worker or an executor of slot i. */
+static bool
+slot_still_runs(int i, const pid_t *pids, int n)
+{
+	WorkerSlot *slot = &launcher->slots[i];
+	bool		found = false;
+	int			j;
+	int			k;
+
+	SpinLockAcquire(&launcher->mutex);
+	for (j = 0; j < n && !found; j++)
+	{
+		if (slot->pid == pids[j])
+			found = true;
+		for (k = 0; k < DURABLE_MAX_EXECUTORS && !found; k++)
+			if (slot->executors[k].pid == pids[j])
+				found = true;
+	}
+	SpinLockRelease(&launcher->mutex);
+	return found;
+}
+
 /*
- * Stop the timer worker of a database and keep it stopped for a while, so
- * that DROP DATABASE or CREATE DATABASE ... TEMPLATE can go ahead.
+ * Stop the timer worker and the executors of a database and keep them
+ * stopped for a while, so that DROP DATABASE or CREATE DATABASE ...
+ * TEMPLATE can go ahead.
  */
 static void
 pause_worker(Oid dboid)
 {
+	pid_t		pids[1 + DURABLE_MAX_EXECUTORS];
+	int			n = 0;
 	int			i;
+	int			k;
 	int			waited;
-	pid_t		pid = 0;
 
 	if (launcher == NULL || !OidIsValid(dboid))
 		return;
@@ -481,27 +818,79 @@ pause_worker(Oid dboid)
 	if (i >= 0)
 	{
 		launcher->slots[i].paused_until = GetCurrentTimestamp() + 30 * USECS_PER_SEC;
-		pid = launcher->slots[i].pid;
+		if (launcher->slots[i].pid != 0)
+			pids[n++] = launcher->slots[i].pid;
+		for (k = 0; k < DURABLE_MAX_EXECUTORS; k++)
+			if (launcher->slots[i].executors[k].pid != 0)
+				pids[n++] = launcher->slots[i].executors[k].pid;
 	}
 	SpinLockRelease(&launcher->mutex);
-	if (pid == 0)
+	if (n == 0)
 		return;
-	(void) kill(pid, SIGTERM);
+	for (k = 0; k < n; k++)
+		(void) kill(pids[k], SIGTERM);
 	for (waited = 0; waited < 500; waited++)
 	{
-		bool		gone;
-
-		SpinLockAcquire(&launcher->mutex);
-		gone = launcher->slots[i].pid != pid;
-		SpinLockRelease(&launcher->mutex);
-		if (gone)
+		if (!slot_still_runs(i, pids, n))
 			break;
 		CHECK_FOR_INTERRUPTS();
 		pg_usleep(10000L);
 	}
 }
 
-/* Stop timer workers that would block DROP DATABASE or CREATE DATABASE. */
+/* Whether a DROP names the extension durable. */
+static bool
+drops_durable(DropStmt *stmt)
+{
+	ListCell   *lc;
+
+	if (stmt->removeType != OBJECT_EXTENSION)
+		return false;
+	foreach(lc, stmt->objects)
+		if (IsA(lfirst(lc), String) && strcmp(strVal(lfirst(lc)), "durable") == 0)
+			return true;
+	return false;
+}
+
+/*
+ * ALTER EXTENSION durable UPDATE: executors that found 0.1.0 may start
+ * again once it commits; wake the launcher then.
+ */
+static void
+extension_updated(void)
+{
+	int			i;
+
+	if (launcher == NULL)
+		return;
+	SpinLockAcquire(&launcher->mutex);
+	i = find_slot(MyDatabaseId);
+	if (i >= 0)
+		launcher->slots[i].executors_idle = false;
+	SpinLockRelease(&launcher->mutex);
+	register_callback();
+	wake_launcher_at_commit = true;
+}
+
+/*
+ * The template of CREATE DATABASE was copied: its workers may start again
+ * at once.
+ */
+static void
+resume_worker(Oid dboid)
+{
+	int			i;
+
+	if (launcher == NULL || !OidIsValid(dboid))
+		return;
+	SpinLockAcquire(&launcher->mutex);
+	i = find_slot(dboid);
+	if (i >= 0)
+		launcher->slots[i].paused_until = 0;
+	SpinLockRelease(&launcher->mutex);
+}
+
+/* Stop the workers that would block DROP DATABASE or CREATE DATABASE. */
 static void
 durable_process_utility(PlannedStmt *pstmt, const char *queryString,
 						bool readOnlyTree, ProcessUtilityContext context,
@@ -509,6 +898,8 @@ durable_process_utility(PlannedStmt *pstmt, const char *queryString,
 						DestReceiver *dest, QueryCompletion *qc)
 {
 	Node	   *parsetree = pstmt->utilityStmt;
+	bool		updates_durable = false;
+	Oid			template_oid = InvalidOid;
 
 	if (IsA(parsetree, DropdbStmt))
 		pause_worker(get_database_oid(((DropdbStmt *) parsetree)->dbname, true));
@@ -521,8 +912,26 @@ durable_process_utility(PlannedStmt *pstmt, const char *queryString,
 			DefElem    *def = (DefElem *) lfirst(lc);
 
 			if (strcmp(def->defname, "template") == 0 && def->arg != NULL)
-				pause_worker(get_database_oid(defGetString(def), true));
+			{
+				template_oid = get_database_oid(defGetString(def), true);
+				pause_worker(template_oid);
+			}
 		}
+		/* The launcher starts the workers of the copy and the template. */
+		if (launcher != NULL)
+		{
+			register_callback();
+			wake_launcher_at_commit = true;
+		}
+	}
+	else if (IsA(parsetree, AlterExtensionStmt))
+		updates_durable =
+			strcmp(((AlterExtensionStmt *) parsetree)->extname, "durable") == 0;
+	else if (IsA(parsetree, DropStmt) && drops_durable((DropStmt *) parsetree))
+	{
+		/* The workers see it gone and exit at once, not after a sleep. */
+		WakeExecutorsAtCommit();
+		WakeTimerWorkerAtCommit(0);
 	}
 
 	if (prev_process_utility)
@@ -531,6 +940,9 @@ durable_process_utility(PlannedStmt *pstmt, const char *queryString,
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
 								params, queryEnv, dest, qc);
+	if (updates_durable)
+		extension_updated();
+	resume_worker(template_oid);
 }
 
 /* Install the ProcessUtility hook (from _PG_init, when preloaded). */
@@ -559,9 +971,12 @@ durable_launcher_wakeup(PG_FUNCTION_ARGS)
 	{
 		launcher->slots[i].no_extension = false;
 		launcher->slots[i].paused_until = 0;
+		launcher->slots[i].executors_idle = false;
 	}
 	SpinLockRelease(&launcher->mutex);
 	register_callback();
 	wake_launcher_at_commit = true;
+	/* A timer worker still running (a quick DROP and CREATE) finds it again. */
+	WakeTimerWorkerAtCommit(0);
 	PG_RETURN_VOID();
 }

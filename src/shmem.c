@@ -11,6 +11,10 @@
  * reads it before its claim query and sleeps only if no broadcast happened
  * since, so that no wakeup is lost between the query and the sleep.
  *
+ * Executor tasks (kinds 'w' and 'x') have no poller: their commit wakes the
+ * executor workers of the database instead (launcher.c), which sleep in
+ * WaitForExecutorTask with the same generation counter rule.
+ *
  * Without shared_preload_libraries there is no shared memory; polls then
  * re-check every 100 ms until their wait ends.
  *
@@ -137,12 +141,20 @@ durable_xact_callback(XactEvent event, void *arg)
 	}
 }
 
-/* Remember to wake the pollers of a queue when this transaction commits. */
+/*
+ * Remember to wake the pollers of a queue, or for an executor task the
+ * executors of this database, when this transaction commits.
+ */
 void
 WakeQueueAtCommit(const char *namespace, const char *task_queue, char kind)
 {
 	if (wait_buckets == NULL)
 		return;
+	if (kind == 'w' || kind == 'x')
+	{
+		WakeExecutorsAtCommit();
+		return;
+	}
 	if (!xact_callback_registered)
 	{
 		RegisterXactCallback(durable_xact_callback, NULL);
@@ -212,4 +224,32 @@ WaitForTask(const char *namespace, const char *task_queue, char kind,
 	}
 	PG_END_TRY();
 	return result;
+}
+
+/*
+ * Sleep (an executor worker, outside any transaction) until an executor
+ * task may be ready, at most timeout_ms; return early when the latch is set
+ * (a wakeup, SIGHUP, SIGTERM).  A commit that queued a task since the last
+ * return bumped the database's generation: then return at once, since the
+ * caller's last claim may have run before that commit and the latch may
+ * have been consumed by a wait inside the task code.
+ */
+void
+WaitForExecutorTask(long timeout_ms)
+{
+	static bool seen_valid = false;
+	static uint64 seen_generation = 0;
+	uint64		generation = ExecutorWakeGeneration();
+
+	if (!seen_valid || generation != seen_generation)
+	{
+		seen_generation = generation;
+		seen_valid = true;
+		return;
+	}
+	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+					 timeout_ms, PG_WAIT_EXTENSION);
+	ResetLatch(MyLatch);
+	/* Read after the reset: a commit after this read sets the latch again. */
+	seen_generation = ExecutorWakeGeneration();
 }

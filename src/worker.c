@@ -15,6 +15,9 @@
  * (retention.c), a batch of PURGE_BATCH runs per transaction, and sooner
  * again while batches come back full, between rounds of timers.
  *
+ * Once it has found the extension, the launcher starts the database's
+ * executor workers (executor_worker.c).
+ *
  * It exits when the extension is not (or no longer) installed, on SIGTERM,
  * and when durable.worker_enabled is turned off.
  *
@@ -173,7 +176,10 @@ DurableTimerWorkerMain(Datum main_arg)
 			pgstat_report_activity(STATE_RUNNING, "firing durable timers");
 			installed = extension_installed();
 			if (installed)
+			{
+				TimerWorkerFoundExtension();	/* the executors may start */
 				fired = run_batch(careful, (TimestampTz *) &next);
+			}
 			PopActiveSnapshot();
 			CommitTransactionCommand();
 			pgstat_report_stat(false);
