@@ -849,3 +849,83 @@ DirectSetTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id,
 	}
 	direct_close(&dt);
 }
+
+/*
+ * Delete a run's timers but those of one kind, as
+ *   DELETE FROM durable.timers WHERE run_id = $1 AND kind <> $2
+ * does: a row locked by another transaction is waited for and, if it was
+ * deleted meanwhile, passed over.  Returns how many were deleted.
+ */
+int
+DirectDeleteRunTimers(pg_uuid_t *run_id, const char *except_kind)
+{
+	Relation	rel;
+	Oid			pkey;
+	ScanKeyData key;
+	SysScanDesc scan;
+	Snapshot	snapshot;
+	HeapTuple	tuple;
+	TupleTableSlot *slot;
+	int			c_run;
+	int			c_kind;
+	int			n = 0;
+
+	CommandCounterIncrement();
+	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	rel = table_open(durable_relid("timers"), RowExclusiveLock);
+	pkey = RelationGetPrimaryKeyIndex(rel);
+	if (!OidIsValid(pkey))
+		elog(ERROR, "durable.timers has no primary key");
+	c_run = column_index(rel, "run_id");
+	c_kind = column_index(rel, "kind");
+	ScanKeyInit(&key, c_run + 1, BTEqualStrategyNumber, F_UUID_EQ,
+				UUIDPGetDatum(run_id));
+	slot = table_slot_create(rel, NULL);
+	scan = systable_beginscan(rel, pkey, true, snapshot, 1, &key);
+	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		ItemPointerData tid = tuple->t_self;
+		bool		isnull;
+		TM_FailureData tmfd;
+		TM_Result	res;
+
+		if (strcmp(TextDatumGetCString(heap_getattr(tuple, c_kind + 1,
+													RelationGetDescr(rel),
+													&isnull)),
+				   except_kind) == 0)
+			continue;
+		res = table_tuple_lock(rel, &tid, snapshot, slot,
+							   GetCurrentCommandId(false), LockTupleExclusive,
+							   LockWaitBlock,
+							   IsolationUsesXactSnapshot() ? 0 :
+							   TUPLE_LOCK_FLAG_FIND_LAST_VERSION,
+							   &tmfd);
+		if (res == TM_Deleted && !IsolationUsesXactSnapshot())
+			continue;			/* deleted meanwhile */
+		if (res == TM_SelfModified)
+			continue;
+		if (res == TM_Updated || res == TM_Deleted)
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("could not serialize access due to concurrent update")));
+		if (res != TM_Ok)
+			elog(ERROR, "unexpected table_tuple_lock status: %u", res);
+		/* A newer version is rechecked, as EvalPlanQual would. */
+		if (tmfd.traversed)
+		{
+			slot_getallattrs(slot);
+			if (strcmp(TextDatumGetCString(slot->tts_values[c_kind]),
+					   except_kind) == 0 ||
+				memcmp(DatumGetUUIDP(slot->tts_values[c_run]), run_id,
+					   sizeof(pg_uuid_t)) != 0)
+				continue;
+		}
+		simple_heap_delete(rel, &slot->tts_tid);
+		n++;
+	}
+	systable_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	table_close(rel, NoLock);
+	UnregisterSnapshot(snapshot);
+	return n;
+}

@@ -29,11 +29,6 @@ static KeptPlan insert_timer_payload = {
 	" DO UPDATE SET due_at = EXCLUDED.due_at, payload = EXCLUDED.payload",
 	5, {TIMESTAMPTZOID, TEXTOID, UUIDOID, INT8OID, JSONBOID}
 };
-/* A closing run keeps its outgoing signals and cancels (children.c). */
-static KeptPlan delete_run_timers = {
-	NULL, "DELETE FROM durable.timers WHERE run_id = $1 AND kind <> 'external'",
-	1, {UUIDOID}
-};
 static KeptPlan due_timers = {
 	NULL, "SELECT kind, run_id, ref_id, attempt, payload FROM durable.timers"
 	" WHERE due_at <= $1 ORDER BY due_at LIMIT $2",
@@ -244,14 +239,15 @@ fire_user_timer(RunState *rs, int64 started_id, TimestampTz now)
 	return true;
 }
 
-/* Drop every timer of a run (the caller holds the run's lock). */
+/*
+ * Drop every timer of a run but its outgoing signals and cancels (kind
+ * external, children.c), without a statement (direct.c).  The caller holds
+ * the run's lock.
+ */
 void
 DeleteRunTimers(pg_uuid_t *run_id)
 {
-	Datum		values[1];
-
-	values[0] = UUIDPGetDatum(run_id);
-	RunPlan(&delete_run_timers, values, NULL, false, 0);
+	(void) DirectDeleteRunTimers(run_id, TIMER_EXTERNAL);
 }
 
 /* Apply one timer to its locked run; returns whether it changed anything. */
