@@ -128,8 +128,6 @@ OVERRIDES = {
     "activities_take_activity": [(None, {2: ":act_sched"})],
     "activities_take_completed_activity": [(None, {2: ":act_sched", 3: ":act_attempt"})],
     "activities_load_activity_by_id": [(None, {2: "'a1'"})],
-    "activities_start_attempt": [(None, {1: ":'sched_run'", 2: ":sched_act",
-                                         5: "'explain'"})],
     "activities_insert_activity": [(None, {2: ":next_event", 4: ":'wid'", 5: "'a2'",
                                            6: "'noop'", 7: "'acts'", 9: "NULL",
                                            10: "NULL", 12: "NULL", 13: "NULL"})],

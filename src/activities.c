@@ -70,14 +70,6 @@ static KeptPlan load_activity_by_id = {
 	" WHERE run_id = $1 AND activity_id = $2 FOR UPDATE",
 	2, {UUIDOID, TEXTOID}
 };
-static KeptPlan start_attempt = {
-	NULL, "UPDATE durable.activities SET state = 'STARTED', started_time = $4,"
-	" last_heartbeat_time = NULL, last_worker_identity = $5"
-	" WHERE run_id = $1 AND scheduled_event_id = $2 AND attempt = $3"
-	" AND state = 'SCHEDULED' AND next_attempt_time IS NULL"
-	" RETURNING " ACTIVITY_COLUMNS,
-	5, {UUIDOID, INT8OID, INT4OID, TIMESTAMPTZOID, TEXTOID}
-};
 static KeptPlan insert_activity = {
 	NULL, "INSERT INTO durable.activities (run_id, scheduled_event_id, namespace,"
 	" workflow_id, activity_id, activity_type, task_queue, input, retry_policy,"
@@ -128,61 +120,120 @@ static KeptPlan count_pending = {
 
 #define TS_NONE DT_NOEND
 
+/* The columns of ACTIVITY_COLUMNS, by name, in that order */
+#define N_ACTIVITY_COLUMNS 25
+static const char *const activity_column_names[N_ACTIVITY_COLUMNS] = {
+	"run_id", "scheduled_event_id", "namespace", "workflow_id", "activity_id",
+	"activity_type", "task_queue", "input", "state", "attempt", "retry_policy",
+	"schedule_to_start_timeout", "start_to_close_timeout",
+	"schedule_to_close_timeout", "heartbeat_timeout", "first_scheduled_time",
+	"scheduled_time", "started_time", "last_heartbeat_time",
+	"heartbeat_details", "last_failure_reason", "last_failure_details",
+	"next_attempt_time", "last_worker_identity", "cancel_requested"
+};
+
+/* A row being read: a tuple and where each of ACTIVITY_COLUMNS is in it */
+typedef struct ActivityRow
+{
+	HeapTuple	tuple;
+	TupleDesc	desc;
+	const int  *attnums;		/* 1-based, N_ACTIVITY_COLUMNS of them */
+} ActivityRow;
+
+static Datum
+get_datum(ActivityRow *r, int col, bool *isnull)
+{
+	return heap_getattr(r->tuple, r->attnums[col - 1], r->desc, isnull);
+}
+
 /* A nullable timestamp column; NULL is TS_NONE. */
 static TimestampTz
-get_ts(SPITupleTable *tt, int col)
+get_ts(ActivityRow *r, int col)
 {
 	bool		isnull;
-	Datum		d = SPI_getbinval(tt->vals[0], tt->tupdesc, col, &isnull);
+	Datum		d = get_datum(r, col, &isnull);
 
 	return isnull ? TS_NONE : DatumGetTimestampTz(d);
 }
 
 static double
-get_seconds(SPITupleTable *tt, int col)
+get_seconds(ActivityRow *r, int col)
 {
 	bool		isnull;
-	Datum		d = SPI_getbinval(tt->vals[0], tt->tupdesc, col, &isnull);
+	Datum		d = get_datum(r, col, &isnull);
 
 	return isnull ? 0 : DatumGetFloat8(d);
+}
+
+static char *
+get_text(ActivityRow *r, int col)
+{
+	bool		isnull;
+	Datum		d = get_datum(r, col, &isnull);
+
+	return isnull ? NULL : TextDatumGetCString(d);
+}
+
+static Jsonb *
+get_jsonb(ActivityRow *r, int col)
+{
+	bool		isnull;
+	Datum		d = get_datum(r, col, &isnull);
+
+	return isnull ? NULL : DatumGetJsonbPCopy(d);
+}
+
+/* Fill a from a row (columns ACTIVITY_COLUMNS), copying what it keeps. */
+static void
+read_activity(ActivityState *a, ActivityRow *r)
+{
+	bool		isnull;
+
+	memcpy(&a->run_id, DatumGetUUIDP(get_datum(r, 1, &isnull)),
+		   sizeof(pg_uuid_t));
+	a->scheduled_event_id = DatumGetInt64(get_datum(r, 2, &isnull));
+	a->namespace = get_text(r, 3);
+	a->workflow_id = get_text(r, 4);
+	a->activity_id = get_text(r, 5);
+	a->activity_type = get_text(r, 6);
+	a->task_queue = get_text(r, 7);
+	a->input = get_jsonb(r, 8);
+	a->state = get_text(r, 9);
+	a->attempt = DatumGetInt32(get_datum(r, 10, &isnull));
+	a->retry_policy_json = get_jsonb(r, 11);
+	a->schedule_to_start = get_seconds(r, 12);
+	a->start_to_close = get_seconds(r, 13);
+	a->schedule_to_close = get_seconds(r, 14);
+	a->heartbeat_timeout = get_seconds(r, 15);
+	a->first_scheduled_time = get_ts(r, 16);
+	a->scheduled_time = get_ts(r, 17);
+	a->started_time = get_ts(r, 18);
+	a->last_heartbeat_time = get_ts(r, 19);
+	a->heartbeat_details = get_jsonb(r, 20);
+	a->last_failure_reason = get_text(r, 21);
+	a->last_failure_details = get_jsonb(r, 22);
+	a->next_attempt_time = get_ts(r, 23);
+	a->last_worker_identity = get_text(r, 24);
+	a->cancel_requested = DatumGetBool(get_datum(r, 25, &isnull));
+	a->deleted = false;
+	a->finished_in_db = false;
 }
 
 /* Fill a from row 0 of the last result (columns ACTIVITY_COLUMNS). */
 static void
 read_activity_row(ActivityState *a)
 {
-	SPITupleTable *tt = SPI_tuptable;
-	bool		isnull;
+	static const int spi_columns[N_ACTIVITY_COLUMNS] = {
+		1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+		20, 21, 22, 23, 24, 25
+	};
+	ActivityRow r;
 
-	memcpy(&a->run_id, DatumGetUUIDP(SPI_getbinval(tt->vals[0], tt->tupdesc, 1, &isnull)),
-		   sizeof(pg_uuid_t));
-	a->scheduled_event_id = DatumGetInt64(SPI_getbinval(tt->vals[0], tt->tupdesc, 2, &isnull));
-	a->namespace = SPIGetText(0, 3);
-	a->workflow_id = SPIGetText(0, 4);
-	a->activity_id = SPIGetText(0, 5);
-	a->activity_type = SPIGetText(0, 6);
-	a->task_queue = SPIGetText(0, 7);
-	a->input = SPIGetJsonbCopy(0, 8);
-	a->state = SPIGetText(0, 9);
-	a->attempt = DatumGetInt32(SPI_getbinval(tt->vals[0], tt->tupdesc, 10, &isnull));
-	a->retry_policy_json = SPIGetJsonbCopy(0, 11);
-	a->schedule_to_start = get_seconds(tt, 12);
-	a->start_to_close = get_seconds(tt, 13);
-	a->schedule_to_close = get_seconds(tt, 14);
-	a->heartbeat_timeout = get_seconds(tt, 15);
-	a->first_scheduled_time = get_ts(tt, 16);
-	a->scheduled_time = get_ts(tt, 17);
-	a->started_time = get_ts(tt, 18);
-	a->last_heartbeat_time = get_ts(tt, 19);
-	a->heartbeat_details = SPIGetJsonbCopy(0, 20);
-	a->last_failure_reason = SPIGetText(0, 21);
-	a->last_failure_details = SPIGetJsonbCopy(0, 22);
-	a->next_attempt_time = get_ts(tt, 23);
-	a->last_worker_identity = SPIGetText(0, 24);
-	a->cancel_requested = DatumGetBool(SPI_getbinval(tt->vals[0], tt->tupdesc, 25, &isnull));
-	a->deleted = false;
-	a->finished_in_db = false;
-	SPI_freetuptable(tt);
+	r.tuple = SPI_tuptable->vals[0];
+	r.desc = SPI_tuptable->tupdesc;
+	r.attnums = spi_columns;
+	read_activity(a, &r);
+	SPI_freetuptable(SPI_tuptable);
 }
 
 /* Lock and load a pending activity by scheduled event id; false if none. */
@@ -528,19 +579,35 @@ StartActivityAttempt(pg_uuid_t *run_id, int64 scheduled_event_id,
 					 int32 attempt, TimestampTz now, const char *identity,
 					 ActivityState *a)
 {
-	Datum		values[5];
-	char		nulls[5] = "     ";
+	TupleDesc	desc;
+	HeapTuple	tuple;
+	int			attnums[N_ACTIVITY_COLUMNS];
+	ActivityRow r;
+	int			i;
 
-	values[0] = UUIDPGetDatum(run_id);
-	values[1] = Int64GetDatum(scheduled_event_id);
-	values[2] = Int32GetDatum(attempt);
-	values[3] = TimestampTzGetDatum(now);
-	values[4] = identity ? CStringGetTextDatum(identity) : (Datum) 0;
-	if (identity == NULL)
-		nulls[4] = 'n';
-	if (RunPlan(&start_attempt, values, nulls, false, 1) == 0)
+	/* The UPDATE of the attempt, without a statement (direct.c). */
+	tuple = DirectStartActivityAttempt(run_id, scheduled_event_id, attempt,
+									   now, identity, &desc);
+	if (tuple == NULL)
 		return false;
-	read_activity_row(a);
+	for (i = 0; i < N_ACTIVITY_COLUMNS; i++)
+	{
+		int			j;
+
+		attnums[i] = 0;
+		for (j = 0; j < desc->natts; j++)
+			if (!TupleDescAttr(desc, j)->attisdropped &&
+				strcmp(NameStr(TupleDescAttr(desc, j)->attname),
+					   activity_column_names[i]) == 0)
+				attnums[i] = j + 1;
+		if (attnums[i] == 0)
+			elog(ERROR, "durable.activities lacks column \"%s\"",
+				 activity_column_names[i]);
+	}
+	r.tuple = tuple;
+	r.desc = desc;
+	r.attnums = attnums;
+	read_activity(a, &r);
 	arm_activity_timer(a);
 	return true;
 }

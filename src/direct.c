@@ -929,3 +929,141 @@ DirectDeleteRunTimers(pg_uuid_t *run_id, const char *except_kind)
 	UnregisterSnapshot(snapshot);
 	return n;
 }
+
+/*
+ * Start an attempt of an activity, as
+ *   UPDATE durable.activities SET state = 'STARTED', started_time = $4,
+ *     last_heartbeat_time = NULL, last_worker_identity = $5
+ *   WHERE run_id = $1 AND scheduled_event_id = $2 AND attempt = $3
+ *     AND state = 'SCHEDULED' AND next_attempt_time IS NULL
+ * does (a row another transaction holds is waited for, and its latest
+ * version rechecked), and return a copy of the new row and of its
+ * descriptor; NULL when no row qualifies.
+ */
+HeapTuple
+DirectStartActivityAttempt(pg_uuid_t *run_id, int64 scheduled_event_id,
+						   int32 attempt, TimestampTz now,
+						   const char *identity, TupleDesc *desc_out)
+{
+	Relation	rel;
+	TupleDesc	desc;
+	Oid			pkey;
+	ScanKeyData keys[2];
+	SysScanDesc scan;
+	Snapshot	snapshot;
+	HeapTuple	tuple;
+	TupleTableSlot *slot;
+	ItemPointerData tid;
+	bool		found = false;
+	TM_FailureData tmfd;
+	TM_Result	res;
+	HeapTuple	result = NULL;
+	int			c_attempt;
+	int			c_state;
+	int			c_next;
+	int			c_started;
+	int			c_heartbeat;
+	int			c_identity;
+
+	CommandCounterIncrement();
+	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	rel = table_open(durable_relid("activities"), RowExclusiveLock);
+	desc = RelationGetDescr(rel);
+	pkey = RelationGetPrimaryKeyIndex(rel);
+	if (!OidIsValid(pkey))
+		elog(ERROR, "durable.activities has no primary key");
+	c_attempt = column_index(rel, "attempt");
+	c_state = column_index(rel, "state");
+	c_next = column_index(rel, "next_attempt_time");
+	c_started = column_index(rel, "started_time");
+	c_heartbeat = column_index(rel, "last_heartbeat_time");
+	c_identity = column_index(rel, "last_worker_identity");
+	ScanKeyInit(&keys[0], column_index(rel, "run_id") + 1,
+				BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(run_id));
+	ScanKeyInit(&keys[1], column_index(rel, "scheduled_event_id") + 1,
+				BTEqualStrategyNumber, F_INT8EQ,
+				Int64GetDatum(scheduled_event_id));
+	slot = table_slot_create(rel, NULL);
+
+#define ATTEMPT_QUALIFIES(slot) \
+	(!(slot)->tts_isnull[c_attempt] && \
+	 DatumGetInt32((slot)->tts_values[c_attempt]) == attempt && \
+	 !(slot)->tts_isnull[c_state] && \
+	 strcmp(TextDatumGetCString((slot)->tts_values[c_state]), "SCHEDULED") == 0 && \
+	 (slot)->tts_isnull[c_next])
+
+	scan = systable_beginscan(rel, pkey, true, snapshot, 2, keys);
+	if (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		ExecForceStoreHeapTuple(tuple, slot, false);
+		slot_getallattrs(slot);
+		tid = tuple->t_self;
+		found = ATTEMPT_QUALIFIES(slot);
+	}
+	systable_endscan(scan);
+
+	if (found)
+	{
+		res = table_tuple_lock(rel, &tid, snapshot, slot,
+							   GetCurrentCommandId(false), LockTupleExclusive,
+							   LockWaitBlock,
+							   IsolationUsesXactSnapshot() ? 0 :
+							   TUPLE_LOCK_FLAG_FIND_LAST_VERSION,
+							   &tmfd);
+		if ((res == TM_Updated || res == TM_Deleted) &&
+			IsolationUsesXactSnapshot())
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("could not serialize access due to concurrent update")));
+		if (res == TM_Ok)
+		{
+			slot_getallattrs(slot);
+			/* A newer version is rechecked, as EvalPlanQual would. */
+			if (!tmfd.traversed || ATTEMPT_QUALIFIES(slot))
+			{
+				HeapTuple	oldtup = ExecCopySlotHeapTuple(slot);
+				Datum	   *repl = palloc0(sizeof(Datum) * desc->natts);
+				bool	   *repl_null = palloc0(sizeof(bool) * desc->natts);
+				bool	   *replace = palloc0(sizeof(bool) * desc->natts);
+
+				repl[c_state] = CStringGetTextDatum("STARTED");
+				repl[c_started] = TimestampTzGetDatum(now);
+				repl_null[c_heartbeat] = true;
+				if (identity != NULL)
+					repl[c_identity] = CStringGetTextDatum(identity);
+				else
+					repl_null[c_identity] = true;
+				replace[c_state] = replace[c_started] = true;
+				replace[c_heartbeat] = replace[c_identity] = true;
+				result = heap_modify_tuple(oldtup, desc, repl, repl_null,
+										   replace);
+				simple_heap_update(rel, &slot->tts_tid, result);
+				if (!HeapTupleIsHeapOnly(result))
+				{
+					EState	   *estate = CreateExecutorState();
+					ResultRelInfo *rri = makeNode(ResultRelInfo);
+					List	   *recheck;
+
+					InitResultRelInfo(rri, rel, 0, NULL, 0);
+					ExecOpenIndices(rri, false);
+					ExecForceStoreHeapTuple(result, slot, false);
+					slot->tts_tid = result->t_self;
+					recheck = ExecInsertIndexTuples(rri, slot, estate, false,
+													false, NULL, NIL);
+					list_free(recheck);
+					ExecCloseIndices(rri);
+					FreeExecutorState(estate);
+				}
+			}
+		}
+		else if (res != TM_Deleted && res != TM_SelfModified)
+			elog(ERROR, "unexpected table_tuple_lock status: %u", res);
+	}
+#undef ATTEMPT_QUALIFIES
+	ExecDropSingleTupleTableSlot(slot);
+	if (result != NULL)
+		*desc_out = CreateTupleDescCopy(desc);
+	table_close(rel, NoLock);
+	UnregisterSnapshot(snapshot);
+	return result;
+}

@@ -131,6 +131,11 @@ extern bool DirectClaimReadyTask(const char *namespace, const char *task_queue,
 								 char kind, pg_uuid_t *run_id,
 								 int64 *scheduled_id, int32 *attempt);
 extern bool DirectRunHasRows(const char *relname, pg_uuid_t *run_id);
+extern HeapTuple DirectStartActivityAttempt(pg_uuid_t *run_id,
+											int64 scheduled_event_id,
+											int32 attempt, TimestampTz now,
+											const char *identity,
+											TupleDesc *desc_out);
 extern int	DirectDeleteRunTimers(pg_uuid_t *run_id, const char *except_kind);
 extern void DirectSetTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id,
 						   TimestampTz due_at, bool set_attempt, int32 attempt);
