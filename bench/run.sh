@@ -15,6 +15,14 @@
 # run, default all), LATENCY (1: run bench/latency.c after the workloads of each round;
 # 0: skip it), LAT_WAITERS (4), LAT_RATE (50 starts a second), LAT_SECONDS (20).
 #
+# The workload sqlwf (WORKLOADS names it, or is empty) is not a pgbench run of fixed
+# duration: it registers a SQL workflow of three no-op SQL activities, turns on
+# SQLWF_EXECUTORS (8) executor workers, starts SQLWF_COUNT (2000) workflows with pgbench as
+# fast as 8 clients can, waits until all are closed, and reports workflows/s and
+# activities/s from the first start to the last close, next to the pgbench floor of the
+# same number of transactions (8 a workflow) measured just before it, and the best W4
+# figure of PEERS.md (212 workflows/s).
+#
 # `bash bench/run.sh explain` instead loads 100,000 closed and some running workflows
 # (bench/explain.sql) and writes EXPLAIN (ANALYZE, BUFFERS) of every KeptPlan of src/*.c,
 # read from the sources by bench/extract_plans.py, to bench/EXPLAIN.md.
@@ -38,10 +46,12 @@ LATENCY=${LATENCY:-1}
 LAT_WAITERS=${LAT_WAITERS:-4}
 LAT_RATE=${LAT_RATE:-50}
 LAT_SECONDS=${LAT_SECONDS:-20}
+SQLWF_COUNT=${SQLWF_COUNT:-2000}
+SQLWF_EXECUTORS=${SQLWF_EXECUTORS:-8}
 MODE=${1:-bench}
 case "$MODE" in bench | explain) ;; *) echo "usage: bench/run.sh [explain]" >&2; exit 2 ;; esac
 export CLIENTS THREADS DURATION RUNS BENCH_PORT PGBENCH_OPTS WORKLOADS LATENCY TIMERS \
-    LAT_WAITERS LAT_RATE LAT_SECONDS
+    LAT_WAITERS LAT_RATE LAT_SECONDS SQLWF_COUNT SQLWF_EXECUTORS
 
 if is_root; then
     ensure_packages
@@ -100,6 +110,11 @@ timezone = 'UTC'
 log_line_prefix = '%m [%p] %q%a '
 log_min_messages = warning
 log_checkpoints = on
+# Executor workers run SQL workflows; only the sqlwf workload turns them on (a reload),
+# so that they sit out the other workloads.  Room for them, the launcher and the timer
+# workers.
+durable.executor_workers = 0
+max_worker_processes = 32
 EOF
 log "starting a cluster in $WORK (fsync on, synchronous_commit on, shared_buffers 1GB)"
 start_cluster "$WORK/data" "$BENCH_PORT" "$WORK" "$WORK/bench.conf"
@@ -126,9 +141,28 @@ CREATE FUNCTION bench_decide(task jsonb) RETURNS jsonb LANGUAGE sql IMMUTABLE AS
 $$;
 EOF
 
+# The SQL workflow of the sqlwf workload: three no-op SQL activities in a row, run as an
+# ordinary role (durable runs no code as a superuser).
+psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<'EOF'
+CREATE ROLE bench_app;
+CREATE FUNCTION bench_noop(input jsonb) RETURNS jsonb LANGUAGE sql AS $$ SELECT input $$;
+CREATE FUNCTION bench_sqlwf(input jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM durable.activity('bench_noop', '1');
+    PERFORM durable.activity('bench_noop', '2');
+    PERFORM durable.activity('bench_noop', '3');
+    RETURN '{"ok": true}';
+END $$;
+SELECT durable.register_workflow('bench_sqlwf', 'bench_sqlwf(jsonb)', 'sqlwf', run_as => 'bench_app');
+SELECT durable.register_activity('bench_noop', 'bench_noop(jsonb)', 'sqlwf', run_as => 'bench_app');
+EOF
+
 # Anything the server complained about (WARNING and worse, crashes).
+# (Executors stopped by the sqlwf workload's `executors 0` say FATAL as they go: expected.)
 server_problems() {
-    grep -E 'WARNING:|ERROR:|FATAL:|PANIC:|TRAP:|terminated by signal' "$WORK/server.log" || true
+    grep -E 'WARNING:|ERROR:|FATAL:|PANIC:|TRAP:|terminated by signal' "$WORK/server.log" |
+        grep -v 'terminating background worker "durable executor" due to administrator command' ||
+        true
 }
 
 if [ "$MODE" = explain ]; then
@@ -319,6 +353,66 @@ worker_cpu() {
     echo $(( (after - before) * 1000 / tck ))
 }
 
+# executors N: set durable.executor_workers to N (a reload) and wait until the launcher
+# has started or stopped them.
+executors() {
+    local n=$1 i have=""
+    psql -X -q -v ON_ERROR_STOP=1 -c "ALTER SYSTEM SET durable.executor_workers = $n" \
+        -c "SELECT pg_reload_conf()" >/dev/null
+    for ((i = 0; i < 300; i++)); do
+        have=$(psql -X -q -A -t -c "SELECT count(*) FROM pg_stat_activity
+            WHERE backend_type = 'durable executor' AND datname = current_database()")
+        [ "$have" = "$n" ] && return 0
+        sleep 0.1
+    done
+    die "durable.executor_workers = $n: $have executor(s) running after 30 s"
+}
+
+# sqlwf RUN: the floor, then SQLWF_COUNT SQL workflows started by 8 pgbench clients and
+# run by SQLWF_EXECUTORS executor workers.  Appends "workflows/s activities/s seconds
+# floor_tps not_completed" to $WORK/sqlwf.runs.
+sqlwf() {
+    local run=$1 out="$WORK/sqlwf.$1.out" n=$((SQLWF_COUNT / 8 * 8)) floor_tps marker i done_n=0
+    # The floor: as many one-row INSERT transactions as the workflows take (start, 4
+    # decision tasks, 3 activities: 8 each), by 8 clients.
+    psql -X -q -c CHECKPOINT
+    log "run $run/$RUNS: sqlwf floor ($((n * 8)) INSERT transactions, 8 clients)"
+    pgbench -n -c 8 -j "$THREADS" -t "$n" -f "$ROOT/bench/floor_insert.sql" \
+        >"$WORK/sqlwf_floor.$run.out" 2>&1 ||
+        { cat "$WORK/sqlwf_floor.$run.out"; die "pgbench failed on the sqlwf floor"; }
+    floor_tps=$(awk '/^tps = / {print $3; exit}' "$WORK/sqlwf_floor.$run.out")
+    executors "$SQLWF_EXECUTORS"
+    psql -X -q -c CHECKPOINT
+    marker=$(psql -X -q -A -t -c "SELECT clock_timestamp()")
+    log "run $run/$RUNS: sqlwf ($n SQL workflows started by 8 clients, $SQLWF_EXECUTORS executors)"
+    pgbench -n -M prepared -c 8 -j "$THREADS" -t $((n / 8)) -f "$ROOT/bench/sqlwf_start.sql" \
+        >"$out" 2>&1 || { cat "$out"; die "pgbench failed on sqlwf"; }
+    for ((i = 0; i < 1200; i++)); do
+        done_n=$(psql -X -q -A -t -v marker="$marker" <<'SQL'
+SELECT count(*) FROM durable.runs
+ WHERE workflow_type = 'bench_sqlwf' AND start_time >= :'marker' AND status <> 'running';
+SQL
+)
+        [ "$done_n" -ge "$n" ] && break
+        sleep 0.1
+    done
+    psql -X -q -A -t -F ' ' -v marker="$marker" -v floor="$floor_tps" -v n="$n" \
+        <<'SQL' >>"$WORK/sqlwf.runs"
+SELECT round(count(*) / secs, 1), round(acts / secs, 1), round(secs, 2), :floor,
+       :n - count(*) FILTER (WHERE status = 'completed')
+  FROM (SELECT r.status,
+               extract(epoch FROM max(r.close_time) OVER () - min(r.start_time) OVER ()) AS secs,
+               (SELECT count(*) FROM durable.activity_attempt_log l JOIN durable.runs r2 USING (run_id)
+                 WHERE r2.workflow_type = 'bench_sqlwf' AND r2.start_time >= :'marker'
+                   AND l.outcome = 'completed') AS acts
+          FROM durable.runs r
+         WHERE r.workflow_type = 'bench_sqlwf' AND r.start_time >= :'marker') x
+ GROUP BY secs, acts;
+SQL
+    executors 0
+    log "sqlwf: $(tail -n 1 "$WORK/sqlwf.runs" | awk '{printf "%s workflows/s, %s activities/s over %s s; floor %s tps; %s not completed", $1, $2, $3, $4, $5}')"
+}
+
 # median FILE COLUMN: the median of a column of numbers (mean of the middle two if even).
 median() {
     awk -v c="$2" '{print $c}' "$1" | LC_ALL=C sort -g |
@@ -329,6 +423,7 @@ median() {
 # Rounds alternate the workloads, so that a drift of the machine hits each alike.
 for ((run = 1; run <= RUNS; run++)); do
     for i in "${!NAMES[@]}"; do measure "$i" "$run"; done
+    if [ -z "$WORKLOADS" ] || grep -qw sqlwf <<<"$WORKLOADS"; then sqlwf "$run"; fi
     if [ "$LATENCY" = 1 ]; then latency "$run"; fi
     if [ "$TIMERS" = 1 ]; then
         timers "$run" 20
@@ -369,6 +464,21 @@ declare -A TPS
         echo "$name: $(median "$WORK/$name.counts" 1) workflows/s and" \
             "$(median "$WORK/$name.counts" 2) activities/s completed (counted in durable's tables)"
     done
+    if [ -f "$WORK/sqlwf.runs" ]; then
+        wfs=$(median "$WORK/sqlwf.runs" 1)
+        floor_wfs=$(awk -v t="$(median "$WORK/sqlwf.runs" 4)" 'BEGIN { printf "%.1f", t / 8 }')
+        echo
+        echo "sqlwf: $((SQLWF_COUNT / 8 * 8)) SQL workflows of 3 no-op SQL activities, started by" \
+            "8 pgbench clients, run by $SQLWF_EXECUTORS executor workers"
+        printf '  %.1f workflows/s, %.1f activities/s (first start to last close: %.2f s)\n' \
+            "$wfs" "$(median "$WORK/sqlwf.runs" 2)" "$(median "$WORK/sqlwf.runs" 3)"
+        printf '  floor: %d one-row INSERTs (8 transactions a workflow) at %.1f tps = %.1f workflows/s: sqlwf is %s\n' \
+            $((SQLWF_COUNT / 8 * 64)) "$(median "$WORK/sqlwf.runs" 4)" "$floor_wfs" \
+            "$(awk -v a="$wfs" -v b="$floor_wfs" 'BEGIN { printf "%.1f %% of it", 100 * a / b }')"
+        printf '  the best W4 of PEERS.md (DBOS Transact, 212 workflows/s): sqlwf is %sx it\n' \
+            "$(awk -v a="$wfs" 'BEGIN { printf "%.2f", a / 212 }')"
+        echo "  workflows not completed: $(awk '{s += $5} END {print s + 0}' "$WORK/sqlwf.runs")"
+    fi
     if [ -f "$WORK/latency.runs" ]; then
         echo
         echo "wake-up latency (bench/latency.c): $LAT_WAITERS sessions waiting in" \
@@ -400,6 +510,10 @@ declare -A TPS
             echo "  $name: $(awk '{printf "%s%.1f %.2f %.2f %s", (NR > 1 ? " | " : ""), $1, $2, $3, $4}' \
                 "$WORK/$name.runs")"
         done
+        if [ -f "$WORK/sqlwf.runs" ]; then
+            echo "  sqlwf (workflows/s activities/s seconds floor_tps): $(awk \
+                '{printf "%s%s %s %s %s", (NR > 1 ? " | " : ""), $1, $2, $3, $4}' "$WORK/sqlwf.runs")"
+        fi
         if [ -f "$WORK/latency.runs" ]; then
             echo "  latency (p50 p99 max ms from the return): $(awk \
                 '{printf "%s%.2f %.2f %.2f", (NR > 1 ? " | " : ""), $1, $2, $3}' "$WORK/latency.runs")"

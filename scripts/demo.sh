@@ -45,6 +45,10 @@ SOCK=$(mktemp -d "${TMPDIR:-/tmp}/durable-demo.XXXXXX")
 trap 'stop_cluster "$DEMO_DIR/data"; rm -rf "$SOCK"' EXIT
 cat >"$DEMO_DIR/demo.conf" <<'EOF'
 shared_preload_libraries = 'durable'
+# The executor workers run workflows and activities written in SQL (section 7 of
+# demo.sql): two per database, next to the launcher and the timer worker.
+durable.executor_workers = 2
+max_worker_processes = 16
 lc_messages = 'C'
 log_line_prefix = '%m [%p] %q%a '
 EOF

@@ -90,3 +90,65 @@ SELECT event_id, event_type, attributes FROM durable.get_history('demo-worker');
 SELECT attempt, outcome, failure_reason, scheduled_time, end_time
   FROM durable.activity_attempts WHERE workflow_id = 'demo-worker' ORDER BY attempt;
 SELECT status, result FROM durable.workflows WHERE workflow_id = 'demo-worker';
+
+\echo
+\echo '== 7. A workflow written in SQL, run by the engine: examples/subscription.sql.'
+\echo '==    A 3 s trial, then a charge every 4 s (the gateway declines twice, so each charge'
+\echo '==    is retried 1 s, then 2 s later), an email each time, until a cancel signal.'
+\echo '==    No worker runs outside the server: the executor workers run the functions.'
+CREATE ROLE billing;
+GRANT durable_worker, durable_client TO billing;
+CREATE SCHEMA billing AUTHORIZATION billing;
+SET ROLE billing;
+-- Loaded quietly (read examples/subscription.sql itself): tables billing.charges and
+-- billing.subscription_emails, the functions, and their registration.
+\set ECHO none
+\o /dev/null
+\ir ../examples/subscription.sql
+\o
+\set ECHO all
+SELECT kind, type_name, task_queue, function, run_as FROM durable.registrations ORDER BY kind, type_name;
+SELECT durable.start_workflow('subscription',
+    '{"customerId": "ada", "trialPeriod": "3 seconds", "billingPeriod": "4 seconds", "amount": 9.99}',
+    workflow_id => 'subscription-ada', task_queue => 'billing') AS run_id;
+RESET ROLE;
+-- Waits (by polling, which only a demo should do) until a query returns true.
+CREATE FUNCTION pg_temp.wait_until(what text, query text, timeout interval DEFAULT '40 seconds')
+RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    deadline timestamptz := clock_timestamp() + timeout;
+    done boolean;
+BEGIN
+    LOOP
+        EXECUTE query INTO done;
+        EXIT WHEN done;
+        IF clock_timestamp() > deadline THEN
+            RAISE EXCEPTION 'timed out waiting for %', what;
+        END IF;
+        PERFORM pg_sleep(0.2);
+    END LOOP;
+    RETURN what;
+END $$;
+SELECT pg_temp.wait_until('two charges', $$ SELECT count(*) >= 2 FROM billing.charges $$) AS "waited for";
+SELECT durable.signal_workflow('subscription-ada', 'cancel', '{"reason": "moving abroad"}');
+SELECT pg_temp.wait_until('the workflow to close',
+    $$ SELECT status <> 'running' FROM durable.workflows WHERE workflow_id = 'subscription-ada' $$) AS "waited for";
+
+\echo '-- subscription-ada: the result, and the history (t = seconds since the start)'
+SELECT status, result, round(extract(epoch FROM duration)::numeric, 1) AS "seconds"
+  FROM durable.workflows WHERE workflow_id = 'subscription-ada';
+SELECT h.event_id, round(extract(epoch FROM h.event_time - w.start_time)::numeric, 1) AS t,
+       h.event_type, h.attributes - 'identity' - 'retryPolicy' AS attributes
+  FROM durable.get_history('subscription-ada') h, durable.workflows w
+ WHERE w.workflow_id = 'subscription-ada'
+ ORDER BY h.event_id;
+\echo '-- every activity attempt: the charges failed twice each (P0001: card declined)'
+SELECT a.activity_id, a.activity_type, a.attempt, a.outcome, a.failure_reason,
+       round(extract(epoch FROM a.end_time - w.start_time)::numeric, 1) AS "ended at t",
+       round(extract(epoch FROM a.next_retry_time - a.end_time)::numeric, 1) AS "retry after"
+  FROM durable.activity_attempts a, durable.workflows w
+ WHERE a.workflow_id = 'subscription-ada' AND w.workflow_id = 'subscription-ada'
+ ORDER BY a.scheduled_event_id, a.attempt;
+\echo '-- what the activities wrote: the charges, and the outbox of emails'
+SELECT customer_id, period, amount FROM billing.charges ORDER BY period;
+SELECT id, customer_id, template, details FROM billing.subscription_emails ORDER BY id;

@@ -39,6 +39,7 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/latch.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
@@ -60,13 +61,18 @@ static KeptPlan claim_executor_task = {
 	" RETURNING namespace, task_queue, kind, run_id, scheduled_event_id, attempt",
 	0, {InvalidOid}
 };
-/* The next executor task of one run, for a chain (see execute_tasks) */
+/*
+ * The next executor task of one run, for a chain (see execute_tasks).  The
+ * kinds are a parameter so that the plan cannot use the partial index of
+ * all executor tasks (a bitmap AND with it costs a scan of every queued
+ * task); the run's few tasks are found by ready_tasks_by_run.
+ */
 static KeptPlan claim_run_task = {
 	NULL, "DELETE FROM durable.ready_tasks WHERE ctid ="
 	" (SELECT ctid FROM durable.ready_tasks WHERE run_id = $1"
-	"   AND kind IN ('w', 'x') ORDER BY task_id LIMIT 1 FOR UPDATE SKIP LOCKED)"
+	"   AND kind = ANY ($2) ORDER BY task_id LIMIT 1 FOR UPDATE SKIP LOCKED)"
 	" RETURNING namespace, task_queue, kind, run_id, scheduled_event_id, attempt",
-	1, {UUIDOID}
+	2, {UUIDOID, CHARARRAYOID}
 };
 static KeptPlan peek_activity = {
 	NULL, "SELECT activity_type, input, attempt, state = 'SCHEDULED'"
@@ -504,6 +510,16 @@ execute_claimed_task(pg_uuid_t *run_id)
 							  task_queue);
 }
 
+/* '{w,x}' as a "char"[] */
+static Datum
+executor_kinds(void)
+{
+	Datum		kinds[2] = {CharGetDatum('w'), CharGetDatum('x')};
+
+	return PointerGetDatum(construct_array(kinds, 2, CHAROID, 1, true,
+										   TYPALIGN_CHAR));
+}
+
 /*
  * Claim and run the oldest ready executor task in the current transaction,
  * then (chain) the tasks it made ready for the same run, as long as the
@@ -528,9 +544,10 @@ execute_tasks(int max_tasks)
 			   !TimestampDifferenceExceeds(began, GetCurrentTimestamp(),
 										   EXECUTOR_CHAIN_MS))
 		{
-			Datum		values[1];
+			Datum		values[2];
 
 			values[0] = UUIDPGetDatum(&run_id);
+			values[1] = executor_kinds();
 			if (RunPlan(&claim_run_task, values, NULL, false, 1) == 0)
 				break;
 			execute_claimed_task(&run_id);

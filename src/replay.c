@@ -33,15 +33,24 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
+#include "utils/fmgroids.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/numeric.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "durable.h"
 
@@ -111,12 +120,6 @@ typedef struct ReplayContext
 } ReplayContext;
 
 static ReplayContext *replay = NULL;
-
-static KeptPlan load_history = {
-	NULL, "SELECT event_id, event_time, event_type, attributes"
-	" FROM durable.history WHERE run_id = $1 ORDER BY event_id",
-	1, {UUIDOID}
-};
 
 /* ----------------
  * Reading history
@@ -240,7 +243,6 @@ static void
 index_history(ReplayContext *ctx, TimestampTz now)
 {
 	RunState   *rs = ctx->rs;
-	Datum		values[1];
 	int64		last = rs->decision_started_id;
 	int32	   *cmd_of_event = palloc0(sizeof(int32) * (last + 1));
 	int			capacity = 16;
@@ -248,26 +250,40 @@ index_history(ReplayContext *ctx, TimestampTz now)
 	int			task_capacity = 8;
 	int64		pending_started = 0;
 	TimestampTz pending_time = 0;
-	uint64		i;
-	uint64		nrows;
-	SPITupleTable *tt;
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	TupleDesc	desc;
 
 	ctx->commands = palloc0(sizeof(HistoryCommand) * capacity);
 	ctx->signals = palloc0(sizeof(HistorySignal) * sig_capacity);
 	ctx->task_ids = palloc(sizeof(int64) * task_capacity);
 	ctx->task_times = palloc(sizeof(TimestampTz) * task_capacity);
 
-	values[0] = UUIDPGetDatum(&rs->run_id);
-	RunPlan(&load_history, values, NULL, false, 0);
-	tt = SPI_tuptable;
-	nrows = SPI_processed;
-	for (i = 0; i < nrows; i++)
+	/*
+	 * The run's events in order, read through the primary key of
+	 * durable.history: a kept plan would be planned once per backend, and
+	 * planned on a nearly empty table it scans the whole table forever
+	 * after.  Writes of earlier tasks of this transaction must be visible.
+	 */
+	CommandCounterIncrement();
+	PushCopiedSnapshot(GetTransactionSnapshot());
+	UpdateActiveSnapshotCommandId();
+	rel = table_open(get_relname_relid("history", get_namespace_oid("durable", false)),
+					 AccessShareLock);
+	desc = RelationGetDescr(rel);
+	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_UUID_EQ,
+				UUIDPGetDatum(&rs->run_id));
+	scan = systable_beginscan(rel, RelationGetPrimaryKeyIndex(rel), true,
+							  GetActiveSnapshot(), 1, &key);
+	while ((tup = systable_getnext(scan)) != NULL)
 	{
 		bool		isnull;
-		int64		id = DatumGetInt64(SPI_getbinval(tt->vals[i], tt->tupdesc, 1, &isnull));
-		TimestampTz time = DatumGetTimestampTz(SPI_getbinval(tt->vals[i], tt->tupdesc, 2, &isnull));
-		char	   *type = TextDatumGetCString(SPI_getbinval(tt->vals[i], tt->tupdesc, 3, &isnull));
-		Jsonb	   *attrs = DatumGetJsonbPCopy(SPI_getbinval(tt->vals[i], tt->tupdesc, 4, &isnull));
+		int64		id = DatumGetInt64(heap_getattr(tup, 2, desc, &isnull));
+		TimestampTz time = DatumGetTimestampTz(heap_getattr(tup, 3, desc, &isnull));
+		char	   *type = TextDatumGetCString(heap_getattr(tup, 4, desc, &isnull));
+		Jsonb	   *attrs = DatumGetJsonbPCopy(heap_getattr(tup, 5, desc, &isnull));
 
 		if (id >= last)
 			break;
@@ -370,7 +386,9 @@ index_history(ReplayContext *ctx, TimestampTz now)
 				 ctx->cancel_event_id == 0)
 			ctx->cancel_event_id = id;
 	}
-	SPI_freetuptable(tt);
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	PopActiveSnapshot();
 
 	/* The decision task being run now */
 	ctx->task_ids[ctx->ntasks] = rs->decision_started_id;
@@ -787,8 +805,9 @@ consume_signal(ReplayContext *ctx, HistorySignal *s, FunctionCallInfo fcinfo)
 {
 	s->consumed = true;
 	advance(ctx, s->event_id);
+	/* A signal without input is JSON null: SQL NULL means the timeout passed. */
 	if (s->input == NULL)
-		PG_RETURN_NULL();
+		return DirectFunctionCall1(jsonb_in, CStringGetDatum("null"));
 	PG_RETURN_JSONB_P(s->input);
 }
 
