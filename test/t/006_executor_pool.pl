@@ -102,6 +102,26 @@ like($node->safe_psql('app', q{
 	 WHERE event_type = 'DecisionTaskStarted'}),
 	qr/^durable-executor:\d+(,durable-executor:\d+)*$/, 'run by the executors');
 
+# A durable.sleep() in a SQL workflow: the timer worker fires the timer, and
+# the commit of the decision task it schedules wakes the executors.
+$node->safe_psql('app', q{
+CREATE FUNCTION nap(input jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM durable.sleep('1 second');
+    RETURN '"rested"';
+END $$;
+SELECT durable.register_workflow('nap', 'nap(jsonb)', run_as => 'app_role');
+SELECT durable.start_workflow('nap', NULL, 'n1');
+});
+ok($node->poll_query_until('app', q{
+	SELECT durable.describe_workflow('n1')->>'status' = 'completed'}),
+	'a SQL workflow that sleeps completes');
+$took = $node->safe_psql('app', q{
+	SELECT extract(epoch FROM (d->>'closeTime')::timestamptz - (d->>'startTime')::timestamptz)
+	  FROM durable.describe_workflow('n1') d});
+cmp_ok($took, '>=', 1, "not before its timer ($took s)");
+cmp_ok($took, '<', 20, 'woken by the timer worker\'s commit, not by the 60 s timeout');
+
 # SIGTERM of an executor: the launcher starts another.
 my $pid = $node->safe_psql('postgres', executors('app') =~ s/count\(\*\)/min(pid)/r);
 $node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)");
