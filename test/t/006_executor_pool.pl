@@ -17,6 +17,9 @@ shared_preload_libraries = 'durable'
 durable.worker_enabled = on
 durable.worker_max_sleep = 60
 max_worker_processes = 24
+# Slots for postgres, app and later: copy, made after later is dropped, gets
+# later's slot.
+durable.max_databases = 3
 });
 $node->start;
 
@@ -150,7 +153,8 @@ is($node->safe_psql('postgres', q{SELECT count(*) FROM pg_database WHERE datname
 	'0', 'the database is gone');
 is($node->safe_psql('postgres', executors('app')), '2', 'the other database keeps its executors');
 
-# CREATE DATABASE ... TEMPLATE of a database with executors.
+# CREATE DATABASE ... TEMPLATE of a database with executors; the new database
+# takes the slot that DROP DATABASE freed.
 ($ret, $stdout, $stderr) = $node->psql('postgres', 'CREATE DATABASE copy TEMPLATE app');
 is($ret, 0, 'CREATE DATABASE ... TEMPLATE succeeds while the template has executors');
 ok(executors_become('copy', 2),
