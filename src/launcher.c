@@ -602,6 +602,7 @@ ensure_worker(Oid dboid, const char *dbname, TimestampTz now)
 			memset(&launcher->slots[i], 0, sizeof(WorkerSlot));
 			launcher->slots[i].dboid = dboid;
 			pg_atomic_init_u64(&launcher->slots[i].next_wakeup, 0);
+			pg_atomic_init_u64(&launcher->slots[i].executor_generation, 0);
 		}
 	}
 	else if (launcher->slots[i].paused_until > now)
@@ -890,6 +891,32 @@ resume_worker(Oid dboid)
 	SpinLockRelease(&launcher->mutex);
 }
 
+/*
+ * A dropped database's slot is free again, unless one of its workers is
+ * still there (then a later scan never sees the database again anyway).
+ */
+static void
+forget_database(Oid dboid)
+{
+	int			i;
+	int			k;
+	bool		busy = false;
+
+	if (launcher == NULL || !OidIsValid(dboid))
+		return;
+	SpinLockAcquire(&launcher->mutex);
+	i = find_slot(dboid);
+	if (i >= 0)
+	{
+		busy = launcher->slots[i].pid != 0;
+		for (k = 0; k < DURABLE_MAX_EXECUTORS && !busy; k++)
+			busy = launcher->slots[i].executors[k].pid != 0;
+		if (!busy)
+			launcher->slots[i].dboid = InvalidOid;
+	}
+	SpinLockRelease(&launcher->mutex);
+}
+
 /* Stop the workers that would block DROP DATABASE or CREATE DATABASE. */
 static void
 durable_process_utility(PlannedStmt *pstmt, const char *queryString,
@@ -900,9 +927,13 @@ durable_process_utility(PlannedStmt *pstmt, const char *queryString,
 	Node	   *parsetree = pstmt->utilityStmt;
 	bool		updates_durable = false;
 	Oid			template_oid = InvalidOid;
+	Oid			dropped_oid = InvalidOid;
 
 	if (IsA(parsetree, DropdbStmt))
-		pause_worker(get_database_oid(((DropdbStmt *) parsetree)->dbname, true));
+	{
+		dropped_oid = get_database_oid(((DropdbStmt *) parsetree)->dbname, true);
+		pause_worker(dropped_oid);
+	}
 	else if (IsA(parsetree, CreatedbStmt))
 	{
 		ListCell   *lc;
@@ -943,6 +974,7 @@ durable_process_utility(PlannedStmt *pstmt, const char *queryString,
 	if (updates_durable)
 		extension_updated();
 	resume_worker(template_oid);
+	forget_database(dropped_oid);
 }
 
 /* Install the ProcessUtility hook (from _PG_init, when preloaded). */

@@ -17,6 +17,9 @@ shared_preload_libraries = 'durable'
 durable.worker_enabled = on
 durable.worker_max_sleep = 60
 max_worker_processes = 24
+# Slots for postgres, app and later: copy, made after later is dropped, gets
+# later's slot.
+durable.max_databases = 3
 });
 $node->start;
 
@@ -102,6 +105,26 @@ like($node->safe_psql('app', q{
 	 WHERE event_type = 'DecisionTaskStarted'}),
 	qr/^durable-executor:\d+(,durable-executor:\d+)*$/, 'run by the executors');
 
+# A durable.sleep() in a SQL workflow: the timer worker fires the timer, and
+# the commit of the decision task it schedules wakes the executors.
+$node->safe_psql('app', q{
+CREATE FUNCTION nap(input jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM durable.sleep('1 second');
+    RETURN '"rested"';
+END $$;
+SELECT durable.register_workflow('nap', 'nap(jsonb)', run_as => 'app_role');
+SELECT durable.start_workflow('nap', NULL, 'n1');
+});
+ok($node->poll_query_until('app', q{
+	SELECT durable.describe_workflow('n1')->>'status' = 'completed'}),
+	'a SQL workflow that sleeps completes');
+$took = $node->safe_psql('app', q{
+	SELECT extract(epoch FROM (d->>'closeTime')::timestamptz - (d->>'startTime')::timestamptz)
+	  FROM durable.describe_workflow('n1') d});
+cmp_ok($took, '>=', 1, "not before its timer ($took s)");
+cmp_ok($took, '<', 20, 'woken by the timer worker\'s commit, not by the 60 s timeout');
+
 # SIGTERM of an executor: the launcher starts another.
 my $pid = $node->safe_psql('postgres', executors('app') =~ s/count\(\*\)/min(pid)/r);
 $node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)");
@@ -130,7 +153,8 @@ is($node->safe_psql('postgres', q{SELECT count(*) FROM pg_database WHERE datname
 	'0', 'the database is gone');
 is($node->safe_psql('postgres', executors('app')), '2', 'the other database keeps its executors');
 
-# CREATE DATABASE ... TEMPLATE of a database with executors.
+# CREATE DATABASE ... TEMPLATE of a database with executors; the new database
+# takes the slot that DROP DATABASE freed.
 ($ret, $stdout, $stderr) = $node->psql('postgres', 'CREATE DATABASE copy TEMPLATE app');
 is($ret, 0, 'CREATE DATABASE ... TEMPLATE succeeds while the template has executors');
 ok(executors_become('copy', 2),
