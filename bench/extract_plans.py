@@ -98,6 +98,9 @@ DEFAULTS = {
     "timestamptz[]": "'{}'",
     "jsonb[]": "'{}'",
     "interval[]": "'{}'",
+    '"char"[]': "'{w,x}'",
+    "regprocedure": "'pg_catalog.now()'",
+    "regrole": "'durable_admin'",
 }
 
 # Per-plan values: "<file>_<plan>" -> list of cases (label, {parameter number: psql
@@ -126,6 +129,9 @@ EVENTS = {  # two events and one decision task appended to :'run'
     "attempts": "ARRAY[1]",
 }
 OVERRIDES = {
+    # registry.c
+    "registry_upsert_registration": [(None, {2: "'workflow'", 3: "'bench'"})],
+    "registry_delete_registration": [(None, {2: "'workflow'", 3: "'bench'"})],
     # activities.c
     "activities_load_activity": [(None, {2: ":act_sched"})],
     "activities_take_activity": [(None, {2: ":act_sched"})],
