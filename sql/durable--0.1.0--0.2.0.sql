@@ -20,13 +20,13 @@ CREATE TABLE durable.registrations (
 );
 SELECT pg_catalog.pg_extension_config_dump('durable.registrations', '');
 
--- Backends cache the registrations; a change invalidates their caches.
-CREATE FUNCTION durable.registrations_changed() RETURNS trigger
-    AS 'MODULE_PATHNAME', 'durable_registrations_changed'
-    LANGUAGE C;
+-- Backends cache the registrations as they do namespaces; a change invalidates
+-- their caches, through the trigger function of namespaces, which serves any
+-- table and is named for that now.
+ALTER FUNCTION durable.namespaces_changed() RENAME TO cached_table_changed;
 CREATE TRIGGER registrations_changed
     AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON durable.registrations
-    FOR EACH STATEMENT EXECUTE FUNCTION durable.registrations_changed();
+    FOR EACH STATEMENT EXECUTE FUNCTION durable.cached_table_changed();
 
 -- Executor tasks: 'w' a decision task of a SQL workflow, 'x' a SQL activity.
 ALTER TABLE durable.ready_tasks DROP CONSTRAINT ready_tasks_kind_check;
@@ -128,7 +128,6 @@ CREATE FUNCTION durable.workflow_info() RETURNS jsonb
 
 REVOKE ALL ON durable.registrations FROM PUBLIC;
 REVOKE ALL ON FUNCTION
-    durable.registrations_changed(),
     durable.register_workflow(text, regprocedure, text, text, regrole),
     durable.register_activity(text, regprocedure, text, text, regrole),
     durable.unregister_workflow(text, text, text),

@@ -283,6 +283,73 @@ push_int(JsonbParseState **st, const char *key, int64 value)
 }
 
 /*
+ * Read a run's history in event order, through the primary key of
+ * durable.history.  Events this transaction wrote earlier are visible: the
+ * scan runs under a copy of the transaction snapshot with the current
+ * command id, as a statement of its own would.
+ */
+void
+BeginHistoryScan(HistoryScan *hs, pg_uuid_t *run_id)
+{
+	TupleDesc	desc;
+	ScanKeyData key;
+	Oid			pkey;
+	int			i;
+	int			j;
+
+	CommandCounterIncrement();
+	PushCopiedSnapshot(GetTransactionSnapshot());
+	UpdateActiveSnapshotCommandId();
+	hs->rel = table_open(durable_relid("history"), AccessShareLock);
+	pkey = RelationGetPrimaryKeyIndex(hs->rel);
+	if (!OidIsValid(pkey))
+		elog(ERROR, "durable.history has no primary key");
+	desc = RelationGetDescr(hs->rel);
+	for (i = 0; i < lengthof(history_columns); i++)
+	{
+		hs->att[i] = -1;
+		for (j = 0; j < desc->natts; j++)
+			if (!TupleDescAttr(desc, j)->attisdropped &&
+				strcmp(NameStr(TupleDescAttr(desc, j)->attname),
+					   history_columns[i]) == 0)
+				hs->att[i] = j + 1;
+		if (hs->att[i] < 0)
+			elog(ERROR, "durable.history lacks column \"%s\"", history_columns[i]);
+	}
+	ScanKeyInit(&key, hs->att[0], BTEqualStrategyNumber, F_UUID_EQ,
+				UUIDPGetDatum(run_id));
+	hs->scan = systable_beginscan(hs->rel, pkey, true, GetActiveSnapshot(),
+								  1, &key);
+}
+
+/* The next event of the scan into *ev (attributes not copied); false at the end. */
+bool
+HistoryScanNext(HistoryScan *hs, HistoryEvent *ev)
+{
+	TupleDesc	desc = RelationGetDescr(hs->rel);
+	HeapTuple	tuple = systable_getnext(hs->scan);
+	bool		isnull;
+	Datum		d;
+
+	if (!HeapTupleIsValid(tuple))
+		return false;
+	ev->event_id = DatumGetInt64(heap_getattr(tuple, hs->att[1], desc, &isnull));
+	ev->event_time = DatumGetTimestampTz(heap_getattr(tuple, hs->att[2], desc, &isnull));
+	ev->event_type = TextDatumGetCString(heap_getattr(tuple, hs->att[3], desc, &isnull));
+	d = heap_getattr(tuple, hs->att[4], desc, &isnull);
+	ev->attributes = isnull ? NULL : DatumGetJsonbP(d);
+	return true;
+}
+
+void
+EndHistoryScan(HistoryScan *hs)
+{
+	systable_endscan(hs->scan);
+	table_close(hs->rel, NoLock);
+	PopActiveSnapshot();
+}
+
+/*
  * The task a decision poll returns for the run rs (whose row was just
  * saved), with its whole history, read through the history's primary key.
  * The same value the statement
@@ -294,16 +361,8 @@ DecisionTaskJson(RunState *rs, const char *token)
 {
 	JsonbParseState *st = NULL;
 	JsonbValue *res;
-	Relation	rel;
-	Oid			pkey;
-	ScanKeyData key;
-	SysScanDesc scan;
-	Snapshot	snapshot;
-	HeapTuple	tuple;
-	TupleDesc	desc;
-	int			att[lengthof(history_columns)];
-	int			i;
-	int			j;
+	HistoryScan hs;
+	HistoryEvent ev;
 
 	(void) pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
 	push_string(&st, "taskToken", token);
@@ -318,68 +377,86 @@ DecisionTaskJson(RunState *rs, const char *token)
 	push_key(&st, "history");
 	(void) pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
 
-	/* The events this call wrote are visible from here on. */
-	CommandCounterIncrement();
-	snapshot = RegisterSnapshot(GetTransactionSnapshot());
-	rel = table_open(durable_relid("history"), AccessShareLock);
-	pkey = RelationGetPrimaryKeyIndex(rel);
-	if (!OidIsValid(pkey))
-		elog(ERROR, "durable.history has no primary key");
-	desc = RelationGetDescr(rel);
-	for (i = 0; i < lengthof(history_columns); i++)
+	BeginHistoryScan(&hs, &rs->run_id);
+	while (HistoryScanNext(&hs, &ev))
 	{
-		att[i] = -1;
-		for (j = 0; j < desc->natts; j++)
-			if (!TupleDescAttr(desc, j)->attisdropped &&
-				strcmp(NameStr(TupleDescAttr(desc, j)->attname),
-					   history_columns[i]) == 0)
-				att[i] = j + 1;
-		if (att[i] < 0)
-			elog(ERROR, "durable.history lacks column \"%s\"", history_columns[i]);
-	}
-	ScanKeyInit(&key, att[0], BTEqualStrategyNumber, F_UUID_EQ,
-				UUIDPGetDatum(&rs->run_id));
-	scan = systable_beginscan(rel, pkey, true, snapshot, 1, &key);
-	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
-	{
-		bool		isnull;
-		Datum		d;
 		char		buf[MAXDATELEN + 1];
 		JsonbValue	v;
 
 		(void) pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
-		push_int(&st, "eventId",
-				 DatumGetInt64(heap_getattr(tuple, att[1], desc, &isnull)));
-		d = heap_getattr(tuple, att[2], desc, &isnull);
-		JsonEncodeDateTime(buf, d, TIMESTAMPTZOID, NULL);
+		push_int(&st, "eventId", ev.event_id);
+		JsonEncodeDateTime(buf, TimestampTzGetDatum(ev.event_time),
+						   TIMESTAMPTZOID, NULL);
 		push_string(&st, "eventTime", pstrdup(buf));
-		push_string(&st, "eventType",
-					TextDatumGetCString(heap_getattr(tuple, att[3], desc, &isnull)));
+		push_string(&st, "eventType", ev.event_type);
 		push_key(&st, "attributes");
-		d = heap_getattr(tuple, att[4], desc, &isnull);
-		if (isnull)
+		if (ev.attributes == NULL)
 		{
 			v.type = jbvNull;
 			(void) pushJsonbValue(&st, WJB_VALUE, &v);
 		}
 		else
 		{
-			Jsonb	   *attrs = DatumGetJsonbP(d);
-
 			v.type = jbvBinary;
-			v.val.binary.data = &attrs->root;
-			v.val.binary.len = VARSIZE(attrs) - VARHDRSZ;
+			v.val.binary.data = &ev.attributes->root;
+			v.val.binary.len = VARSIZE(ev.attributes) - VARHDRSZ;
 			(void) pushJsonbValue(&st, WJB_VALUE, &v);
 		}
 		(void) pushJsonbValue(&st, WJB_END_OBJECT, NULL);
 	}
-	systable_endscan(scan);
-	table_close(rel, NoLock);
-	UnregisterSnapshot(snapshot);
+	EndHistoryScan(&hs);
 
 	(void) pushJsonbValue(&st, WJB_END_ARRAY, NULL);
 	res = pushJsonbValue(&st, WJB_END_OBJECT, NULL);
 	return JsonbValueToJsonb(res);
+}
+
+/*
+ * Lock a row as SELECT ... FOR UPDATE does (the latest version of it, under
+ * READ COMMITTED), with the errors FOR UPDATE raises: a row changed since a
+ * REPEATABLE READ or SERIALIZABLE snapshot is a serialization failure.
+ * Returns TM_Ok (the version locked is in slot), TM_WouldBlock (skipped),
+ * TM_SelfModified (changed by this very command) or, under READ COMMITTED,
+ * TM_Deleted (gone meanwhile).
+ */
+static TM_Result
+lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
+		 TupleTableSlot *slot, LockWaitPolicy wait, TM_FailureData *tmfd)
+{
+	TM_Result	res;
+
+	res = table_tuple_lock(rel, tid, snapshot, slot,
+						   GetCurrentCommandId(false), LockTupleExclusive,
+						   wait,
+						   IsolationUsesXactSnapshot() ? 0 :
+						   TUPLE_LOCK_FLAG_FIND_LAST_VERSION,
+						   tmfd);
+	switch (res)
+	{
+		case TM_Ok:
+		case TM_WouldBlock:
+		case TM_SelfModified:
+			return res;
+		case TM_Updated:
+			if (IsolationUsesXactSnapshot())
+				ereport(ERROR,
+						(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+						 errmsg("could not serialize access due to concurrent update")));
+			elog(ERROR, "unexpected table_tuple_lock status: %u", res);
+			break;
+		case TM_Deleted:
+			if (IsolationUsesXactSnapshot())
+				ereport(ERROR,
+						(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+						 errmsg("could not serialize access due to concurrent delete")));
+			return res;
+		case TM_Invisible:
+			elog(ERROR, "attempted to lock invisible tuple");
+			break;
+		default:
+			elog(ERROR, "unrecognized table_tuple_lock status: %u", res);
+	}
+	return res;
 }
 
 /*
@@ -431,42 +508,13 @@ DirectLockRun(pg_uuid_t *run_id, bool skip_locked)
 	}
 
 	slot = table_slot_create(rel, NULL);
-	res = table_tuple_lock(rel, &tid, snapshot, slot,
-						   GetCurrentCommandId(false), LockTupleExclusive,
-						   skip_locked ? LockWaitSkip : LockWaitBlock,
-						   IsolationUsesXactSnapshot() ? 0 :
-						   TUPLE_LOCK_FLAG_FIND_LAST_VERSION,
-						   &tmfd);
+	res = lock_row(rel, &tid, snapshot, slot,
+				   skip_locked ? LockWaitSkip : LockWaitBlock, &tmfd);
 	table_close(rel, NoLock);
 	UnregisterSnapshot(snapshot);
-	switch (res)
-	{
-		case TM_Ok:
-			return slot;
-		case TM_WouldBlock:
-		case TM_SelfModified:
-			/* skipped; or changed by this very command: as ExecLockRows */
-			break;
-		case TM_Updated:
-			if (IsolationUsesXactSnapshot())
-				ereport(ERROR,
-						(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-						 errmsg("could not serialize access due to concurrent update")));
-			elog(ERROR, "unexpected table_tuple_lock status: %u", res);
-			break;
-		case TM_Deleted:
-			if (IsolationUsesXactSnapshot())
-				ereport(ERROR,
-						(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-						 errmsg("could not serialize access due to concurrent delete")));
-			/* gone meanwhile: no row */
-			break;
-		case TM_Invisible:
-			elog(ERROR, "attempted to lock invisible tuple");
-			break;
-		default:
-			elog(ERROR, "unrecognized table_tuple_lock status: %u", res);
-	}
+	if (res == TM_Ok)
+		return slot;
+	/* skipped, changed by this very command (as ExecLockRows), or gone */
 	ExecDropSingleTupleTableSlot(slot);
 	return NULL;
 }
@@ -628,38 +676,9 @@ DirectClaimReadyTask(const char *namespace, const char *task_queue, char kind,
 		TM_FailureData tmfd;
 		TM_Result	res;
 
-		res = table_tuple_lock(rel, &tid, snapshot, slot,
-							   GetCurrentCommandId(false), LockTupleExclusive,
-							   LockWaitSkip,
-							   IsolationUsesXactSnapshot() ? 0 :
-							   TUPLE_LOCK_FLAG_FIND_LAST_VERSION,
-							   &tmfd);
-		switch (res)
-		{
-			case TM_Ok:
-				break;
-			case TM_WouldBlock:
-			case TM_SelfModified:
-				continue;
-			case TM_Updated:
-				if (IsolationUsesXactSnapshot())
-					ereport(ERROR,
-							(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-							 errmsg("could not serialize access due to concurrent update")));
-				elog(ERROR, "unexpected table_tuple_lock status: %u", res);
-				break;
-			case TM_Deleted:
-				if (IsolationUsesXactSnapshot())
-					ereport(ERROR,
-							(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-							 errmsg("could not serialize access due to concurrent delete")));
-				continue;
-			case TM_Invisible:
-				elog(ERROR, "attempted to lock invisible tuple");
-				break;
-			default:
-				elog(ERROR, "unrecognized table_tuple_lock status: %u", res);
-		}
+		res = lock_row(rel, &tid, snapshot, slot, LockWaitSkip, &tmfd);
+		if (res != TM_Ok)
+			continue;			/* locked by another, or gone meanwhile */
 		/* A newer version must still be a task of this queue and kind. */
 		slot_getallattrs(slot);
 		if (tmfd.traversed &&
@@ -806,19 +825,10 @@ DirectSetTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id,
 			break;
 		}
 
-		res = table_tuple_lock(dt.rel, &tid, snapshot, dt.slot,
-							   GetCurrentCommandId(false), LockTupleExclusive,
-							   LockWaitBlock,
-							   IsolationUsesXactSnapshot() ? 0 :
-							   TUPLE_LOCK_FLAG_FIND_LAST_VERSION,
-							   &tmfd);
+		res = lock_row(dt.rel, &tid, snapshot, dt.slot, LockWaitBlock, &tmfd);
 		UnregisterSnapshot(snapshot);
-		if (res == TM_Deleted && !IsolationUsesXactSnapshot())
+		if (res == TM_Deleted)
 			continue;			/* gone meanwhile: insert it */
-		if (res == TM_Updated || res == TM_Deleted)
-			ereport(ERROR,
-					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-					 errmsg("could not serialize access due to concurrent update")));
 		if (res != TM_Ok)
 			elog(ERROR, "unexpected table_tuple_lock status: %u", res);
 
@@ -894,20 +904,9 @@ DirectDeleteRunTimers(pg_uuid_t *run_id, const char *except_kind)
 													&isnull)),
 				   except_kind) == 0)
 			continue;
-		res = table_tuple_lock(rel, &tid, snapshot, slot,
-							   GetCurrentCommandId(false), LockTupleExclusive,
-							   LockWaitBlock,
-							   IsolationUsesXactSnapshot() ? 0 :
-							   TUPLE_LOCK_FLAG_FIND_LAST_VERSION,
-							   &tmfd);
-		if (res == TM_Deleted && !IsolationUsesXactSnapshot())
+		res = lock_row(rel, &tid, snapshot, slot, LockWaitBlock, &tmfd);
+		if (res == TM_Deleted || res == TM_SelfModified)
 			continue;			/* deleted meanwhile */
-		if (res == TM_SelfModified)
-			continue;
-		if (res == TM_Updated || res == TM_Deleted)
-			ereport(ERROR,
-					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-					 errmsg("could not serialize access due to concurrent update")));
 		if (res != TM_Ok)
 			elog(ERROR, "unexpected table_tuple_lock status: %u", res);
 		/* A newer version is rechecked, as EvalPlanQual would. */
@@ -1004,17 +1003,7 @@ DirectStartActivityAttempt(pg_uuid_t *run_id, int64 scheduled_event_id,
 
 	if (found)
 	{
-		res = table_tuple_lock(rel, &tid, snapshot, slot,
-							   GetCurrentCommandId(false), LockTupleExclusive,
-							   LockWaitBlock,
-							   IsolationUsesXactSnapshot() ? 0 :
-							   TUPLE_LOCK_FLAG_FIND_LAST_VERSION,
-							   &tmfd);
-		if ((res == TM_Updated || res == TM_Deleted) &&
-			IsolationUsesXactSnapshot())
-			ereport(ERROR,
-					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-					 errmsg("could not serialize access due to concurrent update")));
+		res = lock_row(rel, &tid, snapshot, slot, LockWaitBlock, &tmfd);
 		if (res == TM_Ok)
 		{
 			slot_getallattrs(slot);

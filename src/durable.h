@@ -19,6 +19,7 @@
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "utils/jsonb.h"
+#include "utils/relcache.h"
 #include "utils/timestamp.h"
 #include "utils/uuid.h"
 
@@ -92,6 +93,7 @@ extern Jsonb *JsonFinish(JsonBuilder *jb);
 
 extern JsonbValue *JsonGetField(Jsonb *obj, const char *key);
 extern Jsonb *JsonbSetInt(Jsonb *obj, const char *key, int64 value);
+extern Jsonb *JsonbArray(Jsonb **items, int n);
 
 /* ----------------
  * spi.c: kept SPI plans
@@ -142,6 +144,26 @@ extern void DirectSetTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id,
 extern void DirectUpdateRun(pg_uuid_t *run_id, int n,
 							const char *const *names, const Datum *values,
 							const bool *isnull);
+
+/* A run's history read in event order (direct.c) */
+typedef struct HistoryScan
+{
+	Relation	rel;
+	struct SysScanDescData *scan;
+	int			att[5];
+} HistoryScan;
+
+typedef struct HistoryEvent
+{
+	int64		event_id;
+	TimestampTz event_time;
+	char	   *event_type;
+	Jsonb	   *attributes;		/* NULL for SQL NULL */
+} HistoryEvent;
+
+extern void BeginHistoryScan(HistoryScan *hs, pg_uuid_t *run_id);
+extern bool HistoryScanNext(HistoryScan *hs, HistoryEvent *ev);
+extern void EndHistoryScan(HistoryScan *hs);
 
 /* ----------------
  * backoff.c: retry policies and timeout math (no SPI)

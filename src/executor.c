@@ -249,16 +249,7 @@ complete_decisions(RunState *rs, TimestampTz now, Jsonb *decisions,
 	JsonAddText(&jb, "reason", unpack_sql_state(edata->sqlerrcode));
 	JsonAddJsonb(&jb, "details", ErrorDetailsJson(edata));
 	decisions = JsonFinish(&jb);
-	{
-		StringInfoData buf;
-
-		initStringInfo(&buf);
-		appendStringInfoChar(&buf, '[');
-		(void) JsonbToCString(&buf, &decisions->root, VARSIZE(decisions));
-		appendStringInfoChar(&buf, ']');
-		decisions = DatumGetJsonbP(DirectFunctionCall1(jsonb_in,
-													   CStringGetDatum(buf.data)));
-	}
+	decisions = JsonbArray(&decisions, 1);
 	n = ParseDecisions(rs, decisions, &list);
 	CompleteDecisionTask(rs, now, list, n, identity);
 }

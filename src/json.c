@@ -167,6 +167,30 @@ JsonGetField(Jsonb *obj, const char *key)
 	return getKeyJsonValueFromContainer(&obj->root, key, strlen(key), NULL);
 }
 
+/* A JSON array of the values, NULL ones left out, built without text. */
+Jsonb *
+JsonbArray(Jsonb **items, int n)
+{
+	JsonbParseState *st = NULL;
+	JsonbValue *res;
+	int			i;
+
+	(void) pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
+	for (i = 0; i < n; i++)
+	{
+		JsonbValue	v;
+
+		if (items[i] == NULL)
+			continue;
+		v.type = jbvBinary;
+		v.val.binary.data = &items[i]->root;
+		v.val.binary.len = VARSIZE(items[i]) - VARHDRSZ;
+		(void) pushJsonbValue(&st, WJB_ELEM, &v);
+	}
+	res = pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+	return JsonbValueToJsonb(res);
+}
+
 /* obj with key set to an integer (obj || {key: value}). */
 Jsonb *
 JsonbSetInt(Jsonb *obj, const char *key, int64 value)

@@ -157,7 +157,11 @@ NamespaceActivityPolicy(const char *namespace)
 }
 
 PG_FUNCTION_INFO_V1(durable_namespaces_changed);
-/* Statement trigger on durable.namespaces: invalidate every backend's cache. */
+/*
+ * Statement trigger on a table that backends cache (durable.namespaces,
+ * durable.registrations; SQL name durable.cached_table_changed since 0.2.0):
+ * invalidate every backend's cache of it.
+ */
 Datum
 durable_namespaces_changed(PG_FUNCTION_ARGS)
 {

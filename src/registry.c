@@ -8,8 +8,8 @@
  * task queue) -> function, and the role the function runs as.  Every task
  * the engine queues is routed through LookupRegistration, so each backend
  * keeps the whole (small) table in a hash; a statement trigger on the table
- * sends a relcache invalidation that empties every backend's copy, as for
- * namespaces.  A database still at version 0.1.0 has no such table: nothing
+ * (durable.cached_table_changed, namespaces.c) sends a relcache invalidation
+ * that empties every backend's copy, as for namespaces.  A database still at version 0.1.0 has no such table: nothing
  * is registered there.
  *
  * The registration functions run as their caller, whose role the functions
@@ -25,7 +25,6 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
-#include "commands/trigger.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -179,19 +178,6 @@ LookupRegistration(char kind, const char *namespace, const char *type_name,
 		return false;
 	*out = entry->reg;
 	return true;
-}
-
-PG_FUNCTION_INFO_V1(durable_registrations_changed);
-/* Statement trigger on durable.registrations: invalidate every cache. */
-Datum
-durable_registrations_changed(PG_FUNCTION_ARGS)
-{
-	TriggerData *trigdata = (TriggerData *) fcinfo->context;
-
-	if (!CALLED_AS_TRIGGER(fcinfo))
-		elog(ERROR, "durable_registrations_changed: not called as a trigger");
-	CacheInvalidateRelcacheByRelid(RelationGetRelid(trigdata->tg_relation));
-	return PointerGetDatum(NULL);
 }
 
 /* The owner of durable.registrations, who writes it for every caller. */

@@ -33,24 +33,15 @@
  */
 #include "postgres.h"
 
-#include "access/genam.h"
-#include "access/htup_details.h"
-#include "access/stratnum.h"
-#include "access/table.h"
-#include "access/xact.h"
-#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
-#include "utils/fmgroids.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/numeric.h"
-#include "utils/rel.h"
-#include "utils/snapmgr.h"
 
 #include "durable.h"
 
@@ -250,11 +241,8 @@ index_history(ReplayContext *ctx, TimestampTz now)
 	int			task_capacity = 8;
 	int64		pending_started = 0;
 	TimestampTz pending_time = 0;
-	Relation	rel;
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tup;
-	TupleDesc	desc;
+	HistoryScan hs;
+	HistoryEvent ev;
 
 	ctx->commands = palloc0(sizeof(HistoryCommand) * capacity);
 	ctx->signals = palloc0(sizeof(HistorySignal) * sig_capacity);
@@ -262,28 +250,18 @@ index_history(ReplayContext *ctx, TimestampTz now)
 	ctx->task_times = palloc(sizeof(TimestampTz) * task_capacity);
 
 	/*
-	 * The run's events in order, read through the primary key of
-	 * durable.history: a kept plan would be planned once per backend, and
-	 * planned on a nearly empty table it scans the whole table forever
-	 * after.  Writes of earlier tasks of this transaction must be visible.
+	 * The run's events in order, through the primary key of durable.history:
+	 * a kept plan planned on a nearly empty table would scan the whole table
+	 * from then on.
 	 */
-	CommandCounterIncrement();
-	PushCopiedSnapshot(GetTransactionSnapshot());
-	UpdateActiveSnapshotCommandId();
-	rel = table_open(get_relname_relid("history", get_namespace_oid("durable", false)),
-					 AccessShareLock);
-	desc = RelationGetDescr(rel);
-	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_UUID_EQ,
-				UUIDPGetDatum(&rs->run_id));
-	scan = systable_beginscan(rel, RelationGetPrimaryKeyIndex(rel), true,
-							  GetActiveSnapshot(), 1, &key);
-	while ((tup = systable_getnext(scan)) != NULL)
+	BeginHistoryScan(&hs, &rs->run_id);
+	while (HistoryScanNext(&hs, &ev))
 	{
-		bool		isnull;
-		int64		id = DatumGetInt64(heap_getattr(tup, 2, desc, &isnull));
-		TimestampTz time = DatumGetTimestampTz(heap_getattr(tup, 3, desc, &isnull));
-		char	   *type = TextDatumGetCString(heap_getattr(tup, 4, desc, &isnull));
-		Jsonb	   *attrs = DatumGetJsonbPCopy(heap_getattr(tup, 5, desc, &isnull));
+		int64		id = ev.event_id;
+		TimestampTz time = ev.event_time;
+		char	   *type = ev.event_type;
+		Jsonb	   *attrs = ev.attributes ? DatumGetJsonbPCopy(JsonbPGetDatum(ev.attributes)) :
+			NULL;
 
 		if (id >= last)
 			break;
@@ -386,9 +364,7 @@ index_history(ReplayContext *ctx, TimestampTz now)
 				 ctx->cancel_event_id == 0)
 			ctx->cancel_event_id = id;
 	}
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	PopActiveSnapshot();
+	EndHistoryScan(&hs);
 
 	/* The decision task being run now */
 	ctx->task_ids[ctx->ntasks] = rs->decision_started_id;
@@ -473,29 +449,6 @@ add_decision(ReplayContext *ctx, Jsonb *decision)
 	MemoryContextSwitchTo(old);
 }
 
-/* A JSON array of the items, then extra (if not NULL). */
-static Jsonb *
-jsonb_array(Jsonb **items, int n, Jsonb *extra)
-{
-	StringInfoData buf;
-	int			i;
-
-	initStringInfo(&buf);
-	appendStringInfoChar(&buf, '[');
-	for (i = 0; i <= n; i++)
-	{
-		Jsonb	   *item = i < n ? items[i] : extra;
-
-		if (item == NULL)
-			continue;
-		if (buf.len > 1)
-			appendStringInfoChar(&buf, ',');
-		(void) JsonbToCString(&buf, &item->root, VARSIZE(item));
-	}
-	appendStringInfoChar(&buf, ']');
-	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
-}
-
 /*
  * Check a decision this code makes the way complete_decision_task would,
  * naming the function's options in errors.
@@ -504,7 +457,7 @@ static void
 check_decision(ReplayContext *ctx, Jsonb *decision, const char *what)
 {
 	Decision   *list;
-	Jsonb	   *one = jsonb_array(&decision, 1, NULL);
+	Jsonb	   *one = JsonbArray(&decision, 1);
 
 	SetDecisionLabel(what);
 	PG_TRY();
@@ -1049,7 +1002,12 @@ ErrorDetailsJson(ErrorData *edata)
 static Jsonb *
 decision_list(ReplayContext *ctx, Jsonb *closing)
 {
-	return jsonb_array(ctx->decisions, ctx->ndecisions, closing);
+	Jsonb	  **items = palloc(sizeof(Jsonb *) * (ctx->ndecisions + 1));
+
+	if (ctx->ndecisions > 0)
+		memcpy(items, ctx->decisions, sizeof(Jsonb *) * ctx->ndecisions);
+	items[ctx->ndecisions] = closing;
+	return JsonbArray(items, ctx->ndecisions + 1);
 }
 
 static Jsonb *
