@@ -2,3 +2,64 @@
 -- server down or wedges the engine).
 
 \echo Use "ALTER EXTENSION durable UPDATE TO '0.3.0'" to load this file. \quit
+
+-- ---------------------------------------------------------------------------
+-- Bounds (issue 10, "Wedged queue by an overflow").  From 0.3.0 every
+-- duration a user gives is at most 100 years (36525 days, 3155760000 s) and
+-- every backoffCoefficient at most 1000 (README "Limits").  0.2.0 accepted
+-- anything finite: clamp what it stored, so that the values in the tables
+-- are within the bounds the engine now guarantees.  (The 0.3.0 library also
+-- saturates every computation on stored values, so a database not yet
+-- updated works as well.)
+-- ---------------------------------------------------------------------------
+
+-- A retry policy's durations and coefficient, clamped (the shape is kept).
+CREATE FUNCTION durable.clamp_retry_policy_0_3_0(p jsonb) RETURNS jsonb
+    LANGUAGE sql IMMUTABLE AS $clamp$
+    SELECT CASE WHEN p IS NULL OR pg_catalog.jsonb_typeof(p) <> 'object' THEN p ELSE
+        p || pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object(
+            'initialIntervalInSeconds',
+                CASE WHEN (p->>'initialIntervalInSeconds')::float8 > 3155760000
+                     THEN 3155760000 END,
+            'maximumIntervalInSeconds',
+                CASE WHEN (p->>'maximumIntervalInSeconds')::float8 > 3155760000
+                     THEN 3155760000 END,
+            'expirationIntervalInSeconds',
+                CASE WHEN (p->>'expirationIntervalInSeconds')::float8 > 3155760000
+                     THEN 3155760000 END,
+            'backoffCoefficient',
+                CASE WHEN (p->>'backoffCoefficient')::float8 > 1000 THEN 1000 END))
+    END
+$clamp$;
+
+UPDATE durable.namespaces
+   SET retention = pg_catalog.make_interval(secs =>
+           LEAST(GREATEST(pg_catalog.date_part('epoch', retention), 0), 3155760000))
+ WHERE retention < interval '0' OR retention > interval '36525 days';
+UPDATE durable.namespaces
+   SET activity_retry_policy = durable.clamp_retry_policy_0_3_0(activity_retry_policy)
+ WHERE activity_retry_policy IS DISTINCT FROM
+       durable.clamp_retry_policy_0_3_0(activity_retry_policy);
+ALTER TABLE durable.namespaces ADD CONSTRAINT namespaces_retention_bounds
+    CHECK (retention >= interval '0' AND retention <= interval '36525 days');
+
+UPDATE durable.runs
+   SET execution_timeout = LEAST(execution_timeout, 3155760000),
+       run_timeout = LEAST(run_timeout, 3155760000),
+       decision_timeout = LEAST(decision_timeout, 3155760000),
+       retry_policy = durable.clamp_retry_policy_0_3_0(retry_policy)
+ WHERE execution_timeout > 3155760000 OR run_timeout > 3155760000
+    OR decision_timeout > 3155760000
+    OR retry_policy IS DISTINCT FROM durable.clamp_retry_policy_0_3_0(retry_policy);
+
+UPDATE durable.activities
+   SET schedule_to_start_timeout = LEAST(schedule_to_start_timeout, 3155760000),
+       start_to_close_timeout = LEAST(start_to_close_timeout, 3155760000),
+       schedule_to_close_timeout = LEAST(schedule_to_close_timeout, 3155760000),
+       heartbeat_timeout = LEAST(heartbeat_timeout, 3155760000),
+       retry_policy = durable.clamp_retry_policy_0_3_0(retry_policy)
+ WHERE schedule_to_start_timeout > 3155760000 OR start_to_close_timeout > 3155760000
+    OR schedule_to_close_timeout > 3155760000 OR heartbeat_timeout > 3155760000
+    OR retry_policy IS DISTINCT FROM durable.clamp_retry_policy_0_3_0(retry_policy);
+
+DROP FUNCTION durable.clamp_retry_policy_0_3_0(jsonb);

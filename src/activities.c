@@ -478,7 +478,7 @@ ScheduleActivity(RunState *rs, TimestampTz now, ActivityRequest *req,
 
 	if (policy_json == NULL)
 		policy_json = NamespaceActivityPolicy(rs->namespace);
-	ParseRetryPolicy(policy_json, "retryPolicy", &policy);
+	ReadStoredRetryPolicy(policy_json, &policy);	/* validated when given */
 
 	/* Rule 5: StartToClose defaults to ScheduleToClose, then to the GUC. */
 	if (stc <= 0)
@@ -710,7 +710,7 @@ FailActivityAttempt(RunState *rs, ActivityState *a, TimestampTz now,
 		return;
 	}
 
-	ParseRetryPolicy(a->retry_policy_json, "retryPolicy", &policy);
+	ReadStoredRetryPolicy(a->retry_policy_json, &policy);
 	deadline = Min(schedule_to_close_deadline(a), rs->workflow_deadline);
 	verdict = DecideRetry(&policy, a->attempt, reason, now,
 						  a->first_scheduled_time, deadline, override_delay,

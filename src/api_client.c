@@ -21,6 +21,16 @@
 #define ARG_JSONB(n)	(PG_ARGISNULL(n) ? NULL : PG_GETARG_JSONB_P(n))
 #define ARG_UUID(n)		(PG_ARGISNULL(n) ? NULL : PG_GETARG_UUID_P(n))
 
+/*
+ * The seconds from an activity's first schedule to its expiration, or
+ * 'Infinity'; the plan bounds it by DURABLE_MAX_DURATION_SECS, so that a
+ * timeout stored by an older version cannot make make_interval overflow.
+ */
+#define EXPIRATION_SECS \
+	"LEAST(COALESCE(a.schedule_to_close_timeout, 'Infinity'::float8)," \
+	" COALESCE(NULLIF((a.retry_policy->>'expirationIntervalInSeconds')::float8, 0)," \
+	" 'Infinity'::float8))"
+
 static KeptPlan describe_plan = {
 	NULL,
 	"SELECT pg_catalog.jsonb_build_object("
@@ -45,9 +55,8 @@ static KeptPlan describe_plan = {
 	"     'lastFailureReason', a.last_failure_reason,"
 	"     'lastFailureDetails', a.last_failure_details,"
 	"     'expirationTime', a.first_scheduled_time + pg_catalog.make_interval("
-	"        secs => NULLIF(LEAST(COALESCE(a.schedule_to_close_timeout, 'Infinity'),"
-	"          COALESCE(NULLIF((a.retry_policy->>'expirationIntervalInSeconds')::float8, 0),"
-	"                   'Infinity')), 'Infinity')),"
+	"        secs => CASE WHEN " EXPIRATION_SECS " = 'Infinity' THEN NULL"
+	"          ELSE LEAST(" EXPIRATION_SECS ", " DURABLE_MAX_DURATION_SQL ") END),"
 	"     'nextAttemptScheduledTime', a.next_attempt_time,"
 	"     'lastWorkerIdentity', a.last_worker_identity)"
 	"   ORDER BY a.scheduled_event_id)"

@@ -71,17 +71,17 @@ get_number(Jsonb *policy, const char *argname, const char *field,
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must be a number", field_label(argname, field))));
-	*out = DatumGetFloat8(DirectFunctionCall1(numeric_float8,
-											  NumericGetDatum(v->val.numeric)));
+	*out = NumericToDouble(v->val.numeric);
 	return true;
 }
 
 /*
- * Parse and validate a retry policy in Cadence's JSON form.  Unknown keys are
- * rejected, so that a misspelt field does not silently mean "no limit".
+ * Parse a retry policy in Cadence's JSON form into out, without checking
+ * the ranges of its numbers.  Unknown keys are rejected, so that a misspelt
+ * field does not silently mean "no limit".
  */
-void
-ParseRetryPolicy(Jsonb *policy, const char *argname, RetryPolicy *out)
+static void
+parse_policy(Jsonb *policy, const char *argname, RetryPolicy *out)
 {
 	JsonbIterator *it;
 	JsonbValue	v;
@@ -127,11 +127,21 @@ ParseRetryPolicy(Jsonb *policy, const char *argname, RetryPolicy *out)
 	(void) get_number(policy, argname, F_EXPIRATION, &out->expiration_interval);
 	if (get_number(policy, argname, F_ATTEMPTS, &d))
 	{
-		if (d != floor(d) || d < PG_INT32_MIN || d > PG_INT32_MAX)
+		if (d != floor(d))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("%s must be a whole number",
 							field_label(argname, F_ATTEMPTS))));
+		if (d < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s must not be negative",
+							field_label(argname, F_ATTEMPTS))));
+		if (d > PG_INT32_MAX)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s must be at most %d",
+							field_label(argname, F_ATTEMPTS), PG_INT32_MAX)));
 		out->maximum_attempts = (int32) d;
 	}
 
@@ -164,8 +174,43 @@ ParseRetryPolicy(Jsonb *policy, const char *argname, RetryPolicy *out)
 		}
 		out->n_non_retriable = n;
 	}
+}
 
+/* Parse and validate (ValidateRetryPolicy) a retry policy a user gave. */
+void
+ParseRetryPolicy(Jsonb *policy, const char *argname, RetryPolicy *out)
+{
+	parse_policy(policy, argname, out);
 	ValidateRetryPolicy(out, argname, false);
+}
+
+/*
+ * Read a retry policy the engine stored after validating it (activities,
+ * runs, namespaces).  One stored by an older version may exceed today's
+ * bounds: it is clamped into them instead of refused, so that a run or a
+ * namespace from before never makes a later call fail.
+ */
+void
+ReadStoredRetryPolicy(Jsonb *policy, RetryPolicy *out)
+{
+	parse_policy(policy, "retry_policy", out);
+	if (!(out->initial_interval > 0))
+		out->initial_interval = 1;
+	out->initial_interval = Min(out->initial_interval, DURABLE_MAX_DURATION_SECS);
+	if (!(out->backoff_coefficient >= 1))
+		out->backoff_coefficient = 1;
+	out->backoff_coefficient = Min(out->backoff_coefficient,
+								   DURABLE_MAX_BACKOFF_COEFFICIENT);
+	if (!(out->maximum_interval > 0))
+		out->maximum_interval = 100 * out->initial_interval;
+	out->maximum_interval = Max(Min(out->maximum_interval, DURABLE_MAX_DURATION_SECS),
+								out->initial_interval);
+	if (!(out->expiration_interval > 0))
+		out->expiration_interval = 0;
+	out->expiration_interval = Min(out->expiration_interval,
+								   DURABLE_MAX_DURATION_SECS);
+	if (out->maximum_attempts < 0)
+		out->maximum_attempts = 0;
 }
 
 /*
@@ -181,29 +226,38 @@ ValidateRetryPolicy(const RetryPolicy *cp, const char *argname,
 	const PolicyFieldNames *n = sql_argument_names ? &sql_names : &json_names;
 	const char *arg = sql_argument_names ? NULL : argname;
 
-	if (!(p->initial_interval > 0) || isinf(p->initial_interval))
+	if (!(p->initial_interval > 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must be greater than zero",
 						field_label(arg, n->initial))));
-	if (!(p->backoff_coefficient >= 1) || isinf(p->backoff_coefficient))
+	(void) CheckSeconds(p->initial_interval, field_label(arg, n->initial), false);
+	if (!(p->backoff_coefficient >= 1))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must be at least 1", field_label(arg, n->coefficient))));
+	if (p->backoff_coefficient > DURABLE_MAX_BACKOFF_COEFFICIENT)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be at most %g", field_label(arg, n->coefficient),
+						DURABLE_MAX_BACKOFF_COEFFICIENT)));
 	if (p->maximum_interval == 0)
-		p->maximum_interval = 100 * p->initial_interval;
-	else if (!(p->maximum_interval >= p->initial_interval) ||
-			 isinf(p->maximum_interval))
+		p->maximum_interval = Min(100 * p->initial_interval,
+								  DURABLE_MAX_DURATION_SECS);
+	else if (!(p->maximum_interval >= p->initial_interval))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must not be less than %s",
 						field_label(arg, n->maximum),
 						field_label(arg, n->initial))));
-	if (!(p->expiration_interval >= 0) || isinf(p->expiration_interval))
+	(void) CheckSeconds(p->maximum_interval, field_label(arg, n->maximum), false);
+	if (!(p->expiration_interval >= 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must not be negative",
 						field_label(arg, n->expiration))));
+	(void) CheckSeconds(p->expiration_interval, field_label(arg, n->expiration),
+						true);
 	if (p->maximum_attempts < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -239,17 +293,27 @@ RetryPolicyToJsonb(const RetryPolicy *p)
 	return JsonFinish(&jb);
 }
 
-/* The delay after the n-th failed attempt: min(initial * coef^(n-1), max). */
+/*
+ * The delay after the n-th failed attempt: min(initial * coef^(n-1), max),
+ * saturating: whatever the policy and n, the result is a number of seconds
+ * from 0 to DURABLE_MAX_DURATION_SECS (pow's overflow to infinity, or a NaN,
+ * gives the maximum).
+ */
 double
 RetryDelay(const RetryPolicy *p, int failed_attempt)
 {
+	double		cap = p->maximum_interval;
 	double		delay;
 
+	if (!(cap > 0) || cap > DURABLE_MAX_DURATION_SECS)
+		cap = DURABLE_MAX_DURATION_SECS;
 	if (failed_attempt < 1)
 		failed_attempt = 1;
 	delay = p->initial_interval * pow(p->backoff_coefficient, failed_attempt - 1);
-	if (isnan(delay) || delay > p->maximum_interval)
-		delay = p->maximum_interval;
+	if (isnan(delay) || delay > cap)
+		delay = cap;
+	if (delay < 0)
+		delay = 0;
 	return delay;
 }
 
@@ -277,6 +341,7 @@ DecideRetry(const RetryPolicy *p, int failed_attempt, const char *reason,
 		return RETRY_ATTEMPTS_EXHAUSTED;
 
 	delay = override_delay >= 0 ? override_delay : RetryDelay(p, failed_attempt);
+	delay = Min(delay, DURABLE_MAX_DURATION_SECS);
 	next = TimestampPlusSeconds(now, delay);
 	if (p->expiration_interval > 0 &&
 		next > TimestampPlusSeconds(first_scheduled, p->expiration_interval))
@@ -386,7 +451,7 @@ durable_retry_delay(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("failed_attempt must be at least 1")));
-	delay = RetryDelay(&p, failed_attempt);
+	delay = RetryDelay(&p, failed_attempt);	/* 0 .. DURABLE_MAX_DURATION_SECS */
 	result = palloc0(sizeof(Interval));
 	result->time = (TimeOffset) llround(delay * USECS_PER_SEC);
 	PG_RETURN_INTERVAL_P(result);

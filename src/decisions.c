@@ -178,7 +178,7 @@ field_string(Jsonb *obj, int i, const char *key, bool required)
 	return s;
 }
 
-/* A number of seconds, >= 0 (> 0 when required); 0 when absent. */
+/* A number of seconds, >= 0 (> 0 when required), bounded by CheckSeconds; 0 when absent. */
 static double
 field_seconds(Jsonb *obj, int i, const char *key, bool required)
 {
@@ -197,17 +197,8 @@ field_seconds(Jsonb *obj, int i, const char *key, bool required)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must be a number of seconds", label(i, key))));
-	d = DatumGetFloat8(DirectFunctionCall1(numeric_float8,
-										   NumericGetDatum(v->val.numeric)));
-	if (d < 0 || isnan(d) || isinf(d))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must not be negative", label(i, key))));
-	if (required && d == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must be greater than zero", label(i, key))));
-	return d;
+	d = NumericToDouble(v->val.numeric);
+	return CheckSeconds(d, label(i, key), !required);
 }
 
 /* An object field, or NULL. */

@@ -36,6 +36,12 @@ int			durable_worker_max_sleep = 10;
 int			durable_max_databases = 64;
 int			durable_executor_workers = 2;
 
+/* The range of durable.test_time: [1970-01-01, 10000-01-01) UTC */
+#define TEST_TIME_MIN \
+	((TimestampTz) (UNIX_EPOCH_JDATE - POSTGRES_EPOCH_JDATE) * USECS_PER_DAY)
+#define TEST_TIME_END \
+	((TimestampTz) (date2j(10000, 1, 1) - POSTGRES_EPOCH_JDATE) * USECS_PER_DAY)
+
 /* durable.test_time: the string as set, and its parsed value */
 static char *durable_test_time_string = NULL;
 static bool test_time_set = false;
@@ -86,6 +92,18 @@ check_test_time(char **newval, void **extra, GucSource source)
 	{
 		free(parsed);
 		GUC_check_errdetail("durable.test_time must be empty or a timestamp with time zone.");
+		return false;
+	}
+
+	/*
+	 * Years 1970 to 9999 only: with every duration at most 100 years
+	 * (util.c), deadlines computed from the clock then stay far from the
+	 * ends of timestamptz, in C and in the engine's SQL alike.
+	 */
+	if (*parsed < TEST_TIME_MIN || *parsed >= TEST_TIME_END)
+	{
+		free(parsed);
+		GUC_check_errdetail("durable.test_time must be from 1970-01-01 to 9999-12-31.");
 		return false;
 	}
 	*extra = parsed;

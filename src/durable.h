@@ -35,6 +35,18 @@
 /* Longest namespace, workflow id, type, task queue or signal name, in bytes */
 #define DURABLE_MAX_NAME_LEN	1000
 
+/*
+ * Longest duration a user may give (a timeout, delay, wait, retention, retry
+ * interval): 100 years of 365.25 days, 36525 days, in seconds.  With the
+ * engine's clock bounded (durable.test_time) it keeps every deadline far
+ * from the ends of timestamptz and interval (README "Limits").
+ */
+#define DURABLE_MAX_DURATION_SECS	3155760000.0
+#define DURABLE_MAX_DURATION_TEXT	"100 years (36525 days)"
+#define DURABLE_MAX_DURATION_SQL	"3155760000::float8"
+/* Largest backoffCoefficient of a retry policy */
+#define DURABLE_MAX_BACKOFF_COEFFICIENT	1000.0
+
 /* ----------------
  * durable.c: GUCs and the clock
  * ----------------
@@ -58,6 +70,9 @@ extern void CheckPayload(Jsonb *value, const char *argname);
 extern void CheckObject(Jsonb *value, const char *argname);
 extern double IntervalToSeconds(Interval *value, const char *argname,
 								bool allow_zero);
+extern double CheckSeconds(double seconds, const char *argname,
+						   bool allow_zero);
+extern double NumericToDouble(Numeric value);
 extern TimestampTz TimestampPlusSeconds(TimestampTz t, double seconds);
 extern double TimestampDiffSeconds(TimestampTz later, TimestampTz earlier);
 extern pg_uuid_t *NewRandomUuid(void);
@@ -193,6 +208,7 @@ typedef enum RetryVerdict
 
 extern void ParseRetryPolicy(Jsonb *policy, const char *argname,
 							 RetryPolicy *out);
+extern void ReadStoredRetryPolicy(Jsonb *policy, RetryPolicy *out);
 extern void ValidateRetryPolicy(const RetryPolicy *p, const char *argname,
 								bool sql_argument_names);
 extern Jsonb *RetryPolicyToJsonb(const RetryPolicy *p);

@@ -25,6 +25,17 @@
 #define VICTIMS "= ANY ((SELECT ids FROM victim_ids)::uuid[])"
 
 /*
+ * A namespace's retention in seconds, bounded to 0 .. DURABLE_MAX_DURATION_SECS.
+ * create_namespace and alter_namespace refuse more, but a retention stored by
+ * 0.2.0 may be anything ('178000000 years'); "now - retention" on it raised
+ * 22008 and stopped the purge of every namespace.  date_part and make_interval
+ * of a bounded number of seconds cannot overflow.
+ */
+#define RETENTION_SECS(r) \
+	"LEAST(GREATEST(pg_catalog.date_part('epoch', " r "), 0), " \
+	DURABLE_MAX_DURATION_SQL ")"
+
+/*
  * One batch: the victims (closed past their namespace's retention, with no
  * timer left), then every row of theirs.  The victims go to each DELETE as an
  * array, so that each table is searched by its index.
@@ -34,8 +45,9 @@ static KeptPlan purge_plan = {
 	"  SELECT r.run_id FROM durable.runs r"
 	"  JOIN durable.namespaces n ON n.name = r.namespace"
 	"  WHERE r.status <> 'running'"
-	"  AND r.close_time < $1 - (SELECT min(retention) FROM durable.namespaces)"
-	"  AND r.close_time < $1 - n.retention"
+	"  AND r.close_time < $1 - pg_catalog.make_interval(secs =>"
+	"    (SELECT pg_catalog.min(" RETENTION_SECS("retention") ") FROM durable.namespaces))"
+	"  AND r.close_time < $1 - pg_catalog.make_interval(secs => " RETENTION_SECS("n.retention") ")"
 	"  AND NOT EXISTS (SELECT 1 FROM durable.timers t WHERE t.run_id = r.run_id)"
 	"  ORDER BY r.close_time LIMIT $2 FOR UPDATE OF r SKIP LOCKED),"
 	" victim_ids AS (SELECT pg_catalog.array_agg(run_id) AS ids FROM victims),"

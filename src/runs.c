@@ -24,9 +24,9 @@
 	"attempt, cancel_requested, decision_timeout, last_event_id, " \
 	"decision_scheduled_id, decision_started_id, decision_attempt, " \
 	"decision_started_time, previous_started_id, activity_attempts, " \
-	"LEAST(execution_deadline, start_time + run_timeout * interval '1 second'), " \
+	"execution_deadline, " \
 	"has_buffered, retry_policy IS NOT NULL OR cron_schedule IS NOT NULL, " \
-	"parent_run_id, parent_initiated_id, first_run_id"
+	"parent_run_id, parent_initiated_id, first_run_id, start_time, run_timeout"
 
 static KeptPlan load_latest = {
 	NULL, "SELECT " RUN_COLUMNS " FROM durable.runs"
@@ -173,6 +173,25 @@ FlushEvents(RunState *rs)
 	events_written(rs);
 }
 
+/*
+ * The run's deadline: the earlier of its execution deadline and start_time +
+ * run_timeout, DT_NOEND for none.  Computed in C with saturating arithmetic,
+ * not in SQL: a run_timeout stored by an older version (up to 1e15 seconds)
+ * would make "start_time + run_timeout * interval '1 second'" raise
+ * "interval out of range" at every load of the run, and so at every poll of
+ * its queue.
+ */
+static TimestampTz
+run_deadline(bool exec_null, TimestampTz exec_deadline,
+			 TimestampTz start_time, bool timeout_null, double run_timeout)
+{
+	TimestampTz deadline = exec_null ? DT_NOEND : exec_deadline;
+
+	if (!timeout_null)
+		deadline = Min(deadline, TimestampPlusSeconds(start_time, run_timeout));
+	return deadline;
+}
+
 /* Fill rs from row 0 of the last SPI result (columns RUN_COLUMNS). */
 static void
 read_run_row(RunState *rs)
@@ -198,9 +217,16 @@ read_run_row(RunState *rs)
 																&rs->decision_started_time_null));
 	rs->previous_started_id = DatumGetInt64(SPIGetDatum(0, 15, &isnull));
 	rs->activity_attempts = DatumGetInt32(SPIGetDatum(0, 16, &isnull));
-	rs->workflow_deadline = DatumGetTimestampTz(SPIGetDatum(0, 17, &isnull));
-	if (isnull)
-		rs->workflow_deadline = DT_NOEND;
+	{
+		bool		exec_null;
+		bool		timeout_null;
+		TimestampTz exec_deadline = DatumGetTimestampTz(SPIGetDatum(0, 17, &exec_null));
+		TimestampTz start_time = DatumGetTimestampTz(SPIGetDatum(0, 23, &isnull));
+		double		run_timeout = DatumGetFloat8(SPIGetDatum(0, 24, &timeout_null));
+
+		rs->workflow_deadline = run_deadline(exec_null, exec_deadline, start_time,
+											 timeout_null, run_timeout);
+	}
 	rs->has_buffered = DatumGetBool(SPIGetDatum(0, 18, &isnull));
 	rs->may_continue = DatumGetBool(SPIGetDatum(0, 19, &isnull));
 	rs->events = NULL;
@@ -291,7 +317,7 @@ static int	run_columns[RC_COUNT];	/* 0-based */
 
 /*
  * Fill rs from a row of durable.runs, as read_run_row does from RUN_COLUMNS
- * (the deadline computed as LEAST(...) computes it).
+ * (the deadline by run_deadline).
  */
 static void
 read_run_slot(RunState *rs, TupleTableSlot *slot)
@@ -346,23 +372,13 @@ read_run_slot(RunState *rs, TupleTableSlot *slot)
 	rs->previous_started_id = DatumGetInt64(RV(RC_PREVIOUS_STARTED_ID));
 	rs->activity_attempts = DatumGetInt32(RV(RC_ACTIVITY_ATTEMPTS));
 
-	/* LEAST(execution_deadline, start_time + run_timeout * '1 second') */
-	rs->workflow_deadline = DT_NOEND;
-	if (!RN(RC_EXECUTION_DEADLINE))
-		rs->workflow_deadline = DatumGetTimestampTz(RV(RC_EXECUTION_DEADLINE));
-	if (!RN(RC_RUN_TIMEOUT))
-	{
-		Interval	second = {.time = USECS_PER_SEC,.day = 0,.month = 0};
-		Datum		span = DirectFunctionCall2(interval_mul,
-											   IntervalPGetDatum(&second),
-											   RV(RC_RUN_TIMEOUT));
-		TimestampTz end = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
-																  RV(RC_START_TIME),
-																  span));
-
-		if (RN(RC_EXECUTION_DEADLINE) || end < rs->workflow_deadline)
-			rs->workflow_deadline = end;
-	}
+	rs->workflow_deadline =
+		run_deadline(RN(RC_EXECUTION_DEADLINE),
+					 RN(RC_EXECUTION_DEADLINE) ? 0 :
+					 DatumGetTimestampTz(RV(RC_EXECUTION_DEADLINE)),
+					 DatumGetTimestampTz(RV(RC_START_TIME)),
+					 RN(RC_RUN_TIMEOUT),
+					 RN(RC_RUN_TIMEOUT) ? 0 : DatumGetFloat8(RV(RC_RUN_TIMEOUT)));
 	rs->has_buffered = DatumGetBool(RV(RC_HAS_BUFFERED));
 	rs->may_continue = !RN(RC_RETRY_POLICY) || !RN(RC_CRON_SCHEDULE);
 	rs->events = NULL;

@@ -10,6 +10,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "miscadmin.h"
 #include "port.h"
 #include "utils/builtins.h"
@@ -74,15 +76,19 @@ CheckObject(Jsonb *value, const char *argname)
 	CheckPayload(value, argname);
 }
 
-/* An interval as seconds; negative (or zero, unless allowed) is an error. */
+/*
+ * A number of seconds a user gave (an interval argument or a JSON field):
+ * a number, not negative, zero only when allowed, at most
+ * DURABLE_MAX_DURATION_SECS.  Bounded here, every deadline the engine later
+ * computes from it stays far from the ends of timestamptz.
+ */
 double
-IntervalToSeconds(Interval *value, const char *argname, bool allow_zero)
+CheckSeconds(double seconds, const char *argname, bool allow_zero)
 {
-	double		seconds;
-
-	seconds = (double) value->time / USECS_PER_SEC
-		+ (double) value->day * SECS_PER_DAY
-		+ (double) value->month * DAYS_PER_MONTH * SECS_PER_DAY;
+	if (isnan(seconds))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be a number of seconds", argname)));
 	if (seconds < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -91,27 +97,86 @@ IntervalToSeconds(Interval *value, const char *argname, bool allow_zero)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must be greater than zero", argname)));
+	if (seconds > DURABLE_MAX_DURATION_SECS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be at most " DURABLE_MAX_DURATION_TEXT, argname),
+				 errdetail("It is %g seconds; the limit is %.0f seconds.",
+						   seconds, DURABLE_MAX_DURATION_SECS)));
 	return seconds;
 }
 
-/* t + seconds, saturating at the ends of the timestamp range. */
+/*
+ * An interval as seconds (a month counts 30 days, as in PostgreSQL's interval
+ * comparisons), checked by CheckSeconds.  Computed in double: no field of an
+ * interval, however large, overflows it.  Each field is bounded too, not
+ * only their sum: '1000000 months -29999999 days' is one day, but adding it
+ * to a timestamp (retention is used so) overflows at its months.
+ */
+double
+IntervalToSeconds(Interval *value, const char *argname, bool allow_zero)
+{
+	double		months = (double) value->month * DAYS_PER_MONTH * SECS_PER_DAY;
+	double		days = (double) value->day * SECS_PER_DAY;
+	double		time = (double) value->time / USECS_PER_SEC;
+	double		seconds;
+
+	seconds = CheckSeconds(months + days + time, argname, allow_zero);
+	if (fabs(months) > DURABLE_MAX_DURATION_SECS ||
+		fabs(days) > DURABLE_MAX_DURATION_SECS ||
+		fabs(time) > DURABLE_MAX_DURATION_SECS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be at most " DURABLE_MAX_DURATION_TEXT, argname),
+				 errdetail("Each of its months, days and time must be at most %.0f seconds.",
+						   DURABLE_MAX_DURATION_SECS)));
+	return seconds;
+}
+
+/*
+ * A JSON number as a double, without numeric_float8's out-of-range error:
+ * a huge number gives +-infinity and a tiny one 0, which the caller's range
+ * check then rejects or accepts with a message naming the field.
+ */
+double
+NumericToDouble(Numeric value)
+{
+	char	   *s = DatumGetCString(DirectFunctionCall1(numeric_out,
+														NumericGetDatum(value)));
+	double		d = strtod(s, NULL);
+
+	pfree(s);
+	return d;
+}
+
+/*
+ * t + seconds, saturating at the ends of the timestamp range; an infinite t
+ * stays as it is and a NaN gives "never" (DT_NOEND).  Every deadline is
+ * computed here, also from values read back from the tables, so that none
+ * (not even one stored by an older version) can raise an overflow.
+ */
 TimestampTz
 TimestampPlusSeconds(TimestampTz t, double seconds)
 {
-	double		result = (double) t + seconds * USECS_PER_SEC;
+	double		result;
 
+	if (TIMESTAMP_NOT_FINITE(t))
+		return t;
+	if (isnan(seconds))
+		return DT_NOEND;
+	result = (double) t + seconds * USECS_PER_SEC;
 	if (result >= (double) END_TIMESTAMP)
 		return DT_NOEND;
-	if (result <= (double) MIN_TIMESTAMP)
+	if (result < (double) MIN_TIMESTAMP)
 		return DT_NOBEGIN;
 	return (TimestampTz) result;
 }
 
-/* later - earlier, in seconds. */
+/* later - earlier, in seconds (in double: no overflow for infinite ends). */
 double
 TimestampDiffSeconds(TimestampTz later, TimestampTz earlier)
 {
-	return (double) (later - earlier) / USECS_PER_SEC;
+	return ((double) later - (double) earlier) / USECS_PER_SEC;
 }
 
 /* A version 4 (random) UUID. */

@@ -692,7 +692,7 @@ retry_or_continue_cron(RunState *rs, TimestampTz now, const char *reason,
 		RetryPolicy policy;
 		double		delay;
 
-		ParseRetryPolicy(chain.retry_policy, "retry_policy", &policy);
+		ReadStoredRetryPolicy(chain.retry_policy, &policy);
 		if (DecideRetry(&policy, rs->attempt, reason, now,
 						chain.chain_start_time, chain.execution_deadline, -1,
 						&delay) == RETRY_YES)
