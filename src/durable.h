@@ -153,6 +153,7 @@ typedef struct HistoryScan
 	int			att[5];
 } HistoryScan;
 
+/* One event, copied out of its buffer page (palloc'd in the caller's context) */
 typedef struct HistoryEvent
 {
 	int64		event_id;

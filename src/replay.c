@@ -260,8 +260,7 @@ index_history(ReplayContext *ctx, TimestampTz now)
 		int64		id = ev.event_id;
 		TimestampTz time = ev.event_time;
 		char	   *type = ev.event_type;
-		Jsonb	   *attrs = ev.attributes ? DatumGetJsonbPCopy(JsonbPGetDatum(ev.attributes)) :
-			NULL;
+		Jsonb	   *attrs = ev.attributes;	/* a copy (HistoryScanNext) */
 
 		if (id >= last)
 			break;
