@@ -600,6 +600,7 @@ ExecuteReadyTasks(int max_tasks, bool own_xact)
 	while (n < max_tasks)
 	{
 		volatile int ran = 0;
+		volatile bool failed = false;
 
 		CHECK_FOR_INTERRUPTS();
 		if (!own_xact)
@@ -633,13 +634,21 @@ ExecuteReadyTasks(int max_tasks, bool own_xact)
 			AbortCurrentTransaction();
 			MemoryContextReset(task_cxt);
 			pgstat_report_activity(STATE_IDLE, NULL);
-			/* Do not spin on a task that fails: wait a little. */
+			failed = true;
+		}
+		PG_END_TRY();
+
+		/*
+		 * Do not spin on a task that fails: wait a little.  (A break inside
+		 * PG_CATCH would leave only the macro's do-while, not this loop.)
+		 */
+		if (failed)
+		{
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 							 1000L, PG_WAIT_EXTENSION);
 			ResetLatch(MyLatch);
 			break;
 		}
-		PG_END_TRY();
 		MemoryContextReset(task_cxt);
 		pgstat_report_activity(STATE_IDLE, NULL);
 		if (ran == 0)
