@@ -14,6 +14,8 @@
 #    timeout cancels the statement even while a SQL activity runs (it is not
 #    swallowed as the activity's failure, nor held off by the activity's own
 #    StartToClose), and nothing of the attempt is recorded.
+# 5. A workflow function that raises 57014 itself: the workflow fails with reason
+#    57014 (it used to be taken for a cancel and run again forever).
 # And the server never crashed.
 use strict;
 use warnings;
@@ -167,6 +169,23 @@ is($node->safe_psql('postgres', q{
 is($node->safe_psql('postgres', 'SELECT durable.run_tasks()'), '3',
 	'run_tasks() runs the decision, the activity and the next decision');
 completes('session', 'woke');
+
+# 5. A workflow function that raises 57014 itself fails its workflow (reason 57014),
+#    instead of being run again and again.
+$node->safe_psql('postgres', q{
+CREATE FUNCTION raising_workflow(input jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE SQLSTATE '57014' USING MESSAGE = 'raised by the workflow';
+END $$;
+SELECT durable.register_workflow('raising_workflow', 'raising_workflow(jsonb)', run_as => 'app_role');
+SELECT durable.start_workflow('raising_workflow', NULL, 'raising-workflow');
+});
+is($node->safe_psql('postgres', 'SELECT durable.run_tasks()'), '1', 'run_tasks() runs its decision task');
+is($node->safe_psql('postgres', q{
+	SELECT (durable.describe_workflow('raising-workflow')->>'status') || ' ' || (attributes->>'reason')
+	    || ' ' || (attributes->'details'->>'message')
+	  FROM durable.get_history('raising-workflow') WHERE event_type = 'WorkflowExecutionFailed'}),
+	'failed 57014 raised by the workflow', 'the workflow failed with reason 57014');
 
 my $log = slurp_file($node->logfile, $log_offset);
 unlike($log, qr/terminated by signal|PANIC|TRAP:/, 'the server never crashed');
