@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # scripts/test.sh [regress|pgtap|isolation|tap ...]: `make test`.
 #
-# Builds durable, installs it into ./tmp_install (a private copy of PostgreSQL, see
-# scripts/lib.sh) and runs the test layers, each on its own throwaway cluster configured
-# by test/durable.conf:
+# Checks the C source (scripts/check-pg-try, counted as one test), builds durable,
+# installs it into ./tmp_install (a private copy of PostgreSQL, see scripts/lib.sh) and
+# runs the test layers, each on its own throwaway cluster configured by
+# test/durable.conf:
 #   regress    pg_regress            test/sql/*.sql, expected/*.out (via test/expected)
 #   pgtap      pg_prove              test/pgtap/*.sql, one fresh database a file
 #   isolation  pg_isolation_regress  test/isolation/specs/*.spec, test/isolation/expected
@@ -241,9 +242,20 @@ for l in "${LAYER_LIST[@]}"; do
     [ -n "${FILES[$l]}" ] && total=$((total + $(wc -l <<<"${FILES[$l]}")))
 done
 
+# Static checks of the C source, before the build; each counts as a test (layer
+# "check").  check-pg-try: no return/goto/break leaving a PG_TRY block.
+log "check: scripts/check-pg-try"
+if "$ROOT/scripts/check-pg-try"; then
+    record check check-pg-try ok
+else
+    echo "scripts/check-pg-try: leave PG_TRY / PG_CATCH / PG_FINALLY only through PG_END_TRY"
+    record check check-pg-try fail
+fi
+
 if ! build_temp_install; then
     echo "build or install failed: no test ran"
-    echo "0 passed, $total failed"
+    if [ "$FAILED" -gt 0 ]; then echo "failed: ${FAILED_NAMES[*]}"; fi
+    echo "$PASSED passed, $((FAILED + total)) failed"
     exit 1
 fi
 

@@ -322,7 +322,13 @@ BeginHistoryScan(HistoryScan *hs, pg_uuid_t *run_id)
 								  1, &key);
 }
 
-/* The next event of the scan into *ev (attributes not copied); false at the end. */
+/*
+ * The next event of the scan into *ev, copied into the current memory
+ * context; false at the end.  The tuple lives in a buffer page that the next
+ * systable_getnext may unpin, after which the page can be evicted and
+ * reused: an inline (uncompressed, not toasted) jsonb read from it must be
+ * copied, not pointed to.
+ */
 bool
 HistoryScanNext(HistoryScan *hs, HistoryEvent *ev)
 {
@@ -333,11 +339,14 @@ HistoryScanNext(HistoryScan *hs, HistoryEvent *ev)
 
 	if (!HeapTupleIsValid(tuple))
 		return false;
-	ev->event_id = DatumGetInt64(heap_getattr(tuple, hs->att[1], desc, &isnull));
-	ev->event_time = DatumGetTimestampTz(heap_getattr(tuple, hs->att[2], desc, &isnull));
-	ev->event_type = TextDatumGetCString(heap_getattr(tuple, hs->att[3], desc, &isnull));
+	d = heap_getattr(tuple, hs->att[1], desc, &isnull);
+	ev->event_id = isnull ? 0 : DatumGetInt64(d);
+	d = heap_getattr(tuple, hs->att[2], desc, &isnull);
+	ev->event_time = isnull ? 0 : DatumGetTimestampTz(d);
+	d = heap_getattr(tuple, hs->att[3], desc, &isnull);
+	ev->event_type = isnull ? pstrdup("") : TextDatumGetCString(d);
 	d = heap_getattr(tuple, hs->att[4], desc, &isnull);
-	ev->attributes = isnull ? NULL : DatumGetJsonbP(d);
+	ev->attributes = isnull ? NULL : DatumGetJsonbPCopy(d);
 	return true;
 }
 

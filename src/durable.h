@@ -79,6 +79,8 @@ extern pg_uuid_t *NewRandomUuid(void);
 extern pg_uuid_t *NewRunUuid(void);
 extern char *UuidToCString(const pg_uuid_t *uuid);
 extern const char *CallerIdentity(void);
+extern bool ErrorIsCancel(ErrorData *edata);
+extern bool ErrorIsTransient(ErrorData *edata);
 
 /* ----------------
  * json.c: building jsonb values and reading fields of them
@@ -168,6 +170,7 @@ typedef struct HistoryScan
 	int			att[5];
 } HistoryScan;
 
+/* One event, copied out of its buffer page (palloc'd in the caller's context) */
 typedef struct HistoryEvent
 {
 	int64		event_id;
@@ -440,6 +443,7 @@ extern bool ExecutorWorkerWanted(int index);
 extern uint64 ExecutorWakeGeneration(void);
 extern void WakeExecutors(Oid dboid);
 extern void WakeExecutorsAtCommit(void);
+extern bool DurableIsExecutor;
 
 /* ----------------
  * activities.c: the life of an activity

@@ -95,6 +95,12 @@ executor_identity(void)
  * Without keep, or when keep(keep_arg) returns false after the call, the
  * function's writes are rolled back.  Its result or error (copied out)
  * comes back in *result or *error; *timed_out when the timeout cut it.
+ *
+ * The caller's own statement timeout (durable.run_tasks() in a session) still
+ * applies when it comes first: its cancel comes back as an error that is not
+ * *timed_out, for the caller to rethrow.  Whatever the outcome, the caller's
+ * user, security context, GUC level, memory context and resource owner are
+ * restored (the subtransaction's abort restores the first three).
  */
 void
 CallAsRole(Oid role, FmgrInfo *flinfo, Jsonb *input, double timeout_seconds,
@@ -107,6 +113,7 @@ CallAsRole(Oid role, FmgrInfo *flinfo, Jsonb *input, double timeout_seconds,
 	int			save_sec_context;
 	volatile int timeout_ms = 0;
 	volatile TimestampTz outer_timeout = 0;
+	volatile bool own_timeout = false;
 	TimestampTz started = GetCurrentTimestamp();
 
 	*result = NULL;
@@ -116,6 +123,9 @@ CallAsRole(Oid role, FmgrInfo *flinfo, Jsonb *input, double timeout_seconds,
 		timeout_ms = (int) Min(Max(timeout_seconds * 1000.0, 1.0), (double) INT_MAX);
 	if (timeout_ms > 0 && get_timeout_active(STATEMENT_TIMEOUT))
 		outer_timeout = get_timeout_finish_time(STATEMENT_TIMEOUT);
+	own_timeout = timeout_ms > 0 &&
+		(outer_timeout == 0 ||
+		 TimestampTzPlusMilliseconds(started, timeout_ms) < outer_timeout);
 
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	BeginInternalSubTransaction(NULL);
@@ -133,7 +143,7 @@ CallAsRole(Oid role, FmgrInfo *flinfo, Jsonb *input, double timeout_seconds,
 								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
 								 true, 0, false);
 		SetUserIdAndSecContext(role, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
-		if (timeout_ms > 0)
+		if (own_timeout)
 			enable_timeout_after(STATEMENT_TIMEOUT, timeout_ms);
 
 		InitFunctionCallInfoData(*fcinfo, flinfo, 1, InvalidOid, NULL, NULL);
@@ -182,13 +192,18 @@ CallAsRole(Oid role, FmgrInfo *flinfo, Jsonb *input, double timeout_seconds,
 		MemoryContextSwitchTo(oldcxt);
 		CurrentResourceOwner = oldowner;
 		SetUserIdAndSecContext(save_userid, save_sec_context);
-		*timed_out = timeout_ms > 0 &&
-			(*error)->sqlerrcode == ERRCODE_QUERY_CANCELED &&
+		*timed_out = own_timeout && ErrorIsCancel(*error) &&
 			TimestampDifferenceExceeds(started, GetCurrentTimestamp(),
 									   timeout_ms - 1);
 	}
 	PG_END_TRY();
-	if (outer_timeout != 0)
+
+	/*
+	 * The caller's timeout again, unless it is what cut the function (or a
+	 * cancel request did): that cancel ends the caller's statement already.
+	 */
+	if (outer_timeout != 0 &&
+		!(*error != NULL && ErrorIsCancel(*error) && !*timed_out))
 		enable_timeout_at(STATEMENT_TIMEOUT, outer_timeout);
 }
 
@@ -202,7 +217,13 @@ function_exists(Oid function)
 /*
  * Complete the decision task with the decisions of the workflow function.
  * Decisions the function could not check (a limit reached while applying
- * them) fail the workflow instead of the task, which would fail again.
+ * them) fail the workflow instead of the task, which would fail again.  An
+ * error that says nothing of the decisions (a cancel, a deadlock, a lock
+ * timeout: ErrorIsTransient) is rethrown instead: the task runs again.
+ *
+ * PG_TRY is left only through PG_END_TRY: a return from inside it would
+ * leave PG_exception_stack pointing at this dead frame, and the next error
+ * of the transaction would jump into it.
  */
 static void
 complete_decisions(RunState *rs, TimestampTz now, Jsonb *decisions,
@@ -212,7 +233,7 @@ complete_decisions(RunState *rs, TimestampTz now, Jsonb *decisions,
 	ResourceOwner oldowner = CurrentResourceOwner;
 	pg_uuid_t	run_id = rs->run_id;
 	int64		scheduled_id = rs->decision_scheduled_id;
-	ErrorData  *edata;
+	ErrorData  *volatile edata = NULL;
 	JsonBuilder jb;
 	Decision   *list;
 	int			n;
@@ -226,7 +247,6 @@ complete_decisions(RunState *rs, TimestampTz now, Jsonb *decisions,
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcxt);
 		CurrentResourceOwner = oldowner;
-		return;
 	}
 	PG_CATCH();
 	{
@@ -238,6 +258,10 @@ complete_decisions(RunState *rs, TimestampTz now, Jsonb *decisions,
 		CurrentResourceOwner = oldowner;
 	}
 	PG_END_TRY();
+	if (edata == NULL)
+		return;					/* completed */
+	if (ErrorIsTransient(edata))
+		ReThrowError(edata);
 
 	/* Start again from the table, where nothing of this task was written. */
 	ResetEventBatches();
@@ -456,8 +480,17 @@ execute_activity_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt,
 		SaveRun(&ar.rs);
 		return;
 	}
-	if (error->sqlerrcode == ERRCODE_QUERY_CANCELED && !timed_out)
-		ReThrowError(error);	/* the executor was canceled: not an outcome */
+
+	/*
+	 * A cancel request, or the caller's statement timeout, cancels the
+	 * statement running: in a session that is the caller's (run_tasks), which
+	 * must end with it, and the attempt is not an outcome; in an executor
+	 * worker it is this activity, whose attempt it fails (57014), retried by
+	 * its policy.  query_canceled raised by the function itself is an error
+	 * like any other.
+	 */
+	if (ErrorIsCancel(error) && !timed_out && !DurableIsExecutor)
+		ReThrowError(error);
 	ar.a.started_time = started;
 	ar.a.last_worker_identity = (char *) identity;
 	if (timed_out)
@@ -567,6 +600,7 @@ ExecuteReadyTasks(int max_tasks, bool own_xact)
 	while (n < max_tasks)
 	{
 		volatile int ran = 0;
+		volatile bool failed = false;
 
 		CHECK_FOR_INTERRUPTS();
 		if (!own_xact)
@@ -600,13 +634,21 @@ ExecuteReadyTasks(int max_tasks, bool own_xact)
 			AbortCurrentTransaction();
 			MemoryContextReset(task_cxt);
 			pgstat_report_activity(STATE_IDLE, NULL);
-			/* Do not spin on a task that fails: wait a little. */
+			failed = true;
+		}
+		PG_END_TRY();
+
+		/*
+		 * Do not spin on a task that fails: wait a little.  (A break inside
+		 * PG_CATCH would leave only the macro's do-while, not this loop.)
+		 */
+		if (failed)
+		{
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 							 1000L, PG_WAIT_EXTENSION);
 			ResetLatch(MyLatch);
 			break;
 		}
-		PG_END_TRY();
 		MemoryContextReset(task_cxt);
 		pgstat_report_activity(STATE_IDLE, NULL);
 		if (ran == 0)

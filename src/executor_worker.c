@@ -37,6 +37,13 @@
 
 PGDLLEXPORT void DurableExecutorMain(Datum main_arg);
 
+/*
+ * Whether this process is an executor worker: there a cancel request
+ * (pg_cancel_backend) that interrupts a SQL activity ends that attempt, as
+ * the activity is the statement being run (executor.c).
+ */
+bool		DurableIsExecutor = false;
+
 /* What an executor finds in its database */
 typedef enum ExecutorSchema
 {
@@ -107,6 +114,7 @@ DurableExecutorMain(Datum main_arg)
 	bool		check = true;
 
 	memcpy(&index, MyBgworkerEntry->bgw_extra, sizeof(index));
+	DurableIsExecutor = true;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);

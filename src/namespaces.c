@@ -39,6 +39,7 @@ typedef struct NamespaceEntry
 } NamespaceEntry;
 
 static HTAB *namespace_cache = NULL;
+static MemoryContext namespace_cxt = NULL;	/* the cache and its policies */
 static bool namespace_cache_valid = false;
 static bool callback_registered = false;
 static Oid	namespaces_relid = InvalidOid;
@@ -89,6 +90,7 @@ lookup_namespace(const char *namespace)
 	bool		found;
 	Datum		values[1];
 	Jsonb	   *policy;
+	Jsonb	   *policy_copy;
 
 	if (!callback_registered)
 	{
@@ -99,12 +101,17 @@ lookup_namespace(const char *namespace)
 	{
 		HASHCTL		ctl;
 
-		if (namespace_cache != NULL)
-			hash_destroy(namespace_cache);
+		/* The policies of the old cache go with it (callers hold copies). */
+		if (namespace_cxt == NULL)
+			namespace_cxt = AllocSetContextCreate(CacheMemoryContext,
+												  "durable namespaces",
+												  ALLOCSET_SMALL_SIZES);
+		namespace_cache = NULL;
+		MemoryContextReset(namespace_cxt);
 		memset(&ctl, 0, sizeof(ctl));
 		ctl.keysize = DURABLE_MAX_NAME_LEN + 1;
 		ctl.entrysize = sizeof(NamespaceEntry);
-		ctl.hcxt = CacheMemoryContext;
+		ctl.hcxt = namespace_cxt;
 		namespace_cache = hash_create("durable namespaces", 16, &ctl,
 									  HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
 		namespaces_relid = get_relname_relid("namespaces",
@@ -119,12 +126,13 @@ lookup_namespace(const char *namespace)
 	values[0] = CStringGetTextDatum(namespace);
 	if (RunPlan(&load_namespace, values, NULL, false, 1) == 0)
 		return NULL;
+	/* Copied into the cache's context before the SPI result is freed. */
 	policy = DatumGetJsonbP(SPIGetDatum(0, 1, &found));
-	entry = hash_search(namespace_cache, namespace, HASH_ENTER, &found);
-	entry->activity_retry_policy = (Jsonb *)
-		MemoryContextAlloc(CacheMemoryContext, VARSIZE(policy));
-	memcpy(entry->activity_retry_policy, policy, VARSIZE(policy));
+	policy_copy = (Jsonb *) MemoryContextAlloc(namespace_cxt, VARSIZE(policy));
+	memcpy(policy_copy, policy, VARSIZE(policy));
 	SPI_freetuptable(SPI_tuptable);
+	entry = hash_search(namespace_cache, namespace, HASH_ENTER, &found);
+	entry->activity_retry_policy = policy_copy;
 	return entry;
 }
 
@@ -145,7 +153,11 @@ CheckNamespaceExists(const char *namespace)
 				 errmsg("namespace \"%s\" does not exist", namespace)));
 }
 
-/* The namespace's default activity retry policy (rule 4). */
+/*
+ * The namespace's default activity retry policy (rule 4), copied into the
+ * current context: the cache may be rebuilt, and its memory reset, by any
+ * later lookup.
+ */
 Jsonb *
 NamespaceActivityPolicy(const char *namespace)
 {
@@ -153,7 +165,7 @@ NamespaceActivityPolicy(const char *namespace)
 
 	if (entry == NULL)
 		elog(ERROR, "namespace \"%s\" vanished", namespace);
-	return entry->activity_retry_policy;
+	return DatumGetJsonbPCopy(JsonbPGetDatum(entry->activity_retry_policy));
 }
 
 PG_FUNCTION_INFO_V1(durable_namespaces_changed);

@@ -260,8 +260,7 @@ index_history(ReplayContext *ctx, TimestampTz now)
 		int64		id = ev.event_id;
 		TimestampTz time = ev.event_time;
 		char	   *type = ev.event_type;
-		Jsonb	   *attrs = ev.attributes ? DatumGetJsonbPCopy(JsonbPGetDatum(ev.attributes)) :
-			NULL;
+		Jsonb	   *attrs = ev.attributes;	/* a copy (HistoryScanNext) */
 
 		if (id >= last)
 			break;
@@ -1085,8 +1084,14 @@ ReplayWorkflow(RunState *rs, Registration *reg, TimestampTz now,
 	}
 	if (timed_out)
 		return REPLAY_TIMED_OUT;
-	if (error != NULL && error->sqlerrcode == ERRCODE_QUERY_CANCELED)
-		ReThrowError(error);	/* the executor was canceled: not an outcome */
+
+	/*
+	 * A cancel request or a statement timeout of the caller is not the
+	 * workflow's outcome: the task runs again.  query_canceled raised by the
+	 * code itself (not a suspension) fails the workflow as any error does.
+	 */
+	if (error != NULL && ErrorIsCancel(error))
+		ReThrowError(error);
 
 	JsonBegin(&jb);
 	if (error == NULL)

@@ -559,7 +559,12 @@ AppendEventOrBuffer(RunState *rs, TimestampTz now, const char *event_type,
 	rs->has_buffered = true;
 }
 
-/* Move the run's buffered events into its history; returns how many. */
+/*
+ * Move the run's buffered events into its history; returns how many.
+ * AppendEvent keeps the attributes by reference until the run is saved, so
+ * each is copied out of the SPI result before that is freed: an inline jsonb
+ * would otherwise point into freed memory (a truncated or invalid event).
+ */
 int
 FlushBufferedEvents(RunState *rs)
 {
@@ -579,11 +584,13 @@ FlushBufferedEvents(RunState *rs)
 		bool		isnull;
 		TimestampTz t;
 		char	   *type;
+		Datum		d;
 		Jsonb	   *attrs;
 
 		t = DatumGetTimestampTz(SPI_getbinval(tt->vals[i], tt->tupdesc, 1, &isnull));
 		type = TextDatumGetCString(SPI_getbinval(tt->vals[i], tt->tupdesc, 2, &isnull));
-		attrs = DatumGetJsonbP(SPI_getbinval(tt->vals[i], tt->tupdesc, 3, &isnull));
+		d = SPI_getbinval(tt->vals[i], tt->tupdesc, 3, &isnull);
+		attrs = isnull ? NULL : DatumGetJsonbPCopy(d);
 		(void) AppendEvent(rs, t, type, attrs);
 	}
 	SPI_freetuptable(tt);

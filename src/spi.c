@@ -72,7 +72,13 @@ DurableSPIFinish(void)
 		elog(ERROR, "SPI_finish failed");
 }
 
-/* Column col (1-based) of row of the last result. */
+/*
+ * Column col (1-based) of row of the last result, not copied: a value passed
+ * by reference points into the result, which SPI_freetuptable and SPI_finish
+ * free, and SPI_tuptable names another result after the next statement (an
+ * engine call such as LookupRegistration may run one).  Read by-value columns
+ * with it, and copy others (SPIGetText, SPIGetJsonbCopy) before either.
+ */
 Datum
 SPIGetDatum(int row, int col, bool *isnull)
 {
@@ -80,7 +86,10 @@ SPIGetDatum(int row, int col, bool *isnull)
 						 isnull);
 }
 
-/* A text column as a C string in the current context, or NULL. */
+/*
+ * A text column as a C string in the current context, or NULL.  Under SPI
+ * the current context is the connection's, freed by SPI_finish.
+ */
 char *
 SPIGetText(int row, int col)
 {

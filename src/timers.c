@@ -411,6 +411,9 @@ FireDueTimersCarefully(TimestampTz now, int max_items, bool careful)
 			CurrentResourceOwner = owner;
 			/* Its events went with the subtransaction. */
 			ResetEventBatches();
+			/* A cancel request is for the whole batch, not this timer's. */
+			if (ErrorIsCancel(edata))
+				ReThrowError(edata);
 			ereport(WARNING,
 					(errmsg("durable timer %s/%lld of run %s failed: %s",
 							timers[i].kind, (long long) timers[i].ref_id,

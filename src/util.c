@@ -229,3 +229,37 @@ CallerIdentity(void)
 {
 	return GetUserNameFromId(GetOuterUserId(), true);
 }
+
+/*
+ * Whether an error is a cancel raised by ProcessInterrupts: pg_cancel_backend()
+ * or a statement timeout.  Code that catches query_canceled (57014) tells it
+ * from the same SQLSTATE raised by user code (RAISE SQLSTATE '57014') by this
+ * test: only ProcessInterrupts turns a pending cancel request into an error,
+ * and once it has, the request is no longer pending.
+ */
+bool
+ErrorIsCancel(ErrorData *edata)
+{
+	return edata->sqlerrcode == ERRCODE_QUERY_CANCELED &&
+		edata->funcname != NULL &&
+		strcmp(edata->funcname, "ProcessInterrupts") == 0;
+}
+
+/*
+ * Whether an error says nothing of the work that raised it, so that the work
+ * is to be tried again rather than failed for good: a cancel, a deadlock or
+ * serialization failure (class 40), a lock timeout, resources (class 53), an
+ * operator's intervention (class 57) or a system error (class 58).
+ */
+bool
+ErrorIsTransient(ErrorData *edata)
+{
+	int			category = ERRCODE_TO_CATEGORY(edata->sqlerrcode);
+
+	return ErrorIsCancel(edata) ||
+		edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE ||
+		category == ERRCODE_TRANSACTION_ROLLBACK ||
+		category == ERRCODE_INSUFFICIENT_RESOURCES ||
+		category == ERRCODE_OPERATOR_INTERVENTION ||
+		category == ERRCODE_SYSTEM_ERROR;
+}
