@@ -532,7 +532,7 @@ my %EXPECTED = map { $_ => 1 } qw(22004 22023 42501 25006 25P02 55000 55006 4271
 # Per function, on top: cron_next refuses an infinite or unreachable fire time with 22008.
 my %EXPECTED_FOR = (cron_next => { '22008' => 1 });
 
-my ($dbh, $client, $current_role, $clock, $log_fh, @ring, %stats, @findings);
+my ($dbh, $client, $current_role, $clock, $backend_pid, @ring, %stats, @findings);
 my $in_read_only = 0;
 my $txn_mode = 'auto';
 
@@ -562,6 +562,7 @@ sub record_finding
 {
 	my (%f) = @_;
 	$f{client} = $client;
+	$f{pid} = $backend_pid;
 	$f{context} = [@ring];
 	$f{preamble} = [preamble()];
 	push @findings, \%f;
@@ -570,6 +571,7 @@ sub record_finding
 sub reconnect
 {
 	$dbh = connect_db("durable_fuzz_$client");
+	($backend_pid) = $dbh->selectrow_array('SELECT pg_backend_pid()');
 	$current_role = undef;
 	$clock = undef;
 	$txn_mode = 'auto';
@@ -1336,7 +1338,17 @@ sub main
 		my $c = $crash_distinct{$key};
 		$n_crash++;
 		printf "CRASH (%dx): %s\n    running: %s\n", $c->{count}, $c->{first}{what}, substr($c->{first}{stmt}, 0, 400);
-		print $rep "-- CRASH ($c->{count}x): $c->{first}{what}\n$c->{first}{stmt};\n\n";
+		print $rep "-- CRASH ($c->{count}x): $c->{first}{what}\n$c->{first}{stmt};\n";
+		# The fuzz client whose backend it was: what it did before.
+		my ($pid) = $c->{first}{what} =~ /\(PID (\d+)\)/;
+		my ($lost) = grep { $_->{kind} eq 'connection lost' && ($_->{pid} // '') eq ($pid // 'none') } @findings;
+		if ($lost)
+		{
+			print $rep "-- the session (client $lost->{client}) before it, oldest first:\n";
+			print $rep "$_\n" for @{ $lost->{preamble} // [] };
+			print $rep "--   " . (substr($_, 0, 2000) =~ s/\n/\n--   /gr) . "\n" for @{ $lost->{context} };
+		}
+		print $rep "\n";
 	}
 	for my $key (@order)
 	{
