@@ -57,7 +57,11 @@ build_temp_install || die "build or install failed"
 
 sock=$(mktemp -d "${TMPDIR:-/tmp}/durable-fuzz-sock.XXXXXX")
 cleanup() {
+    # pg_ctl, or the postmaster's pid if the temp install is gone.
     stop_cluster "$OUT/data"
+    if [ -f "$OUT/data/postmaster.pid" ]; then
+        kill -TERM "$(head -n 1 "$OUT/data/postmaster.pid")" 2>/dev/null || true
+    fi
     rm -rf "$sock"
 }
 trap cleanup EXIT
