@@ -27,6 +27,7 @@
 # (run ids, tokens, races) are not.  FUZZ_ALLOW='22P02 40001' adds SQLSTATEs to accept.
 use strict;
 use warnings;
+use utf8;
 use DBI;
 use DBD::Pg;
 use JSON::PP;
@@ -71,19 +72,18 @@ sub connect_db
 	$tries //= 300;
 	for (1 .. $tries)
 	{
+		# A server restarting after a crash may accept and then drop the connection.
 		my $dbh = eval {
-			DBI->connect("dbi:Pg:dbname=$opt{db};host=$opt{host};port=$opt{port}",
+			my $d = DBI->connect("dbi:Pg:dbname=$opt{db};host=$opt{host};port=$opt{port}",
 				undef, undef,
 				{ AutoCommit => 1, RaiseError => 1, PrintError => 0, PrintWarn => 0,
 				  pg_server_prepare => 0 });
+			$d->do("SET application_name = '$app'");
+			$d->do("SET statement_timeout = '5s'");
+			$d->do("SET client_min_messages = error");
+			$d;
 		};
-		if ($dbh)
-		{
-			$dbh->do("SET application_name = '$app'");
-			$dbh->do("SET statement_timeout = '5s'");
-			$dbh->do("SET client_min_messages = error");
-			return $dbh;
-		}
+		return $dbh if $dbh;
 		sleep 0.2;
 	}
 	die "cannot connect to the fuzz database\n";
@@ -621,8 +621,24 @@ sub sql
 	elsif ($EXPECTED{$state} || $allow{$state} || ($EXPECTED_FOR{$func} // {})->{$state}) { }
 	elsif ($state eq '57014' && ($func =~ /^poll_/ || $o{may_time_out})) { }
 	elsif ($state =~ /^(40001|40P01)$/ && $txn_mode eq 'serial') { }
-	elsif ($state =~ /^(3F000|42883|42P01|42704)$/ && ($opt{drop} && recent_drop())) { }
+	# DROP EXTENSION takes an AccessExclusiveLock on every table: calls in its window may
+	# find nothing, or wait for it (57014) or deadlock with it (40P01).
+	elsif ($state =~ /^(3F000|42883|42P01|42704|57014|40P01)$/ && ($opt{drop} && recent_drop())) { }
 	else { $kind = 'unexpected SQLSTATE'; }
+	# What a timed-out or deadlocked call waited for.
+	if ($kind && $state =~ /^(57014|40P01)$/)
+	{
+		my $w = eval {
+			$dbh->selectall_arrayref(q{
+				SELECT pid, backend_type, state, wait_event_type || ':' || wait_event,
+				       round(extract(epoch FROM clock_timestamp() - xact_start)::numeric, 1),
+				       left(query, 300)
+				  FROM pg_stat_activity
+				 WHERE pid <> pg_backend_pid() AND state IS DISTINCT FROM 'idle'
+				   AND backend_type IN ('client backend', 'durable executor', 'durable timer worker')});
+		};
+		$full .= "\nother sessions then: " . join("\n  ", '', map { join(' | ', map { $_ // '' } @$_) } @{ $w // [] });
+	}
 	record_finding(kind => $kind, sqlstate => $state, func => $func, message => $msg, full => $full,
 		stmt => $stmt)
 	  if $kind;
@@ -1363,6 +1379,7 @@ sub main
 		else { $n_unexp++; }
 		my $msg = $f->{message} // $f->{msg} // '';
 		my $full = $f->{full} // $msg;
+		$msg =~ s/(\d{12})\d{9,}/$1.../g;
 		my $stmt = $f->{stmt} // '';
 		printf "%s%s (%dx) %s %s: %s\n    %s%s\n", $f->{review} ? 'REVIEW ' : '', $f->{kind}, $d->{count},
 		  $state, $f->{func} // $f->{btype} // '', substr($msg, 0, 300),
