@@ -56,6 +56,7 @@ mkdir -p "$OUT"
 build_temp_install || die "build or install failed"
 
 sock=$(mktemp -d "${TMPDIR:-/tmp}/durable-fuzz-sock.XXXXXX")
+# shellcheck disable=SC2317  # run by the EXIT trap
 cleanup() {
     # pg_ctl, or the postmaster's pid if the temp install is gone.
     stop_cluster "$OUT/data"
