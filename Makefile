@@ -5,6 +5,7 @@
 #   make test       every test layer on a throwaway cluster (scripts/test.sh)
 #   make demo       a throwaway cluster running a few workflows (scripts/demo.sh)
 #   make bench      the pgbench benchmarks with their floors (bench/run.sh)
+#   make fuzz       the fuzzer and sqlsmith against a throwaway cluster (scripts/fuzz.sh)
 
 EXTENSION = durable
 MODULE_big = durable
@@ -25,7 +26,7 @@ include $(PGXS)
 
 $(OBJS): $(wildcard src/*.h)
 
-.PHONY: test demo bench
+.PHONY: test demo bench fuzz
 # scripts/test.sh runs pg_regress, pgTAP, isolation and TAP layers on its own clusters;
 # `scripts/test.sh regress` runs one layer (see test/README.md).  PG15's pg_regress has
 # no --expecteddir: it runs with --inputdir=test, and test/expected is a committed
@@ -38,3 +39,7 @@ demo:
 
 bench:
 	bench/run.sh
+
+# FUZZ_SECONDS (60), FUZZ_SEED, FUZZ_CLIENTS: see scripts/fuzz.sh and test/README.md.
+fuzz:
+	scripts/fuzz.sh
