@@ -73,20 +73,19 @@ parse_token(text *token_text, char kind, TaskToken *t)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("task_token must not be null")));
 	token = text_to_cstring(token_text);
+	if (strlen(token) >= 40)
+		strlcpy(uuid_buf, token + 2, sizeof(uuid_buf));
+	else
+		uuid_buf[0] = '\0';
 	if (strlen(token) < 40 || token[0] != kind || token[1] != ':' ||
-		token[38] != ':' ||
+		token[38] != ':' || !ParseCanonicalUuid(uuid_buf, &t->run_id) ||
 		sscanf(token + 39, "%lld:%lld%n", &a, &b, &consumed) != 2 ||
 		token[39 + consumed] != '\0' || a <= 0 || b <= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("task_token \"%s\" is not %s task token", token,
 						kind == 'D' ? "a decision" : "an activity")));
-	memcpy(uuid_buf, token + 2, 36);
-	uuid_buf[36] = '\0';
 	t->kind = kind;
-	memcpy(&t->run_id,
-		   DatumGetUUIDP(DirectFunctionCall1(uuid_in, CStringGetDatum(uuid_buf))),
-		   sizeof(pg_uuid_t));
 	t->scheduled_id = a;
 	t->third = b;
 }

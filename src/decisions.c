@@ -249,22 +249,16 @@ static pg_uuid_t *
 field_uuid(Jsonb *obj, int i, const char *key)
 {
 	char	   *s = field_string(obj, i, key, false);
-	int			k;
+	pg_uuid_t  *uuid;
 
 	if (s == NULL)
 		return NULL;
-	for (k = 0; s[k] != '\0'; k++)
-	{
-		bool		dash = (k == 8 || k == 13 || k == 18 || k == 23);
-
-		if (dash ? s[k] != '-' : !isxdigit((unsigned char) s[k]))
-			break;
-	}
-	if (k != 36 || s[k] != '\0')
+	uuid = palloc(sizeof(pg_uuid_t));
+	if (!ParseCanonicalUuid(s, uuid))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must be a UUID", label(i, key))));
-	return DatumGetUUIDP(DirectFunctionCall1(uuid_in, CStringGetDatum(s)));
+	return uuid;
 }
 
 /* A namespace field that must exist; the default when absent. */

@@ -78,6 +78,7 @@ extern double TimestampDiffSeconds(TimestampTz later, TimestampTz earlier);
 extern pg_uuid_t *NewRandomUuid(void);
 extern pg_uuid_t *NewRunUuid(void);
 extern char *UuidToCString(const pg_uuid_t *uuid);
+extern bool ParseCanonicalUuid(const char *s, pg_uuid_t *out);
 extern const char *CallerIdentity(void);
 extern bool ErrorIsCancel(ErrorData *edata);
 extern bool ErrorIsTransient(ErrorData *edata);

@@ -1,7 +1,7 @@
 -- The worker functions' bad arguments: each raises its SQLSTATE with a message
 -- naming the argument, before anything is written.
 BEGIN;
-SELECT plan(27);
+SELECT plan(29);
 SELECT t.at('2026-08-01 00:00:00+00');
 
 SELECT durable.start_workflow('t', NULL, 'we', task_queue => 'we') IS NOT NULL;
@@ -21,6 +21,11 @@ SELECT throws_ok($$SELECT * FROM durable.poll_activity_tasks('we', max_tasks => 
 -- Decision task answers
 SELECT throws_ok($$SELECT durable.complete_decision_task(NULL, '[]')$$, '22004', 'task_token must not be null');
 SELECT throws_ok($$SELECT durable.complete_decision_task('garbage', '[]')$$, '22023', 'task_token "garbage" is not a decision task token');
+-- A token of the right shape whose run id is not a UUID is as malformed (not 22P02).
+SELECT throws_ok($$SELECT durable.complete_decision_task('D:zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz:1:1', '[]')$$, '22023',
+    'task_token "D:zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz:1:1" is not a decision task token');
+SELECT throws_ok($$SELECT durable.complete_activity('A:0000000-00000-0000-0000-0000000000000:1:1')$$, '22023',
+    'task_token "A:0000000-00000-0000-0000-0000000000000:1:1" is not an activity task token');
 SELECT throws_ok(format($$SELECT durable.complete_decision_task(%L, NULL)$$, :'d'::jsonb->>'taskToken'),
                  '22004', 'decisions must not be null');
 SELECT throws_ok(format($$SELECT durable.complete_decision_task(%L, '{}')$$, :'d'::jsonb->>'taskToken'),
