@@ -127,6 +127,26 @@ attr_text(Jsonb *attrs, const char *key)
 	return pnstrdup(v->val.string.val, v->val.string.len);
 }
 
+/*
+ * A command number that a decision wrote into history (a child's control, a
+ * marker's details.id), as command_number() reads one written as text.  An
+ * external worker may have written any number there: one out of range
+ * numbers no command of this code (0).
+ */
+static int
+numeric_command_number(JsonbValue *v)
+{
+	bool		error = false;
+	int32		n;
+
+	if (v == NULL || v->type != jbvNumeric)
+		return 0;
+	n = numeric_int4_opt_error(v->val.numeric, &error);
+	if (error || n <= 0 || n > 1000000)
+		return 0;
+	return n;
+}
+
 static int64
 attr_int(Jsonb *attrs, const char *key)
 {
@@ -319,9 +339,8 @@ index_history(ReplayContext *ctx, TimestampTz now)
 			{
 				JsonbValue	v;
 
-				if (JsonbExtractScalar(&control->root, &v) && v.type == jbvNumeric)
-					n = DatumGetInt32(DirectFunctionCall1(numeric_int4,
-														  NumericGetDatum(v.val.numeric)));
+				if (JsonbExtractScalar(&control->root, &v))
+					n = numeric_command_number(&v);
 			}
 			note_command(ctx, n, &capacity, CMD_CHILD,
 						 attr_text(attrs, "workflowType"), id, cmd_of_event);
@@ -339,7 +358,7 @@ index_history(ReplayContext *ctx, TimestampTz now)
 		else if (strcmp(type, "MarkerRecorded") == 0)
 		{
 			Jsonb	   *details = attr_jsonb(attrs, "details");
-			int			n = details ? (int) attr_int(details, "id") : 0;
+			int			n = details ? numeric_command_number(JsonGetField(details, "id")) : 0;
 
 			note_command(ctx, n, &capacity, CMD_MARKER,
 						 attr_text(attrs, "markerName"), id, cmd_of_event);
