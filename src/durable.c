@@ -229,8 +229,8 @@ _PG_init(void)
 	/* Sizes shared memory: exists only when preloaded. */
 	if (durable_library_preloaded)
 		DefineCustomIntVariable("durable.max_databases",
-								"Most databases with a timer worker.",
-								"Each needs a slot of max_worker_processes.",
+								"Most databases with a timer worker at once.",
+								"Each needs 1 + durable.executor_workers slots of max_worker_processes.",
 								&durable_max_databases,
 								64, 1, 1024,
 								PGC_POSTMASTER, 0,

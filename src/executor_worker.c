@@ -13,8 +13,9 @@
  * After each sleep it checks that the extension is still installed, at
  * 0.2.0 or later: it exits when it is not (the launcher starts executors
  * again after CREATE EXTENSION or ALTER EXTENSION UPDATE).  It exits on
- * SIGTERM, when durable.worker_enabled is turned off, and when
- * durable.executor_workers drops below its number.
+ * SIGTERM, when durable.worker_enabled is turned off, when
+ * durable.executor_workers drops below its number, and at once when another
+ * process runs as the same executor of its database (ExecutorWorkerAttach).
  *
  *-------------------------------------------------------------------------
  */

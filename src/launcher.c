@@ -12,11 +12,28 @@
  * are checked again every durable.worker_max_sleep, or at once when CREATE
  * EXTENSION durable commits (it wakes the launcher).
  *
- * Each database has a slot in shared memory with its worker's latch and the
- * time it sleeps until; a backend that commits a timer due before that time
- * sets the latch (WakeTimerWorkerAtCommit).  DROP DATABASE, and CREATE
- * DATABASE from a template that has a worker, first stop that worker
- * (ProcessUtility hook), since a connected worker would make them fail.
+ * Each database being served has a slot in shared memory with its workers'
+ * pids and latches and the time the timer worker sleeps until; a backend that
+ * commits a timer due before that time sets the latch
+ * (WakeTimerWorkerAtCommit).  The slot table outlives the launcher: a
+ * launcher that was restarted counts a worker whose pid is in its slot as
+ * running, though it has no handle of it, and a worker that finds its slot
+ * taken by another process leaves at once, so that a slot never has two
+ * timer workers or two executors of one index.  Workers wake the launcher
+ * when they leave.  A database whose timer worker found no extension gives
+ * its slot back: the launcher remembers, in its own memory, when it checked
+ * it, and checks it again after NO_EXTENSION_RECHECK_SECS or as soon as
+ * CREATE EXTENSION durable takes a slot for it (durable.launcher_wakeup).
+ *
+ * A worker that cannot be started (no free background worker slot, or no
+ * free slot of durable.max_databases) is tried again every START_RETRY_MS;
+ * the failure is logged at most once a minute per database, and the scan
+ * goes on with the next database.
+ *
+ * DROP DATABASE, and CREATE DATABASE from a template that has workers, first
+ * stop those workers (ProcessUtility hook), since a connected worker would
+ * make them fail; only a statement that passes PostgreSQL's own checks of
+ * the caller does so, and the workers start again at once if it fails.
  *
  * Once a database's timer worker has found the extension, the launcher
  * also starts durable.executor_workers executor workers there
@@ -41,6 +58,7 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_database.h"
 #include "commands/dbcommands.h"
 #include "commands/defrem.h"
@@ -56,9 +74,12 @@
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "tcop/utility.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 #include "utils/varlena.h"
 
@@ -94,8 +115,18 @@ typedef struct LauncherShared
 {
 	slock_t		mutex;
 	Latch	   *launcher_latch;
+	bool		recheck_all;	/* CREATE EXTENSION found no free slot */
 	WorkerSlot	slots[FLEXIBLE_ARRAY_MEMBER];
 } LauncherShared;
+
+/* What the launcher remembers of a database (launcher only) */
+typedef struct DatabaseState
+{
+	Oid			dboid;			/* hash key */
+	TimestampTz no_extension_at;	/* its worker found no extension then */
+	TimestampTz warned_at;		/* a failure to start a worker was logged */
+	uint64		seen_in_scan;	/* the last scan that saw it */
+} DatabaseState;
 
 static LauncherShared *launcher = NULL;
 static ProcessUtility_hook_type prev_process_utility = NULL;
@@ -113,6 +144,12 @@ static ProcessUtility_hook_type prev_process_utility = NULL;
  */
 #define EXECUTOR_RESTART_MS		1000
 
+/* A worker that could not be started is tried again this much later */
+#define START_RETRY_MS			5000
+
+/* A database's failures to start workers are logged at most this often */
+#define START_WARNING_SECS		60
+
 /* The launcher's handles of the workers it started, by slot */
 static BackgroundWorkerHandle **worker_handles = NULL;
 
@@ -122,6 +159,13 @@ static TimestampTz *executor_started_at = NULL;
 
 /* Whether a scan left a worker to start a little later (launcher only) */
 static bool rescan_soon = false;
+
+/* Whether a scan failed to start a worker, to be tried again (launcher only) */
+static bool retry_start = false;
+
+/* The databases the launcher knows of, and the number of its scans */
+static HTAB *database_states = NULL;
+static uint64 scan_count = 0;
 
 /* Earliest timer this transaction made, and whether to wake the launcher */
 static TimestampTz earliest_new_timer = DT_NOEND;
@@ -170,6 +214,31 @@ find_slot(Oid dboid)
 		if (launcher->slots[i].dboid == dboid)
 			return i;
 	return -1;
+}
+
+/* Give free slot i to a database (caller holds the mutex). */
+static void
+init_slot(int i, Oid dboid)
+{
+	memset(&launcher->slots[i], 0, sizeof(WorkerSlot));
+	launcher->slots[i].dboid = dboid;
+	pg_atomic_init_u64(&launcher->slots[i].next_wakeup, 0);
+	pg_atomic_init_u64(&launcher->slots[i].executor_generation, 0);
+}
+
+/* Set the launcher's latch now, so that it looks at the slots again. */
+static void
+wake_launcher(void)
+{
+	Latch	   *latch;
+
+	if (launcher == NULL)
+		return;
+	SpinLockAcquire(&launcher->mutex);
+	latch = launcher->launcher_latch;
+	SpinLockRelease(&launcher->mutex);
+	if (latch != NULL)
+		SetLatch(latch);
 }
 
 /*
@@ -297,7 +366,12 @@ ExecutorWakeGeneration(void)
 	return pg_atomic_read_u64(&launcher->slots[my_executor_slot].executor_generation);
 }
 
-/* Executor index of MyDatabaseId registers its latch. */
+/*
+ * Executor index of MyDatabaseId registers its latch.  It leaves at once
+ * when its database has no slot (it was freed meanwhile) or when another
+ * process holds the index: one started by a launcher that was restarted
+ * before its executor attached, so the new launcher started another.
+ */
 void
 ExecutorWorkerAttach(int index)
 {
@@ -322,13 +396,19 @@ ExecutorWorkerAttach(int index)
 		SpinLockRelease(&launcher->mutex);
 	}
 	if (i < 0)
-		ereport(FATAL,
-				(errmsg("durable executor %d for database %u has no slot",
-						index, MyDatabaseId)));
+	{
+		ereport(LOG,
+				(errmsg("durable executor %d for database %u exits: the database has no worker slot",
+						index + 1, MyDatabaseId)));
+		proc_exit(0);
+	}
 	if (other != 0)
-		ereport(FATAL,
-				(errmsg("durable executor %d for database %u already runs as process %d",
-						index, MyDatabaseId, (int) other)));
+	{
+		ereport(LOG,
+				(errmsg("durable executor %d for database %u exits: process %d runs it already",
+						index + 1, MyDatabaseId, (int) other)));
+		proc_exit(0);
+	}
 	my_executor_slot = i;
 	my_executor_index = index;
 }
@@ -363,6 +443,8 @@ ExecutorWorkerDetach(bool no_extension, bool idle)
 	}
 	SpinLockRelease(&launcher->mutex);
 	my_executor_slot = -1;
+	/* A launcher restarted since this executor started has no handle of it. */
+	wake_launcher();
 	return made_idle;
 }
 
@@ -411,33 +493,53 @@ TimerWorkerSleepsUntil(TimestampTz sleeps_to)
 		}
 }
 
-/* The timer worker of MyDatabaseId registers its latch. */
+/*
+ * The timer worker of MyDatabaseId registers its latch.  Like an executor
+ * (ExecutorWorkerAttach), it leaves at once when its database has no slot
+ * or another process is the slot's timer worker already.
+ */
 void
 TimerWorkerAttach(void)
 {
 	int			i;
+	pid_t		other = 0;
 
 	SpinLockAcquire(&launcher->mutex);
 	i = find_slot(MyDatabaseId);
 	if (i >= 0)
 	{
-		launcher->slots[i].pid = MyProcPid;
-		launcher->slots[i].latch = MyLatch;
-		launcher->slots[i].no_extension = false;
-		pg_atomic_write_u64(&launcher->slots[i].next_wakeup, 0);
+		other = launcher->slots[i].pid;
+		if (other == 0)
+		{
+			launcher->slots[i].pid = MyProcPid;
+			launcher->slots[i].latch = MyLatch;
+			launcher->slots[i].no_extension = false;
+			pg_atomic_write_u64(&launcher->slots[i].next_wakeup, 0);
+		}
 	}
 	SpinLockRelease(&launcher->mutex);
 	if (i < 0)
-		ereport(FATAL,
-				(errmsg("durable timer worker for database %u has no slot",
+	{
+		ereport(LOG,
+				(errmsg("durable timer worker for database %u exits: the database has no worker slot",
 						MyDatabaseId)));
+		proc_exit(0);
+	}
+	if (other != 0)
+	{
+		ereport(LOG,
+				(errmsg("durable timer worker for database %u exits: process %d runs it already",
+						MyDatabaseId, (int) other)));
+		proc_exit(0);
+	}
 }
 
-/* The timer worker leaves; no_extension says why. */
+/* The timer worker leaves; no_extension says why.  It wakes the launcher. */
 void
 TimerWorkerDetach(bool no_extension)
 {
 	int			i;
+	bool		left = false;
 
 	SpinLockAcquire(&launcher->mutex);
 	i = find_slot(MyDatabaseId);
@@ -449,8 +551,12 @@ TimerWorkerDetach(bool no_extension)
 		launcher->slots[i].checked_at = GetCurrentTimestamp();
 		if (no_extension)
 			launcher->slots[i].installed = false;
+		left = true;
 	}
 	SpinLockRelease(&launcher->mutex);
+	/* A launcher restarted since this worker started has no handle of it. */
+	if (left)
+		wake_launcher();
 }
 
 /* before_shmem_exit callback of the timer worker. */
@@ -477,11 +583,74 @@ handle_running(BackgroundWorkerHandle **handle)
 	return true;
 }
 
-/* Whether the timer worker of this slot is running (launcher only). */
-static bool
-slot_worker_running(int i)
+/*
+ * The pid in slot i of its timer worker (index -1) or of executor index,
+ * 0 when none is attached (launcher only).
+ */
+static pid_t
+attached_pid(int i, int index)
 {
-	return handle_running(&worker_handles[i]);
+	pid_t		pid;
+
+	SpinLockAcquire(&launcher->mutex);
+	pid = index < 0 ? launcher->slots[i].pid :
+		launcher->slots[i].executors[index].pid;
+	SpinLockRelease(&launcher->mutex);
+	return pid;
+}
+
+/*
+ * Whether the timer worker of slot i runs: one this launcher started, or one
+ * attached to the slot (started by a launcher before a restart).
+ */
+static bool
+timer_worker_running(int i)
+{
+	if (handle_running(&worker_handles[i]))
+		return true;
+	return attached_pid(i, -1) != 0;
+}
+
+/* Whether executor k of slot i runs, as timer_worker_running says. */
+static bool
+executor_running(int i, int k)
+{
+	if (handle_running(&executor_handles[i * DURABLE_MAX_EXECUTORS + k]))
+		return true;
+	return attached_pid(i, k) != 0;
+}
+
+/*
+ * Stop a worker: through its handle, or with SIGTERM to the pid attached to
+ * its slot when this launcher did not start it.
+ */
+static void
+stop_worker(BackgroundWorkerHandle **handle, int i, int index)
+{
+	pid_t		pid;
+
+	if (handle_running(handle))
+	{
+		TerminateBackgroundWorker(*handle);
+		return;
+	}
+	pid = attached_pid(i, index);
+	if (pid != 0)
+		(void) kill(pid, SIGTERM);
+}
+
+/* Stop the timer worker of slot i (launcher only). */
+static void
+stop_timer_worker(int i)
+{
+	stop_worker(&worker_handles[i], i, -1);
+}
+
+/* Stop executor k of slot i (launcher only). */
+static void
+stop_executor(int i, int k)
+{
+	stop_worker(&executor_handles[i * DURABLE_MAX_EXECUTORS + k], i, k);
 }
 
 /* Stop every executor of slot i (launcher only). */
@@ -491,12 +660,53 @@ stop_executors(int i)
 	int			k;
 
 	for (k = 0; k < DURABLE_MAX_EXECUTORS; k++)
-	{
-		BackgroundWorkerHandle **h = &executor_handles[i * DURABLE_MAX_EXECUTORS + k];
+		stop_executor(i, k);
+}
 
-		if (handle_running(h))
-			TerminateBackgroundWorker(*h);
+/*
+ * Give slot i of dboid back, unless one of its workers still runs or is
+ * starting.  Returns whether it did (launcher only).
+ */
+static bool
+free_slot(int i, Oid dboid)
+{
+	bool		freed = false;
+	int			k;
+
+	if (handle_running(&worker_handles[i]))
+		return false;
+	for (k = 0; k < DURABLE_MAX_EXECUTORS; k++)
+		if (handle_running(&executor_handles[i * DURABLE_MAX_EXECUTORS + k]))
+			return false;
+	SpinLockAcquire(&launcher->mutex);
+	if (launcher->slots[i].dboid == dboid && launcher->slots[i].pid == 0)
+	{
+		freed = true;
+		for (k = 0; k < DURABLE_MAX_EXECUTORS; k++)
+			if (launcher->slots[i].executors[k].pid != 0)
+				freed = false;
+		if (freed)
+			launcher->slots[i].dboid = InvalidOid;
 	}
+	SpinLockRelease(&launcher->mutex);
+	if (freed)
+		for (k = 0; k < DURABLE_MAX_EXECUTORS; k++)
+			executor_started_at[i * DURABLE_MAX_EXECUTORS + k] = 0;
+	return freed;
+}
+
+/*
+ * Whether a failure to start a worker of this database may be logged now:
+ * once a minute per database (launcher only).
+ */
+static bool
+may_warn(DatabaseState *db, TimestampTz now)
+{
+	if (db->warned_at != 0 &&
+		now - db->warned_at < (int64) START_WARNING_SECS * USECS_PER_SEC)
+		return false;
+	db->warned_at = now;
+	return true;
 }
 
 /* Register a dynamic background worker, its handle in TopMemoryContext. */
@@ -513,15 +723,30 @@ start_worker(BackgroundWorker *worker, BackgroundWorkerHandle **handle)
 	return ok;
 }
 
+/* Log that a worker could not be started, at most once a minute per database. */
+static void
+report_start_failure(DatabaseState *db, const char *what, const char *dbname,
+					 TimestampTz now)
+{
+	retry_start = true;
+	if (!may_warn(db, now))
+		return;
+	ereport(LOG,
+			(errmsg("durable: could not start %s for database \"%s\": no background worker slot is free",
+					what, dbname),
+			 errdetail("It is tried again every %d seconds; this is logged at most once a minute for each database.",
+					   START_RETRY_MS / 1000),
+			 errhint("Raise max_worker_processes (now %d): it must cover the durable launcher, a timer worker and durable.executor_workers executors for each database that has the extension, and every other background worker.",
+					 max_worker_processes)));
+}
+
 /*
  * Start or stop executors of slot i so that durable.executor_workers run,
  * once its timer worker has found the extension and unless it is at 0.1.0.
- * Returns false when no background worker slot is free.
  */
-static bool
-ensure_executors(int i, const char *dbname, TimestampTz now)
+static void
+ensure_executors(int i, DatabaseState *db, const char *dbname, TimestampTz now)
 {
-	static TimestampTz last_warning = 0;
 	WorkerSlot *slot = &launcher->slots[i];
 	bool		wanted;
 	int			k;
@@ -537,14 +762,14 @@ ensure_executors(int i, const char *dbname, TimestampTz now)
 	{
 		int			h = i * DURABLE_MAX_EXECUTORS + k;
 		BackgroundWorker worker;
+		char		what[64];
 
 		if (!wanted || k >= durable_executor_workers)
 		{
-			if (handle_running(&executor_handles[h]))
-				TerminateBackgroundWorker(executor_handles[h]);
+			stop_executor(i, k);
 			continue;
 		}
-		if (handle_running(&executor_handles[h]))
+		if (executor_running(i, k))
 			continue;
 		if (now - executor_started_at[h] < EXECUTOR_RESTART_MS * 1000)
 		{
@@ -566,31 +791,51 @@ ensure_executors(int i, const char *dbname, TimestampTz now)
 		worker.bgw_notify_pid = MyProcPid;
 		if (!start_worker(&worker, &executor_handles[h]))
 		{
-			if (now - last_warning > 60 * USECS_PER_SEC)
-				ereport(LOG,
-						(errmsg("durable: could not start executor %d for database \"%s\" yet",
-								k + 1, dbname),
-						 errhint("Raise max_worker_processes.")));
-			last_warning = now;
-			return false;
+			/* The others would not start either: try them all again later. */
+			snprintf(what, sizeof(what), "executor %d", k + 1);
+			report_start_failure(db, what, dbname, now);
+			return;
 		}
 		executor_started_at[h] = now;
 	}
-	return true;
 }
 
 /*
- * Start the timer worker of a database unless it runs or need not.  Returns
- * false when no background worker slot is free (the scan stops; workers that
- * exit wake the launcher, which goes on then).
+ * The slot of a database, given one if it has none and is not known to lack
+ * the extension; -1 when it gets none (launcher only).
  */
-static bool
-ensure_worker(Oid dboid, const char *dbname, TimestampTz now)
+static int
+database_slot(Oid dboid, DatabaseState *db, const char *dbname, TimestampTz now)
 {
-	static TimestampTz last_warning = 0;
-	BackgroundWorker worker;
 	int			i;
-	bool		skip = false;
+	bool		gone = false;
+	TimestampTz checked_at = 0;
+
+	SpinLockAcquire(&launcher->mutex);
+	i = find_slot(dboid);
+	if (i >= 0 && launcher->slots[i].no_extension && launcher->slots[i].pid == 0)
+	{
+		gone = true;
+		checked_at = launcher->slots[i].checked_at;
+	}
+	SpinLockRelease(&launcher->mutex);
+
+	if (i >= 0 && !gone)
+	{
+		/* e.g. CREATE EXTENSION took it: check the database now */
+		db->no_extension_at = 0;
+		return i;
+	}
+	if (i >= 0)
+	{
+		/* Its worker found no extension: give the slot back if it can. */
+		if (!free_slot(i, dboid))
+			return -1;
+		db->no_extension_at = checked_at;
+	}
+	if (db->no_extension_at != 0 &&
+		db->no_extension_at + (int64) NO_EXTENSION_RECHECK_SECS * USECS_PER_SEC > now)
+		return -1;
 
 	SpinLockAcquire(&launcher->mutex);
 	i = find_slot(dboid);
@@ -598,34 +843,62 @@ ensure_worker(Oid dboid, const char *dbname, TimestampTz now)
 	{
 		i = find_slot(InvalidOid);
 		if (i >= 0)
-		{
-			memset(&launcher->slots[i], 0, sizeof(WorkerSlot));
-			launcher->slots[i].dboid = dboid;
-			pg_atomic_init_u64(&launcher->slots[i].next_wakeup, 0);
-			pg_atomic_init_u64(&launcher->slots[i].executor_generation, 0);
-		}
+			init_slot(i, dboid);
 	}
-	else if (launcher->slots[i].paused_until > now)
-		skip = rescan_soon = true;
-	else if (launcher->slots[i].no_extension &&
-			 launcher->slots[i].checked_at +
-			 (int64) NO_EXTENSION_RECHECK_SECS * USECS_PER_SEC > now)
-		skip = true;
 	SpinLockRelease(&launcher->mutex);
-
 	if (i < 0)
 	{
-		if (now - last_warning > 60 * USECS_PER_SEC)
+		retry_start = true;
+		if (may_warn(db, now))
 			ereport(WARNING,
 					(errmsg("durable: no worker slot for database \"%s\"", dbname),
+					 errdetail("All %d slots of durable.max_databases serve other databases; this is logged at most once a minute for each database.",
+							   durable_max_databases),
 					 errhint("Raise durable.max_databases.")));
-		last_warning = now;
-		return true;
+		return -1;
 	}
-	if (skip)
-		return true;
-	if (slot_worker_running(i))
-		return ensure_executors(i, dbname, now);
+	db->no_extension_at = 0;
+	return i;
+}
+
+/*
+ * Start the timer worker of a database unless it runs or need not, and its
+ * executors.  A worker that cannot be started is logged and tried again
+ * later; the scan goes on.
+ */
+static void
+ensure_worker(Oid dboid, const char *dbname, TimestampTz now)
+{
+	BackgroundWorker worker;
+	DatabaseState *db;
+	bool		found;
+	int			i;
+	bool		paused;
+
+	db = hash_search(database_states, &dboid, HASH_ENTER, &found);
+	if (!found)
+	{
+		db->no_extension_at = 0;
+		db->warned_at = 0;
+	}
+	db->seen_in_scan = scan_count;
+
+	i = database_slot(dboid, db, dbname, now);
+	if (i < 0)
+		return;
+	SpinLockAcquire(&launcher->mutex);
+	paused = launcher->slots[i].paused_until > now;
+	SpinLockRelease(&launcher->mutex);
+	if (paused)
+	{
+		rescan_soon = true;
+		return;
+	}
+	if (timer_worker_running(i))
+	{
+		ensure_executors(i, db, dbname, now);
+		return;
+	}
 
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
@@ -640,15 +913,41 @@ ensure_worker(Oid dboid, const char *dbname, TimestampTz now)
 
 	if (!start_worker(&worker, &worker_handles[i]))
 	{
-		if (now - last_warning > 60 * USECS_PER_SEC)
-			ereport(LOG,
-					(errmsg("durable: could not start a timer worker for database \"%s\" yet",
-							dbname),
-					 errhint("Raise max_worker_processes.")));
-		last_warning = now;
-		return false;
+		report_start_failure(db, "a timer worker", dbname, now);
+		return;
 	}
-	return ensure_executors(i, dbname, now);
+	ensure_executors(i, db, dbname, now);
+}
+
+/*
+ * After a scan: give back the slots of databases it did not see (dropped,
+ * no longer accepting connections, no longer in durable.worker_databases)
+ * once nothing runs there, and forget those databases (launcher only).
+ */
+static void
+forget_unseen_databases(void)
+{
+	HASH_SEQ_STATUS status;
+	DatabaseState *db;
+	int			i;
+
+	for (i = 0; i < durable_max_databases; i++)
+	{
+		Oid			dboid;
+
+		SpinLockAcquire(&launcher->mutex);
+		dboid = launcher->slots[i].dboid;
+		SpinLockRelease(&launcher->mutex);
+		if (!OidIsValid(dboid))
+			continue;
+		db = hash_search(database_states, &dboid, HASH_FIND, NULL);
+		if (db == NULL || db->seen_in_scan != scan_count)
+			(void) free_slot(i, dboid);
+	}
+	hash_seq_init(&status, database_states);
+	while ((db = hash_seq_search(&status)) != NULL)
+		if (db->seen_in_scan != scan_count)
+			(void) hash_search(database_states, &db->dboid, HASH_REMOVE, NULL);
 }
 
 /* Whether a database is named in durable.worker_databases (empty: all). */
@@ -683,20 +982,37 @@ scan_databases(void)
 	TableScanDesc scan;
 	HeapTuple	tup;
 	TimestampTz now = GetCurrentTimestamp();
+	bool		recheck_all;
 	int			i;
 
 	rescan_soon = false;
+	retry_start = false;
 	if (!durable_worker_enabled)
 	{
 		for (i = 0; i < durable_max_databases; i++)
 		{
-			if (slot_worker_running(i))
-				TerminateBackgroundWorker(worker_handles[i]);
+			stop_timer_worker(i);
 			stop_executors(i);
 		}
 		return;
 	}
 
+	/* CREATE EXTENSION found no free slot: check every database again. */
+	SpinLockAcquire(&launcher->mutex);
+	recheck_all = launcher->recheck_all;
+	launcher->recheck_all = false;
+	SpinLockRelease(&launcher->mutex);
+	if (recheck_all)
+	{
+		HASH_SEQ_STATUS status;
+		DatabaseState *db;
+
+		hash_seq_init(&status, database_states);
+		while ((db = hash_seq_search(&status)) != NULL)
+			db->no_extension_at = 0;
+	}
+
+	scan_count++;
 	StartTransactionCommand();
 	(void) GetTransactionSnapshot();
 	rel = table_open(DatabaseRelationId, AccessShareLock);
@@ -709,18 +1025,31 @@ scan_databases(void)
 			continue;
 		if (!database_selected(NameStr(db->datname)))
 			continue;
-		if (!ensure_worker(db->oid, NameStr(db->datname), now))
-			break;
+		ensure_worker(db->oid, NameStr(db->datname), now);
 	}
 	table_endscan(scan);
 	table_close(rel, AccessShareLock);
+	forget_unseen_databases();
 	CommitTransactionCommand();
+}
+
+/* before_shmem_exit callback of the launcher: backends no longer wake it. */
+static void
+launcher_detach(int code, Datum arg)
+{
+	SpinLockAcquire(&launcher->mutex);
+	if (launcher->launcher_latch == MyLatch)
+		launcher->launcher_latch = NULL;
+	SpinLockRelease(&launcher->mutex);
 }
 
 /* Entry point of the launcher. */
 void
 DurableLauncherMain(Datum main_arg)
 {
+	HASHCTL		ctl;
+	long		timeout;
+
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
@@ -738,9 +1067,24 @@ DurableLauncherMain(Datum main_arg)
 												 sizeof(TimestampTz) *
 												 durable_max_databases *
 												 DURABLE_MAX_EXECUTORS);
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(Oid);
+	ctl.entrysize = sizeof(DatabaseState);
+	ctl.hcxt = TopMemoryContext;
+	database_states = hash_create("durable launcher databases", 64, &ctl,
+								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+
 	SpinLockAcquire(&launcher->mutex);
 	launcher->launcher_latch = MyLatch;
 	SpinLockRelease(&launcher->mutex);
+	before_shmem_exit(launcher_detach, (Datum) 0);
+
+	ereport(LOG,
+			(errmsg("durable launcher started: durable.worker_enabled = %s, durable.max_databases = %d, durable.executor_workers = %d, durable.worker_databases = '%s', max_worker_processes = %d",
+					durable_worker_enabled ? "on" : "off",
+					durable_max_databases, durable_executor_workers,
+					durable_worker_databases ? durable_worker_databases : "",
+					max_worker_processes)));
 
 	for (;;)
 	{
@@ -752,10 +1096,13 @@ DurableLauncherMain(Datum main_arg)
 			ProcessConfigFile(PGC_SIGHUP);
 		}
 		scan_databases();
+		timeout = (long) durable_worker_max_sleep * 1000L;
+		if (retry_start)
+			timeout = Min(timeout, START_RETRY_MS);
+		if (rescan_soon)
+			timeout = Min(timeout, EXECUTOR_RESTART_MS);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 rescan_soon ? EXECUTOR_RESTART_MS :
-						 (long) durable_worker_max_sleep * 1000L,
-						 PG_WAIT_EXTENSION);
+						 timeout, PG_WAIT_EXTENSION);
 	}
 }
 
@@ -917,7 +1264,119 @@ forget_database(Oid dboid)
 	SpinLockRelease(&launcher->mutex);
 }
 
-/* Stop the workers that would block DROP DATABASE or CREATE DATABASE. */
+/*
+ * Whether DROP DATABASE or CREATE DATABASE ... TEMPLATE may run here at all:
+ * not inside a transaction block, a function or a pipeline, where PostgreSQL
+ * refuses it before it looks at the database.
+ */
+static bool
+database_command_allowed(bool isTopLevel)
+{
+	return isTopLevel && !IsTransactionBlock() && !IsSubTransaction() &&
+		(MyXactFlags & XACT_FLAGS_PIPELINING) == 0;
+}
+
+/*
+ * Whether the current user passes the checks that DROP DATABASE makes
+ * before it needs the database's workers gone (dropdb in dbcommands.c): it
+ * owns the database, which is neither a template nor the current one.
+ */
+static bool
+may_drop_database(Oid dboid, bool isTopLevel)
+{
+	HeapTuple	tup;
+	Form_pg_database db;
+	bool		ok;
+
+	if (!OidIsValid(dboid) || dboid == MyDatabaseId ||
+		!database_command_allowed(isTopLevel))
+		return false;
+	tup = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(dboid));
+	if (!HeapTupleIsValid(tup))
+		return false;
+	db = (Form_pg_database) GETSTRUCT(tup);
+	ok = !db->datistemplate && has_privs_of_role(GetUserId(), db->datdba);
+	ReleaseSysCache(tup);
+	return ok;
+}
+
+/*
+ * Whether the current user passes the checks that CREATE DATABASE makes
+ * before it copies its template (createdb in dbcommands.c): it may create
+ * databases, and the template is marked as one or is its own.
+ */
+static bool
+may_copy_database(Oid dboid, bool isTopLevel)
+{
+	HeapTuple	tup;
+	Form_pg_database db;
+	bool		ok;
+
+	if (!OidIsValid(dboid) || !database_command_allowed(isTopLevel))
+		return false;
+	if (!superuser())
+	{
+		tup = SearchSysCache1(AUTHOID, ObjectIdGetDatum(GetUserId()));
+		if (!HeapTupleIsValid(tup))
+			return false;
+		ok = ((Form_pg_authid) GETSTRUCT(tup))->rolcreatedb;
+		ReleaseSysCache(tup);
+		if (!ok)
+			return false;
+	}
+	tup = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(dboid));
+	if (!HeapTupleIsValid(tup))
+		return false;
+	db = (Form_pg_database) GETSTRUCT(tup);
+	ok = db->datistemplate || has_privs_of_role(GetUserId(), db->datdba);
+	ReleaseSysCache(tup);
+	return ok;
+}
+
+/*
+ * Run a utility statement through the next hook.  If it fails after the
+ * workers of paused_oid were stopped for it, they start again at once.
+ */
+static void
+run_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+			ProcessUtilityContext context, ParamListInfo params,
+			QueryEnvironment *queryEnv, DestReceiver *dest,
+			QueryCompletion *qc, Oid paused_oid)
+{
+	if (!OidIsValid(paused_oid))
+	{
+		if (prev_process_utility)
+			prev_process_utility(pstmt, queryString, readOnlyTree, context,
+								 params, queryEnv, dest, qc);
+		else
+			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+									params, queryEnv, dest, qc);
+		return;
+	}
+	PG_TRY();
+	{
+		if (prev_process_utility)
+			prev_process_utility(pstmt, queryString, readOnlyTree, context,
+								 params, queryEnv, dest, qc);
+		else
+			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+									params, queryEnv, dest, qc);
+	}
+	PG_CATCH();
+	{
+		/* The database is still there: its workers start again now. */
+		resume_worker(paused_oid);
+		wake_launcher();
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+}
+
+/*
+ * Stop the workers that would block DROP DATABASE or CREATE DATABASE, once
+ * the statement has passed the checks of its caller (a refused statement
+ * changes nothing); if it fails after that, they start again at once.
+ */
 static void
 durable_process_utility(PlannedStmt *pstmt, const char *queryString,
 						bool readOnlyTree, ProcessUtilityContext context,
@@ -925,14 +1384,21 @@ durable_process_utility(PlannedStmt *pstmt, const char *queryString,
 						DestReceiver *dest, QueryCompletion *qc)
 {
 	Node	   *parsetree = pstmt->utilityStmt;
+	bool		isTopLevel = (context == PROCESS_UTILITY_TOPLEVEL);
 	bool		updates_durable = false;
 	Oid			template_oid = InvalidOid;
 	Oid			dropped_oid = InvalidOid;
+	Oid			paused_oid = InvalidOid;
 
 	if (IsA(parsetree, DropdbStmt))
 	{
-		dropped_oid = get_database_oid(((DropdbStmt *) parsetree)->dbname, true);
-		pause_worker(dropped_oid);
+		Oid			dboid = get_database_oid(((DropdbStmt *) parsetree)->dbname, true);
+
+		if (launcher != NULL && may_drop_database(dboid, isTopLevel))
+		{
+			dropped_oid = paused_oid = dboid;
+			pause_worker(dboid);
+		}
 	}
 	else if (IsA(parsetree, CreatedbStmt))
 	{
@@ -941,11 +1407,15 @@ durable_process_utility(PlannedStmt *pstmt, const char *queryString,
 		foreach(lc, ((CreatedbStmt *) parsetree)->options)
 		{
 			DefElem    *def = (DefElem *) lfirst(lc);
+			Oid			dboid;
 
-			if (strcmp(def->defname, "template") == 0 && def->arg != NULL)
+			if (strcmp(def->defname, "template") != 0 || def->arg == NULL)
+				continue;
+			dboid = get_database_oid(defGetString(def), true);
+			if (launcher != NULL && may_copy_database(dboid, isTopLevel))
 			{
-				template_oid = get_database_oid(defGetString(def), true);
-				pause_worker(template_oid);
+				template_oid = paused_oid = dboid;
+				pause_worker(dboid);
 			}
 		}
 		/* The launcher starts the workers of the copy and the template. */
@@ -965,12 +1435,8 @@ durable_process_utility(PlannedStmt *pstmt, const char *queryString,
 		WakeTimerWorkerAtCommit(0);
 	}
 
-	if (prev_process_utility)
-		prev_process_utility(pstmt, queryString, readOnlyTree, context, params,
-							 queryEnv, dest, qc);
-	else
-		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-								params, queryEnv, dest, qc);
+	run_utility(pstmt, queryString, readOnlyTree, context, params, queryEnv,
+				dest, qc, paused_oid);
 	if (updates_durable)
 		extension_updated();
 	resume_worker(template_oid);
@@ -999,6 +1465,15 @@ durable_launcher_wakeup(PG_FUNCTION_ARGS)
 		PG_RETURN_VOID();
 	SpinLockAcquire(&launcher->mutex);
 	i = find_slot(MyDatabaseId);
+	if (i < 0)
+	{
+		/* Taking a slot tells the launcher to check this database now. */
+		i = find_slot(InvalidOid);
+		if (i >= 0)
+			init_slot(i, MyDatabaseId);
+		else
+			launcher->recheck_all = true;
+	}
 	if (i >= 0)
 	{
 		launcher->slots[i].no_extension = false;

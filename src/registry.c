@@ -114,27 +114,12 @@ registrations_table(void)
 	return OidIsValid(nsp) ? get_relname_relid("registrations", nsp) : InvalidOid;
 }
 
-/* Read the whole table into a fresh cache (SPI connected). */
+/* Read the whole table into the cache (SPI connected). */
 static void
-load_registry(void)
+fill_registry(void)
 {
-	HASHCTL		ctl;
 	uint64		i;
 
-	if (!callback_registered)
-	{
-		CacheRegisterRelcacheCallback(registrations_invalidated, (Datum) 0);
-		callback_registered = true;
-	}
-	if (registry_cache != NULL)
-		hash_destroy(registry_cache);
-	memset(&ctl, 0, sizeof(ctl));
-	ctl.keysize = REGISTRY_KEY_LEN;
-	ctl.entrysize = sizeof(RegistryEntry);
-	ctl.hcxt = CacheMemoryContext;
-	registry_cache = hash_create("durable registrations", 16, &ctl,
-								 HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
-	registry_valid = true;
 	registrations_relid = registrations_table();
 	if (!OidIsValid(registrations_relid))
 		return;
@@ -154,6 +139,44 @@ load_registry(void)
 		entry->reg.run_as = DatumGetObjectId(SPIGetDatum(i, 6, &isnull));
 	}
 	SPI_freetuptable(SPI_tuptable);
+}
+
+/*
+ * Read the whole table into a fresh cache (SPI connected).  The cache is
+ * marked valid before the read, so that an invalidation that arrives during
+ * it is not lost; a read that fails (a lock timeout, a cancel) leaves it
+ * invalid, or every later lookup of this backend would find nothing and
+ * send registered types to external pollers.
+ */
+static void
+load_registry(void)
+{
+	HASHCTL		ctl;
+
+	if (!callback_registered)
+	{
+		CacheRegisterRelcacheCallback(registrations_invalidated, (Datum) 0);
+		callback_registered = true;
+	}
+	if (registry_cache != NULL)
+		hash_destroy(registry_cache);
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = REGISTRY_KEY_LEN;
+	ctl.entrysize = sizeof(RegistryEntry);
+	ctl.hcxt = CacheMemoryContext;
+	registry_cache = hash_create("durable registrations", 16, &ctl,
+								 HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	registry_valid = true;
+	PG_TRY();
+	{
+		fill_registry();
+	}
+	PG_CATCH();
+	{
+		registry_valid = false;
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 }
 
 /*

@@ -19,7 +19,8 @@
  * executor workers (executor_worker.c).
  *
  * It exits when the extension is not (or no longer) installed, on SIGTERM,
- * and when durable.worker_enabled is turned off.
+ * and when durable.worker_enabled is turned off; at once when another
+ * process is its database's timer worker already (TimerWorkerAttach).
  *
  *-------------------------------------------------------------------------
  */
