@@ -5,7 +5,7 @@
 #   make test       every test layer on a throwaway cluster (scripts/test.sh)
 #   make test-cassert   the same against an assert-enabled PostgreSQL, built once into
 #                   ./tmp_cassert (scripts/test-cassert.sh)
-#   make test-small-buffers   the pgTAP layer with shared_buffers = 128kB
+#   make test-small-buffers   regress, pgTAP and isolation with shared_buffers = 128kB
 #   make demo       a throwaway cluster running a few workflows (scripts/demo.sh)
 #   make bench      the pgbench benchmarks with their floors (bench/run.sh)
 
@@ -41,7 +41,7 @@ test-cassert:
 	scripts/test-cassert.sh
 
 test-small-buffers:
-	DURABLE_TEST_CONF_EXTRA=test/small_buffers.conf LAYERS="$${LAYERS:-pgtap}" scripts/test.sh
+	DURABLE_TEST_CONF_EXTRA=test/small_buffers.conf LAYERS="$${LAYERS:-regress pgtap isolation}" scripts/test.sh
 
 demo:
 	scripts/demo.sh

@@ -109,6 +109,8 @@ record_regress_output() {
 # The server log lines of a crash: a failed assertion (TRAP, only in an assert-enabled
 # build), a PANIC, or a backend killed by a signal (a segfault after a use-after-free).
 CRASH_RE='PANIC:|TRAP:|terminated by signal'
+# The same for TAP tests, where kill -9 is on purpose: every signal but 9.
+TAP_CRASH_RE='PANIC:|TRAP:|terminated by signal ([0-8]|1[0-9]):'
 
 # show_crash SERVER_LOG [FROM_BYTE]: if the server crashed or failed an assertion (after
 # byte FROM_BYTE of the log), say so and show the log around it, and return 0; else 1.
@@ -237,7 +239,7 @@ layer_pgtap() {
 # makes gets test/durable.conf (plus the extra file) through TEMP_CONFIG (a test may
 # append_conf over it).
 layer_tap() {
-    local out="$OUT/tap" f name rc prove_flags=()
+    local out="$OUT/tap" f name rc logf prove_flags=()
     read -r -a prove_flags <<<"${PROVE_FLAGS:-}"   # e.g. PROVE_FLAGS=-v
     rm -rf "$out"; mkdir -p "$out"
     if ! perl -MIPC::Run -e 1 2>/dev/null; then
@@ -256,6 +258,16 @@ layer_tap() {
                     prove -I "$PGXS_SRC/test/perl" -I "$ROOT/test" "${prove_flags[@]}" \
                     "t/$name.pl"
         ) || rc=$?
+        # A crash in one of the test's servers fails it, even if its checks passed
+        # (kill -9, signal 9, is what crash tests do on purpose).
+        for logf in "$out/tmp_check/log/${name}"_*.log; do
+            [ -f "$logf" ] || continue
+            if grep -q -E "$TAP_CRASH_RE" "$logf"; then
+                echo "---- server crash in $logf ----"
+                grep -n -E -B 5 -A 10 "$TAP_CRASH_RE" "$logf" | head -n 80
+                rc=1
+            fi
+        done
         if [ "$rc" -eq 0 ]; then
             record tap "$name" ok
         else
