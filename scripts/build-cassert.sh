@@ -45,6 +45,7 @@ ensure_build_packages() {
         dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
     done
     local need_src=0
+    # shellcheck disable=SC2016  # $(CREATED_BY) is apt's format, not the shell's
     if ! apt-get indextargets --format '$(CREATED_BY)' 2>/dev/null | grep -q '^Sources$'; then
         need_src=1
     fi
@@ -70,7 +71,7 @@ add_deb_src() {
     local f out=/etc/apt/sources.list.d/durable-deb-src.sources
     : >"$out.tmp"
     for f in /etc/apt/sources.list.d/*.sources; do
-        [ -f "$f" ] && [ "$f" != "$out" ] || continue
+        if [ ! -f "$f" ] || [ "$f" = "$out" ]; then continue; fi
         # Paragraphs of type deb only, their Types line rewritten to deb-src.
         awk 'BEGIN { RS = ""; ORS = "\n\n" }
              /(^|\n)Types:[ \t]*deb([ \t]|\n|$)/ && !/deb-src/ && !/Enabled:[ \t]*no/ {
@@ -103,7 +104,9 @@ fetch_source() {
         if (cd "$work" && apt-get source -q "$pkg=$v" >apt-source.log 2>&1); then
             unpacked=$(find "$work" -mindepth 1 -maxdepth 1 -type d | head -n 1)
             [ -n "$unpacked" ] || die "apt-get source $pkg=$v unpacked nothing"
-            mkdir -p "$(dirname "$dir")" && mv "$unpacked" "$dir" || die "cannot move $unpacked"
+            if ! { mkdir -p "$(dirname "$dir")" && mv "$unpacked" "$dir"; }; then
+                die "cannot move $unpacked"
+            fi
             rm -rf "$work"
             [ "$v" = "$ver" ] ||
                 warn "source of $pkg=$ver not available; built $v (same major version)"
@@ -156,7 +159,7 @@ else
 fi
 
 # pgTAP is SQL only: the installed package's files serve any server of the same major.
-sysshare=$(/usr/lib/postgresql/$PG_MAJOR/bin/pg_config --sharedir 2>/dev/null || true)
+sysshare=$("/usr/lib/postgresql/$PG_MAJOR/bin/pg_config" --sharedir 2>/dev/null || true)
 if [ -n "$PGTAP_VERSION_DEB" ] && [ -n "$sysshare" ]; then
     cp -u "$sysshare"/extension/pgtap* "$PREFIX/share/extension/"
 else

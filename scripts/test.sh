@@ -182,8 +182,8 @@ layer_isolation() {
 
 # wait_ready SOCKDIR PORT: wait (up to 60 s) until the server accepts connections.
 wait_ready() {
-    local i
-    for i in $(seq 1 120); do
+    local _
+    for _ in $(seq 1 120); do
         pg_isready -q -h "$1" -p "$2" && return 0
         sleep 0.5
     done
