@@ -9,7 +9,8 @@
 #                          copy of the PostgreSQL installation (no root needed)
 #   start_cluster / stop_cluster   a throwaway cluster on a private unix socket
 #
-# Variables set for the callers: ROOT (the tree), PG_CONFIG (the system pg_config, absolute),
+# Variables set for the callers: ROOT (the tree), PG_CONFIG (absolute: $PG_CONFIG if the
+# caller set it, e.g. the assert-enabled build of scripts/build-cassert.sh, else the system's),
 # PGXS_SRC (the pgxs src/ dir: pg_regress, isolation tester, perl modules), TMP_INSTALL,
 # TMP_BINDIR (the bin dir of the temp install, put first in PATH by build_temp_install).
 
@@ -46,7 +47,8 @@ ensure_packages() {
     apt-get install -y -q "${missing[@]}"
 }
 
-# Find the system pg_config and the pgxs source dir (after ensure_packages).
+# Find pg_config ($PG_CONFIG, else the system's) and the pgxs source dir (after
+# ensure_packages).  Debian's layout and a plain `configure --prefix` install both work.
 find_pg() {
     if [ -z "${PG_CONFIG:-}" ]; then
         if [ -x "/usr/lib/postgresql/$PG_MAJOR/bin/pg_config" ]; then
@@ -55,7 +57,12 @@ find_pg() {
             PG_CONFIG=$(command -v pg_config) || die "pg_config not found"
         fi
     fi
-    case "$PG_CONFIG" in /*) ;; *) PG_CONFIG=$(command -v "$PG_CONFIG") ;; esac
+    case "$PG_CONFIG" in
+        /*) ;;
+        */*) PG_CONFIG="$(cd "$(dirname "$PG_CONFIG")" && pwd)/$(basename "$PG_CONFIG")" ;;
+        *) PG_CONFIG=$(command -v "$PG_CONFIG") || die "pg_config not found" ;;
+    esac
+    [ -x "$PG_CONFIG" ] || die "no pg_config at $PG_CONFIG"
     export PG_CONFIG
     # pgxs.mk is <pgxs>/src/makefiles/pgxs.mk
     PGXS_SRC=$(dirname "$(dirname "$("$PG_CONFIG" --pgxs)")")
@@ -65,6 +72,8 @@ find_pg() {
 # As root: copy the tree to a fresh directory owned by postgres and run
 # `bash <copy>/<script> "$@"` there as postgres.  Returns that run's exit status.
 # The copy is removed when the run succeeds and kept (and named) when it fails.
+# ./tmp_cassert (the cached assert-enabled PostgreSQL) is not copied: the run uses the
+# original through its absolute $PG_CONFIG, so the cache outlives the copy.
 rerun_as_postgres() {
     local script=$1; shift
     local dest rc=0
@@ -72,12 +81,23 @@ rerun_as_postgres() {
     dest=$(mktemp -d "${TMPDIR:-/tmp}/durable-run.XXXXXX")
     # Build products, old clusters and .git are not copied.
     tar -C "$ROOT" --exclude=./.git --exclude=./tmp_install --exclude=./tmp_check --exclude=./demo_cluster \
+        --exclude=./tmp_cassert --exclude=./.build-pg_config \
         --exclude=./results --exclude=./log --exclude='*.o' --exclude='*.so' \
         --exclude='*.bc' -cf - . | tar -C "$dest" -xf -
+    # A $PG_CONFIG the postgres user cannot reach (the tree under /root, say): run with a
+    # copy of its installation, which relocates like tmp_install does.
+    if [ -n "${PG_CONFIG:-}" ] && ! runuser -u postgres -- test -x "$PG_CONFIG"; then
+        local prefix
+        prefix=$(dirname "$(dirname "$PG_CONFIG")")
+        log "copying $prefix for the postgres user"
+        cp -a "$prefix" "$dest/tmp_pg" || die "cannot copy $prefix"
+        PG_CONFIG="$dest/tmp_pg/bin/pg_config"
+    fi
     chown -R postgres: "$dest"
     chmod 755 "$dest"
     log "running $script as postgres in $dest"
-    runuser -u postgres -- env -C "$dest" DURABLE_RERUN=1 bash "$dest/$script" "$@" || rc=$?
+    runuser -u postgres -- env -C "$dest" DURABLE_RERUN=1 PG_CONFIG="${PG_CONFIG:-}" \
+        bash "$dest/$script" "$@" || rc=$?
     if [ "$rc" -eq 0 ]; then
         rm -rf "$dest"
     else
@@ -93,19 +113,27 @@ rerun_as_postgres() {
 build_temp_install() {
     local bindir libroot sharedir
     bindir=$("$PG_CONFIG" --bindir)
-    libroot=$(dirname "$bindir")            # /usr/lib/postgresql/15 (bin, lib, pgxs)
-    sharedir=$("$PG_CONFIG" --sharedir)     # /usr/share/postgresql/15
+    libroot=$(dirname "$bindir")            # /usr/lib/postgresql/15 (bin, lib, pgxs), or
+                                            # the prefix of a `configure --prefix` build
+    sharedir=$("$PG_CONFIG" --sharedir)     # /usr/share/postgresql/15, or <prefix>/share
     # Each step is checked by hand: callers use `build_temp_install || ...`, where
     # set -e does not apply.
-    log "building durable"
+    # Objects built against another PostgreSQL (say the assert-enabled one, whose headers
+    # differ) are not reused: .build-pg_config names the pg_config of the last build.
+    if [ "$(cat "$ROOT/.build-pg_config" 2>/dev/null)" != "$PG_CONFIG" ]; then
+        rm -f "$ROOT"/src/*.o "$ROOT"/src/*.bc "$ROOT"/*.so "$ROOT"/*.bc
+        echo "$PG_CONFIG" >"$ROOT/.build-pg_config"
+    fi
+    log "building durable against $PG_CONFIG"
     make -C "$ROOT" -s PG_CONFIG="$PG_CONFIG" || { warn "make failed"; return 1; }
     log "temp install in $TMP_INSTALL"
     rm -rf "$TMP_INSTALL" &&
-        mkdir -p "$TMP_INSTALL$(dirname "$libroot")" "$TMP_INSTALL$(dirname "$sharedir")" &&
+        mkdir -p "$TMP_INSTALL$(dirname "$libroot")" &&
         cp -a "$libroot" "$TMP_INSTALL$libroot" || { warn "copying $libroot failed"; return 1; }
     case "$sharedir" in
-        "$libroot"/*) ;;                    # already copied with libroot
-        *) cp -a "$sharedir" "$TMP_INSTALL$sharedir" ||
+        "$libroot"/*) ;;                    # already copied with libroot (configure --prefix)
+        *) mkdir -p "$TMP_INSTALL$(dirname "$sharedir")" &&
+            cp -a "$sharedir" "$TMP_INSTALL$sharedir" ||
             { warn "copying $sharedir failed"; return 1; } ;;
     esac
     make -C "$ROOT" -s PG_CONFIG="$PG_CONFIG" install DESTDIR="$TMP_INSTALL" >/dev/null ||

@@ -13,6 +13,11 @@
 # to the files whose base name matches one of its space-separated shell patterns, e.g.
 # TESTS='00_smoke' scripts/test.sh regress.
 #
+# $PG_CONFIG picks the PostgreSQL to build and test against (default: Debian's
+# postgresql-15); `make test-cassert` points it at an assert-enabled build.
+# $DURABLE_TEST_CONF_EXTRA names a file (absolute, or relative to the tree) appended to
+# test/durable.conf for every cluster, e.g. test/small_buffers.conf.
+#
 # As root it installs missing Debian packages, then runs itself again as the `postgres`
 # OS user on a copy of the tree.  Outputs land in ./tmp_check/<layer>/.  The last line
 # is "N passed, N failed", counting test files; the exit status is 0 only if none failed.
@@ -33,6 +38,7 @@ done
 
 if is_root; then
     ensure_packages
+    find_pg     # an absolute $PG_CONFIG for the run as postgres
     rc=0
     rerun_as_postgres scripts/test.sh "${LAYER_LIST[@]}" || rc=$?
     exit "$rc"
@@ -101,15 +107,27 @@ record_regress_output() {
     done
 }
 
-# show_crash SERVER_LOG: if the server crashed or failed an assertion, say so and show
-# the log around it (a plain failed test needs no server log: its diffs say it all).
+# The server log lines of a crash: a failed assertion (TRAP, only in an assert-enabled
+# build), a PANIC, or a backend killed by a signal (a segfault after a use-after-free).
+CRASH_RE='PANIC:|TRAP:|terminated by signal'
+# The same for TAP tests, where kill -9 is on purpose: every signal but 9.
+TAP_CRASH_RE='PANIC:|TRAP:|terminated by signal ([0-8]|1[0-9]):'
+
+# show_crash SERVER_LOG [FROM_BYTE]: if the server crashed or failed an assertion (after
+# byte FROM_BYTE of the log), say so and show the log around it, and return 0; else 1.
+# A plain failed test needs no server log: its diffs say it all.
 show_crash() {
-    local logf=$1
-    [ -f "$logf" ] || return 0
-    if grep -q -E 'PANIC:|TRAP:|terminated by signal' "$logf"; then
-        echo "---- server crash in $logf ----"
-        grep -n -E -B 5 -A 10 'PANIC:|TRAP:|terminated by signal' "$logf" | head -n 80
-    fi
+    local logf=$1 from=${2:-0}
+    [ -f "$logf" ] || return 1
+    tail -c +"$((from + 1))" "$logf" | grep -q -E "$CRASH_RE" || return 1
+    echo "---- server crash in $logf ----"
+    tail -c +"$((from + 1))" "$logf" | grep -n -E -B 5 -A 10 "$CRASH_RE" | head -n 80
+    return 0
+}
+
+# log_size FILE: its size in bytes (0 if it does not exist).
+log_size() {
+    if [ -f "$1" ]; then wc -c <"$1"; else echo 0; fi
 }
 
 # run_pg_regress LAYER BINARY INPUTDIR DBNAME FILE...: the shared pg_regress driver.
@@ -137,17 +155,18 @@ run_pg_regress() {
         for name in "${missing[@]}"; do : >"$out/inputdir/expected/$name.out"; done
         inputdir="$out/inputdir"
     fi
-    "$bin" --temp-instance="$out/instance" --temp-config="$ROOT/test/durable.conf" \
+    "$bin" --temp-instance="$out/instance" --temp-config="$TEST_CONF" \
         --bindir="$TMP_BINDIR" --inputdir="$inputdir" --outputdir="$out" \
         --dbname="$dbname" --no-locale --encoding=UTF8 "${names[@]}" 2>&1 |
         tee "$out/output.txt" || rc=$?
     record_regress_output "$layer" "$out/output.txt" "${names[@]}"
-    if [ "$rc" -ne 0 ]; then
-        if [ -s "$out/regression.diffs" ]; then
-            echo "---- $out/regression.diffs ----"
-            cat "$out/regression.diffs"
-        fi
-        show_crash "$out/log/postmaster.log"
+    if [ "$rc" -ne 0 ] && [ -s "$out/regression.diffs" ]; then
+        echo "---- $out/regression.diffs ----"
+        cat "$out/regression.diffs"
+    fi
+    # A crash fails the layer even if every output matched (say, a background worker's).
+    if show_crash "$out/log/postmaster.log"; then
+        record "$layer" server_crash fail
     fi
 }
 
@@ -162,10 +181,20 @@ layer_isolation() {
         "$ROOT/test/isolation" isolation_regression "$@"
 }
 
+# wait_ready SOCKDIR PORT: wait (up to 60 s) until the server accepts connections.
+wait_ready() {
+    local _
+    for _ in $(seq 1 120); do
+        pg_isready -q -h "$1" -p "$2" && return 0
+        sleep 0.5
+    done
+    warn "the server on port $2 is not accepting connections"
+}
+
 # pgTAP: one cluster; each file runs in a fresh database in which the runner has done
 # CREATE EXTENSION durable and pgtap, and the shared helpers of test/pgtap/lib.
 layer_pgtap() {
-    local out="$OUT/pgtap" sock f name db rc failed=0
+    local out="$OUT/pgtap" sock f name db rc logpos
     rm -rf "$out"; mkdir -p "$out"
     if ! command -v pg_prove >/dev/null; then
         warn "pg_prove not found (package libtap-parser-sourcehandler-pgtap-perl)"
@@ -175,11 +204,18 @@ layer_pgtap() {
     sock=$(mktemp -d "${TMPDIR:-/tmp}/durable-pgtap.XXXXXX")
     CLEANUP_DIRS+=("$sock")
     CLEANUP_DATA+=("$out/data")
-    start_cluster "$out/data" "$PGTAP_PORT" "$sock" "$ROOT/test/durable.conf"
+    start_cluster "$out/data" "$PGTAP_PORT" "$sock" "$TEST_CONF"
+    log "pgtap server: $(psql -X -A -t -h "$sock" -p "$PGTAP_PORT" -d postgres -c \
+        "SELECT version() || ', shared_buffers ' || current_setting('shared_buffers')
+             || ', assertions ' || current_setting('debug_assertions')")"
     for f in "$@"; do
         name=$(basename "$f"); name=${name%.*}
         db="pgtap_$(printf '%s' "$name" | tr -c 'A-Za-z0-9_' '_')"
         rc=0
+        # After a crash the server restarts: let it finish recovery, or the next files
+        # would fail for nothing.
+        wait_ready "$sock" "$PGTAP_PORT"
+        logpos=$(log_size "$out/server.log")
         {
             createdb -h "$sock" -p "$PGTAP_PORT" "$db" &&
                 psql -X -q -h "$sock" -p "$PGTAP_PORT" -d "$db" -v ON_ERROR_STOP=1 \
@@ -187,22 +223,24 @@ layer_pgtap() {
                     -f "$ROOT/test/pgtap/lib/helpers.sql" &&
                 (cd "$ROOT" && pg_prove -h "$sock" -p "$PGTAP_PORT" -d "$db" "${f#"$ROOT"/}")
         } || rc=$?
+        dropdb -h "$sock" -p "$PGTAP_PORT" --force --if-exists "$db" ||
+            warn "could not drop database $db"
+        # A crash while the file ran fails it, even if its tests passed.
+        if show_crash "$out/server.log" "$logpos"; then rc=1; fi
         if [ "$rc" -eq 0 ]; then
             record pgtap "$name" ok
         else
-            record pgtap "$name" fail; failed=1
+            record pgtap "$name" fail
         fi
-        dropdb -h "$sock" -p "$PGTAP_PORT" --force --if-exists "$db" ||
-            warn "could not drop database $db"
     done
     stop_cluster "$out/data"
-    if [ "$failed" -eq 1 ]; then show_crash "$out/server.log"; fi
 }
 
 # TAP: prove with the environment of PGXS's prove_installcheck; every cluster a test
-# makes gets test/durable.conf through TEMP_CONFIG (a test may append_conf over it).
+# makes gets test/durable.conf (plus the extra file) through TEMP_CONFIG (a test may
+# append_conf over it).
 layer_tap() {
-    local out="$OUT/tap" f name rc prove_flags=()
+    local out="$OUT/tap" f name rc logf prove_flags=()
     read -r -a prove_flags <<<"${PROVE_FLAGS:-}"   # e.g. PROVE_FLAGS=-v
     rm -rf "$out"; mkdir -p "$out"
     if ! perl -MIPC::Run -e 1 2>/dev/null; then
@@ -217,10 +255,20 @@ layer_tap() {
             cd "$ROOT/test" &&
                 TESTDIR="$out" PGPORT=65432 \
                     PG_REGRESS="$PGXS_SRC/test/regress/pg_regress" \
-                    TEMP_CONFIG="$ROOT/test/durable.conf" \
+                    TEMP_CONFIG="$TEST_CONF" \
                     prove -I "$PGXS_SRC/test/perl" -I "$ROOT/test" "${prove_flags[@]}" \
                     "t/$name.pl"
         ) || rc=$?
+        # A crash in one of the test's servers fails it, even if its checks passed
+        # (kill -9, signal 9, is what crash tests do on purpose).
+        for logf in "$out/tmp_check/log/${name}"_*.log; do
+            [ -f "$logf" ] || continue
+            if grep -q -E "$TAP_CRASH_RE" "$logf"; then
+                echo "---- server crash in $logf ----"
+                grep -n -E -B 5 -A 10 "$TAP_CRASH_RE" "$logf" | head -n 80
+                rc=1
+            fi
+        done
         if [ "$rc" -eq 0 ]; then
             record tap "$name" ok
         else
@@ -250,6 +298,18 @@ if "$ROOT/scripts/check-pg-try"; then
 else
     echo "scripts/check-pg-try: leave PG_TRY / PG_CATCH / PG_FINALLY only through PG_END_TRY"
     record check check-pg-try fail
+fi
+
+# The settings of every cluster: test/durable.conf, plus $DURABLE_TEST_CONF_EXTRA.
+TEST_CONF="$ROOT/test/durable.conf"
+if [ -n "${DURABLE_TEST_CONF_EXTRA:-}" ]; then
+    extra=$DURABLE_TEST_CONF_EXTRA
+    case "$extra" in /*) ;; *) extra="$ROOT/$extra" ;; esac
+    [ -f "$extra" ] || die "DURABLE_TEST_CONF_EXTRA: no file $extra"
+    mkdir -p "$OUT"
+    TEST_CONF="$OUT/durable.conf"
+    cat "$ROOT/test/durable.conf" "$extra" >"$TEST_CONF"
+    log "cluster settings: test/durable.conf + $extra"
 fi
 
 if ! build_temp_install; then

@@ -601,6 +601,8 @@ DirectUpdateRun(pg_uuid_t *run_id, int n, const char *const *names,
 		ExecOpenIndices(rri, false);
 		ExecForceStoreHeapTuple(newtup, slot, false);
 		slot->tts_tid = newtup->t_self;
+		/* a fresh slot names no table; ExecInsertIndexTuples asserts it does */
+		slot->tts_tableOid = RelationGetRelid(rel);
 		recheck = ExecInsertIndexTuples(rri, slot, estate, false, false, NULL,
 										NIL);
 		list_free(recheck);
