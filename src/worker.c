@@ -11,6 +11,14 @@
  * is done again one timer per subtransaction; a timer that fails alone is
  * logged and put off, and the worker lives on.
  *
+ * A due timer whose run is locked elsewhere (a SQL activity running past a
+ * timeout of its run, a long transaction) is skipped and stays due.  When a
+ * round fires nothing while timers are due, the worker does not go round
+ * again at once, which would spin at full CPU for as long as the lock is
+ * held: it sleeps LOCKED_BACKOFF_MIN_MS, doubling up to LOCKED_BACKOFF_MAX_MS
+ * while rounds keep firing nothing, so that the timer still fires within
+ * about a second of the lock's release.
+ *
  * Once a minute it also purges closed runs past their namespace's retention
  * (retention.c), a batch of PURGE_BATCH runs per transaction, and sooner
  * again while batches come back full, between rounds of timers.
@@ -50,6 +58,10 @@ static KeptPlan next_due = {
 
 /* Wait after an unexpected error, so that a broken database is not spun on */
 #define ERROR_BACKOFF_MS 1000L
+
+/* Pause while every due timer's run is locked elsewhere: grows to the max */
+#define LOCKED_BACKOFF_MIN_MS 10L
+#define LOCKED_BACKOFF_MAX_MS 1000L
 
 /* Retention: runs purged per transaction, and how often */
 #define PURGE_BATCH 500
@@ -135,6 +147,7 @@ DurableTimerWorkerMain(Datum main_arg)
 	MemoryContext loop_cxt;
 	volatile bool careful = false;
 	volatile TimestampTz next_purge = 0;
+	volatile long locked_backoff_ms = 0;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
@@ -222,13 +235,27 @@ DurableTimerWorkerMain(Datum main_arg)
 			if (next_purge <= now)
 				continue;
 			sleep_ms = Min(sleep_ms, (long) ((next_purge - now + 999) / 1000));
-			if (next != DT_NOEND)
+			if (next != DT_NOEND && next <= now)
 			{
-				if (next <= now)
-					continue;
+				if (fired > 0)
+				{
+					locked_backoff_ms = 0;
+					continue;	/* what is still due may be free now */
+				}
+				/* All that is due was skipped: its runs are locked. */
+				locked_backoff_ms = locked_backoff_ms == 0 ?
+					LOCKED_BACKOFF_MIN_MS :
+					Min(locked_backoff_ms * 2, LOCKED_BACKOFF_MAX_MS);
+				sleep_ms = Min(sleep_ms, locked_backoff_ms);
+			}
+			else if (next != DT_NOEND)
+			{
+				locked_backoff_ms = 0;
 				/* round up: waking a little late beats spinning early */
 				sleep_ms = Min(sleep_ms, (long) ((next - now + 999) / 1000));
 			}
+			else
+				locked_backoff_ms = 0;
 		}
 		TimerWorkerSleepsUntil(GetCurrentTimestamp() + (int64) sleep_ms * 1000);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
