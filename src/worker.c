@@ -51,9 +51,11 @@
 
 PGDLLEXPORT void DurableTimerWorkerMain(Datum main_arg);
 
+/* The next due time, and the next one after now (two probes of timers_due) */
 static KeptPlan next_due = {
-	NULL, "SELECT min(due_at) FROM durable.timers",
-	0, {InvalidOid}
+	NULL, "SELECT (SELECT min(due_at) FROM durable.timers),"
+	" (SELECT min(due_at) FROM durable.timers WHERE due_at > $1)",
+	1, {TIMESTAMPTZOID}
 };
 
 /* Wait after an unexpected error, so that a broken database is not spun on */
@@ -76,21 +78,25 @@ extension_installed(void)
 
 /*
  * One batch: fire due timers, learn the next due time.  Returns the number
- * fired; sets *next (DT_NOEND when there is no timer).
+ * fired; sets *next, and *next_later to the first due time after the batch
+ * began (DT_NOEND when there is no such timer).
  */
 static int
-run_batch(bool careful, TimestampTz *next)
+run_batch(bool careful, TimestampTz *next, TimestampTz *next_later)
 {
 	int			fired;
 	bool		isnull;
 	Datum		d;
+	TimestampTz now = GetCurrentTimestamp();
 
 	DurableSPIConnect();
-	fired = FireDueTimersCarefully(GetCurrentTimestamp(),
-								   durable_worker_batch_size, careful);
-	RunPlan(&next_due, NULL, NULL, true, 1);
+	fired = FireDueTimersCarefully(now, durable_worker_batch_size, careful);
+	d = TimestampTzGetDatum(now);
+	RunPlan(&next_due, &d, NULL, true, 1);
 	d = SPIGetDatum(0, 1, &isnull);
 	*next = isnull ? DT_NOEND : DatumGetTimestampTz(d);
+	d = SPIGetDatum(0, 2, &isnull);
+	*next_later = isnull ? DT_NOEND : DatumGetTimestampTz(d);
 	DurableSPIFinish();
 	return fired;
 }
@@ -163,6 +169,7 @@ DurableTimerWorkerMain(Datum main_arg)
 	for (;;)
 	{
 		volatile TimestampTz next = DT_NOEND;
+		volatile TimestampTz next_later = DT_NOEND;
 		volatile long sleep_ms = 0;
 		volatile int fired = 0;
 		volatile bool installed = true;
@@ -191,7 +198,8 @@ DurableTimerWorkerMain(Datum main_arg)
 			if (installed)
 			{
 				TimerWorkerFoundExtension();	/* the executors may start */
-				fired = run_batch(careful, (TimestampTz *) &next);
+				fired = run_batch(careful, (TimestampTz *) &next,
+								  (TimestampTz *) &next_later);
 			}
 			PopActiveSnapshot();
 			CommitTransactionCommand();
@@ -211,6 +219,7 @@ DurableTimerWorkerMain(Datum main_arg)
 			careful = true;
 			sleep_ms = ERROR_BACKOFF_MS;
 			next = DT_NOEND;
+			next_later = DT_NOEND;
 		}
 		PG_END_TRY();
 
@@ -242,11 +251,17 @@ DurableTimerWorkerMain(Datum main_arg)
 					locked_backoff_ms = 0;
 					continue;	/* what is still due may be free now */
 				}
-				/* All that is due was skipped: its runs are locked. */
+				/*
+				 * All that is due was skipped: its runs are locked.  Wait,
+				 * but not past the next timer that comes due meanwhile.
+				 */
 				locked_backoff_ms = locked_backoff_ms == 0 ?
 					LOCKED_BACKOFF_MIN_MS :
 					Min(locked_backoff_ms * 2, LOCKED_BACKOFF_MAX_MS);
 				sleep_ms = Min(sleep_ms, locked_backoff_ms);
+				if (next_later != DT_NOEND)
+					sleep_ms = Min(sleep_ms,
+								   Max((long) ((next_later - now + 999) / 1000), 1L));
 			}
 			else if (next != DT_NOEND)
 			{

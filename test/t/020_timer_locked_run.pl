@@ -75,6 +75,15 @@ is($node->safe_psql('postgres', q{
 	 WHERE backend_type = 'durable timer worker' AND datname = 'postgres'}),
 	'1', 'the worker is still there');
 
+# Meanwhile the timers of other runs fire: a delayed start gets its decision task.
+$node->safe_psql('postgres', q{
+	SELECT durable.start_workflow('t', NULL, 'other', delay => '1 second')});
+ok($node->poll_query_until('postgres', q{
+	SELECT count(*) = 2 FROM durable.get_history('other')}),
+	'the timer of another run fires while the locked one waits');
+is($node->safe_psql('postgres', q{SELECT durable.describe_workflow('locked')->>'status'}),
+	'running', 'the locked run is still waiting for its lock');
+
 # Released: the timer fires by itself, soon.
 $holder->query_safe('COMMIT');
 $holder->quit;
