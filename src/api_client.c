@@ -31,59 +31,79 @@
 	" COALESCE(NULLIF((a.retry_policy->>'expirationIntervalInSeconds')::float8, 0)," \
 	" 'Infinity'::float8))"
 
-static KeptPlan describe_plan = {
-	NULL,
-	"SELECT pg_catalog.jsonb_build_object("
-	" 'namespace', r.namespace, 'workflowId', r.workflow_id,"
-	" 'runId', r.run_id, 'workflowType', r.workflow_type,"
-	" 'taskQueue', r.task_queue, 'status', r.status, 'attempt', r.attempt,"
-	" 'startTime', r.start_time, 'closeTime', r.close_time,"
-	" 'result', r.result, 'failure', r.failure,"
-	" 'parent', CASE WHEN r.parent_run_id IS NULL THEN NULL ELSE"
-	"   pg_catalog.jsonb_build_object('namespace', r.parent_namespace,"
-	"     'workflowId', r.parent_workflow_id, 'runId', r.parent_run_id,"
-	"     'initiatedEventId', r.parent_initiated_id) END,"
-	" 'memo', r.memo,"
-	" 'pendingActivities', COALESCE((SELECT pg_catalog.jsonb_agg("
-	"   pg_catalog.jsonb_build_object("
-	"     'activityId', a.activity_id, 'activityType', a.activity_type,"
-	"     'state', a.state, 'attempt', a.attempt,"
-	"     'scheduledTime', a.scheduled_time,"
-	"     'lastStartedTime', a.started_time,"
-	"     'lastHeartbeatTime', a.last_heartbeat_time,"
-	"     'heartbeatDetails', a.heartbeat_details,"
-	"     'lastFailureReason', a.last_failure_reason,"
-	"     'lastFailureDetails', a.last_failure_details,"
-	"     'expirationTime', a.first_scheduled_time + pg_catalog.make_interval("
-	"        secs => CASE WHEN " EXPIRATION_SECS " = 'Infinity' THEN NULL"
-	"          ELSE LEAST(" EXPIRATION_SECS ", " DURABLE_MAX_DURATION_SQL ") END),"
-	"     'nextAttemptScheduledTime', a.next_attempt_time,"
-	"     'lastWorkerIdentity', a.last_worker_identity)"
-	"   ORDER BY a.scheduled_event_id)"
-	"   FROM durable.activities a WHERE a.run_id = r.run_id), '[]'),"
-	" 'pendingChildren', COALESCE((SELECT pg_catalog.jsonb_agg("
-	"   pg_catalog.jsonb_build_object('namespace', c.namespace,"
-	"     'workflowId', c.workflow_id, 'runId', c.run_id,"
-	"     'workflowType', c.workflow_type,"
-	"     'initiatedEventId', c.initiated_event_id,"
-	"     'startedEventId', c.started_event_id,"
-	"     'parentClosePolicy', c.parent_close_policy)"
-	"   ORDER BY c.initiated_event_id)"
-	"   FROM durable.children c WHERE c.parent_run_id = r.run_id), '[]'),"
-	" 'pendingTimers', COALESCE((SELECT pg_catalog.jsonb_agg("
-	"   pg_catalog.jsonb_build_object('timerId', t.timer_id,"
-	"     'startedEventId', t.started_event_id, 'fireTime', t.fire_time)"
-	"   ORDER BY t.started_event_id)"
-	"   FROM durable.user_timers t WHERE t.run_id = r.run_id), '[]'),"
-	" 'cancelRequested', r.cancel_requested,"
-	" 'historyLength', r.last_event_id,"
-	" 'retryPolicy', r.retry_policy,"
-	" 'cronSchedule', r.cron_schedule,"
-	" 'executionTimeoutSeconds', r.execution_timeout,"
-	" 'runTimeoutSeconds', r.run_timeout,"
-	" 'decisionTimeoutSeconds', r.decision_timeout,"
-	" 'firstRunId', r.first_run_id,"
+/* describe_workflow's object for run r */
+#define DESCRIBE_OBJECT \
+	"pg_catalog.jsonb_build_object(" \
+	" 'namespace', r.namespace, 'workflowId', r.workflow_id," \
+	" 'runId', r.run_id, 'workflowType', r.workflow_type," \
+	" 'taskQueue', r.task_queue, 'status', r.status, 'attempt', r.attempt," \
+	" 'startTime', r.start_time, 'closeTime', r.close_time," \
+	" 'result', r.result, 'failure', r.failure," \
+	" 'parent', CASE WHEN r.parent_run_id IS NULL THEN NULL ELSE" \
+	"   pg_catalog.jsonb_build_object('namespace', r.parent_namespace," \
+	"     'workflowId', r.parent_workflow_id, 'runId', r.parent_run_id," \
+	"     'initiatedEventId', r.parent_initiated_id) END," \
+	" 'memo', r.memo," \
+	" 'pendingActivities', COALESCE((SELECT pg_catalog.jsonb_agg(" \
+	"   pg_catalog.jsonb_build_object(" \
+	"     'activityId', a.activity_id, 'activityType', a.activity_type," \
+	"     'state', a.state, 'attempt', a.attempt," \
+	"     'scheduledTime', a.scheduled_time," \
+	"     'lastStartedTime', a.started_time," \
+	"     'lastHeartbeatTime', a.last_heartbeat_time," \
+	"     'heartbeatDetails', a.heartbeat_details," \
+	"     'lastFailureReason', a.last_failure_reason," \
+	"     'lastFailureDetails', a.last_failure_details," \
+	"     'expirationTime', a.first_scheduled_time + pg_catalog.make_interval(" \
+	"        secs => CASE WHEN " EXPIRATION_SECS " = 'Infinity' THEN NULL" \
+	"          ELSE LEAST(" EXPIRATION_SECS ", " DURABLE_MAX_DURATION_SQL ") END)," \
+	"     'nextAttemptScheduledTime', a.next_attempt_time," \
+	"     'lastWorkerIdentity', a.last_worker_identity)" \
+	"   ORDER BY a.scheduled_event_id)" \
+	"   FROM durable.activities a WHERE a.run_id = r.run_id), '[]')," \
+	" 'pendingChildren', COALESCE((SELECT pg_catalog.jsonb_agg(" \
+	"   pg_catalog.jsonb_build_object('namespace', c.namespace," \
+	"     'workflowId', c.workflow_id, 'runId', c.run_id," \
+	"     'workflowType', c.workflow_type," \
+	"     'initiatedEventId', c.initiated_event_id," \
+	"     'startedEventId', c.started_event_id," \
+	"     'parentClosePolicy', c.parent_close_policy)" \
+	"   ORDER BY c.initiated_event_id)" \
+	"   FROM durable.children c WHERE c.parent_run_id = r.run_id), '[]')," \
+	" 'pendingTimers', COALESCE((SELECT pg_catalog.jsonb_agg(" \
+	"   pg_catalog.jsonb_build_object('timerId', t.timer_id," \
+	"     'startedEventId', t.started_event_id, 'fireTime', t.fire_time)" \
+	"   ORDER BY t.started_event_id)" \
+	"   FROM durable.user_timers t WHERE t.run_id = r.run_id), '[]')," \
+	" 'cancelRequested', r.cancel_requested," \
+	" 'historyLength', r.last_event_id," \
+	" 'retryPolicy', r.retry_policy," \
+	" 'cronSchedule', r.cron_schedule," \
+	" 'executionTimeoutSeconds', r.execution_timeout," \
+	" 'runTimeoutSeconds', r.run_timeout," \
+	" 'decisionTimeoutSeconds', r.decision_timeout," \
+	" 'firstRunId', r.first_run_id," \
 	" 'continuedFrom', r.continued_from, 'continuedTo', r.continued_to)"
+
+static KeptPlan describe_plan = {
+	NULL, "SELECT " DESCRIBE_OBJECT " FROM durable.runs r WHERE r.run_id = $1",
+	1, {UUIDOID}
+};
+/*
+ * From 0.3.0, with taskFailure when a task of the run failed in the engine
+ * and is being retried (executor.c).
+ */
+static KeptPlan describe_plan_v3 = {
+	NULL, "SELECT " DESCRIBE_OBJECT " || COALESCE((SELECT"
+	"   pg_catalog.jsonb_build_object('taskFailure',"
+	"     pg_catalog.jsonb_build_object("
+	"       'taskType', CASE t.kind WHEN 'w' THEN 'decision' ELSE 'activity' END,"
+	"       'scheduledEventId', t.scheduled_event_id,"
+	"       'attempts', t.failures, 'lastError', t.last_error,"
+	"       'nextAttemptTime', t.not_before))"
+	"   FROM durable.ready_tasks t WHERE t.run_id = r.run_id"
+	"   AND t.kind IN ('w', 'x') AND t.failures > 0"
+	"   ORDER BY t.task_id LIMIT 1), '{}')"
 	" FROM durable.runs r WHERE r.run_id = $1",
 	1, {UUIDOID}
 };
@@ -304,7 +324,8 @@ durable_describe_workflow(PG_FUNCTION_ARGS)
 	DurableSPIConnect();
 	LoadRunOrError(namespace, workflow_id, run_id, false, &rs);
 	values[0] = UUIDPGetDatum(&rs.run_id);
-	if (RunPlan(&describe_plan, values, NULL, true, 1) != 1)
+	if (RunPlan(TasksCanBePutOff() ? &describe_plan_v3 : &describe_plan,
+				values, NULL, true, 1) != 1)
 		elog(ERROR, "run %s vanished", UuidToCString(&rs.run_id));
 	result = SPI_datumTransfer(SPIGetDatum(0, 1, &isnull), false, -1);
 	DurableSPIFinish();

@@ -77,11 +77,12 @@ durable_relid(const char *relname)
  * Open a table for inserts, checking that its columns are the ones named (in
  * any order, dropped columns aside): a column this file does not know of
  * would get NULL instead of its default.  attnums[i] is set to the index in
- * the tuple of names[i].
+ * the tuple of names[i].  The names past the first nrequired are columns
+ * of a later version, which are written NULL; attnums -1 if absent.
  */
 static void
-direct_open(DirectTable *dt, const char *relname, int ncols,
-			const char *const *names, int *attnums)
+direct_open_some(DirectTable *dt, const char *relname, int ncols,
+				 int nrequired, const char *const *names, int *attnums)
 {
 	TupleDesc	desc;
 	int			found = 0;
@@ -106,9 +107,10 @@ direct_open(DirectTable *dt, const char *relname, int ncols,
 			elog(ERROR, "durable.%s has a column \"%s\" that durable does not write",
 				 relname, NameStr(att->attname));
 		attnums[i] = j;
-		found++;
+		if (i < nrequired)
+			found++;
 	}
-	if (found != ncols)
+	if (found != nrequired)
 		elog(ERROR, "durable.%s lacks a column that durable writes", relname);
 
 	dt->estate = CreateExecutorState();
@@ -117,6 +119,14 @@ direct_open(DirectTable *dt, const char *relname, int ncols,
 	ExecOpenIndices(dt->rri, false);
 	dt->slot = table_slot_create(dt->rel, NULL);
 	dt->cid = GetCurrentCommandId(true);
+}
+
+/* direct_open with every column named required. */
+static void
+direct_open(DirectTable *dt, const char *relname, int ncols,
+			const char *const *names, int *attnums)
+{
+	direct_open_some(dt, relname, ncols, ncols, names, attnums);
 }
 
 /*
@@ -194,10 +204,14 @@ DirectInsertEvents(pg_uuid_t *run_id, int n, const int64 *ids,
 	direct_close(&dt);
 }
 
-/* The columns of durable.ready_tasks */
+/*
+ * The columns of durable.ready_tasks: those written, then those of a put-off
+ * task (0.3.0, executor.c), NULL for a new task.
+ */
+#define READY_COLUMNS_WRITTEN 7
 static const char *const ready_columns[] = {
 	"namespace", "task_queue", "kind", "task_id", "run_id",
-	"scheduled_event_id", "attempt"
+	"scheduled_event_id", "attempt", "not_before", "failures", "last_error"
 };
 
 /*
@@ -221,15 +235,15 @@ DirectInsertReadyTasks(const char *namespace, pg_uuid_t *run_id, int n,
 	if (n == 0)
 		return;
 	seq = durable_relid("ready_task_seq");
-	direct_open(&dt, "ready_tasks", lengthof(ready_columns), ready_columns,
-				att);
+	direct_open_some(&dt, "ready_tasks", lengthof(ready_columns),
+					 READY_COLUMNS_WRITTEN, ready_columns, att);
 	if (dt.natts > lengthof(values))
 	{
 		vals = palloc(sizeof(Datum) * dt.natts);
 		nulls = palloc(sizeof(bool) * dt.natts);
 	}
 	memset(nulls, true, sizeof(bool) * dt.natts);
-	for (i = 0; i < lengthof(ready_columns); i++)
+	for (i = 0; i < READY_COLUMNS_WRITTEN; i++)
 		nulls[att[i]] = false;
 	vals[att[0]] = CStringGetTextDatum(namespace);
 	vals[att[4]] = UUIDPGetDatum(run_id);

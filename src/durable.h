@@ -331,6 +331,7 @@ extern Jsonb *NamespaceActivityPolicy(const char *namespace);
 #define TIMER_DELIVER			"deliver"	/* an event for another run */
 #define TIMER_EXTERNAL			"external"	/* a signal or cancel to deliver */
 #define TIMER_CLOSE_POLICY		"close_policy"	/* a parent close policy */
+#define TIMER_TASK_RETRY		"task_retry"	/* a put-off executor task */
 
 extern void CreateTimer(pg_uuid_t *run_id, const char *kind,
 						TimestampTz due_at, int64 ref_id, int32 attempt);
@@ -578,6 +579,8 @@ typedef enum ReplayOutcome
 
 extern int	durable_executor_workers;
 extern int	ExecuteReadyTasks(int max_tasks, bool own_xact);
+extern bool TasksCanBePutOff(void);
+extern bool FireTaskRetryTimer(pg_uuid_t *run_id, int64 task_id);
 extern void WaitForExecutorTask(long timeout_ms);
 extern void CallAsRole(Oid role, FmgrInfo *flinfo, Jsonb *input,
 					   double timeout_seconds, bool (*keep) (void *),

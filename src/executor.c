@@ -30,11 +30,25 @@
  * Functions run as the role they were registered with, with the database's
  * default search_path.
  *
+ * A task that fails in the engine (an error that is not the outcome of the
+ * user's function: a function whose library cannot be loaded, a run the
+ * engine cannot read, a lock timeout, the executor canceled) would be the
+ * oldest task again at once, and the executors would retry it in a loop
+ * while every other workflow waits.  Since 0.3.0 such a task is put off
+ * instead: its row in durable.ready_tasks gets not_before (1 s, doubling up
+ * to TASK_BACKOFF_MAX_SECONDS), failures and last_error, one WARNING is
+ * logged, and a task_retry timer clears not_before when it is due and wakes
+ * the executors.  The claim skips put-off tasks through its partial index
+ * (not_before IS NULL), without reading them.  durable.stuck_tasks and
+ * describe_workflow's taskFailure show them.  On a database still at 0.2.0
+ * (no such columns) a failing task is logged and retried after a second.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -42,6 +56,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 #include "utils/snapmgr.h"
@@ -54,11 +69,28 @@
 #define EXECUTOR_CHAIN_TASKS	32
 #define EXECUTOR_CHAIN_MS		20
 
+/* The longest a task that fails in the engine is put off */
+#define TASK_BACKOFF_MAX_SECONDS	300
+
+/* Wait after a failure that cannot be pinned on a task, or at 0.2.0 */
+#define EXECUTOR_ERROR_PAUSE_MS		1000L
+
+#define CLAIM_RETURNING \
+	" RETURNING namespace, task_queue, kind, run_id, scheduled_event_id," \
+	" attempt, task_id"
+
 static KeptPlan claim_executor_task = {
 	NULL, "DELETE FROM durable.ready_tasks WHERE ctid ="
 	" (SELECT ctid FROM durable.ready_tasks WHERE kind IN ('w', 'x')"
-	"   ORDER BY task_id LIMIT 1 FOR UPDATE SKIP LOCKED)"
-	" RETURNING namespace, task_queue, kind, run_id, scheduled_event_id, attempt",
+	"   ORDER BY task_id LIMIT 1 FOR UPDATE SKIP LOCKED)" CLAIM_RETURNING,
+	0, {InvalidOid}
+};
+/* The same from 0.3.0: put-off tasks are not in the partial index */
+static KeptPlan claim_executor_task_v3 = {
+	NULL, "DELETE FROM durable.ready_tasks WHERE ctid ="
+	" (SELECT ctid FROM durable.ready_tasks WHERE kind IN ('w', 'x')"
+	"   AND not_before IS NULL"
+	"   ORDER BY task_id LIMIT 1 FOR UPDATE SKIP LOCKED)" CLAIM_RETURNING,
 	0, {InvalidOid}
 };
 /*
@@ -71,8 +103,35 @@ static KeptPlan claim_run_task = {
 	NULL, "DELETE FROM durable.ready_tasks WHERE ctid ="
 	" (SELECT ctid FROM durable.ready_tasks WHERE run_id = $1"
 	"   AND kind = ANY ($2) ORDER BY task_id LIMIT 1 FOR UPDATE SKIP LOCKED)"
-	" RETURNING namespace, task_queue, kind, run_id, scheduled_event_id, attempt",
+	CLAIM_RETURNING,
 	2, {UUIDOID, CHARARRAYOID}
+};
+static KeptPlan claim_run_task_v3 = {
+	NULL, "DELETE FROM durable.ready_tasks WHERE ctid ="
+	" (SELECT ctid FROM durable.ready_tasks WHERE run_id = $1"
+	"   AND kind = ANY ($2) AND not_before IS NULL"
+	"   ORDER BY task_id LIMIT 1 FOR UPDATE SKIP LOCKED)" CLAIM_RETURNING,
+	2, {UUIDOID, CHARARRAYOID}
+};
+/*
+ * Put off a task that failed in the engine: 1 s after the first failure,
+ * doubling up to TASK_BACKOFF_MAX_SECONDS.
+ */
+static KeptPlan put_off_task = {
+	NULL, "UPDATE durable.ready_tasks"
+	" SET failures = COALESCE(failures, 0) + 1, last_error = $3,"
+	" not_before = $4 + pg_catalog.make_interval(secs => LEAST("
+	"   pg_catalog.power(2, LEAST(COALESCE(failures, 0), 30)),"
+	"   " CppAsString2(TASK_BACKOFF_MAX_SECONDS) "))"
+	" WHERE run_id = $1 AND task_id = $2"
+	" RETURNING failures, not_before, namespace, task_queue",
+	4, {UUIDOID, INT8OID, TEXTOID, TIMESTAMPTZOID}
+};
+/* Its backoff is over: the claim sees it again */
+static KeptPlan release_task = {
+	NULL, "UPDATE durable.ready_tasks SET not_before = NULL"
+	" WHERE run_id = $1 AND task_id = $2 AND not_before IS NOT NULL",
+	2, {UUIDOID, INT8OID}
 };
 static KeptPlan peek_activity = {
 	NULL, "SELECT activity_type, input, attempt, state = 'SCHEDULED'"
@@ -505,12 +564,42 @@ execute_activity_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt,
 		SaveRun(&ar.rs);
 }
 
+/* The task a chain began with, kept for when the chain fails */
+typedef struct TaskInHand
+{
+	bool		claimed;		/* a task was claimed */
+	bool		can_put_off;	/* ready_tasks has not_before (0.3.0) */
+	int			position;		/* of the task running in its chain */
+	pg_uuid_t	run_id;			/* the first task of the chain: */
+	int64		task_id;
+	char		kind;
+	int64		scheduled_id;
+} TaskInHand;
+
 /*
- * Run the task just claimed (the last SPI result); its run id goes to
- * *run_id.
+ * Whether durable.ready_tasks has the columns of a put-off task: false on a
+ * database still at 0.2.0, until ALTER EXTENSION durable UPDATE.
+ */
+bool
+TasksCanBePutOff(void)
+{
+	Oid			nsp = get_namespace_oid("durable", true);
+	Oid			relid;
+
+	if (!OidIsValid(nsp))
+		return false;
+	relid = get_relname_relid("ready_tasks", nsp);
+	return OidIsValid(relid) &&
+		get_attnum(relid, "not_before") != InvalidAttrNumber;
+}
+
+/*
+ * Run the task just claimed (the last SPI result), task number position of
+ * its chain; its run id goes to *run_id, and the first task of a chain to
+ * hand.
  */
 static void
-execute_claimed_task(pg_uuid_t *run_id)
+execute_claimed_task(pg_uuid_t *run_id, TaskInHand *hand, int position)
 {
 	int64		scheduled_id;
 	int32		attempt;
@@ -525,6 +614,15 @@ execute_claimed_task(pg_uuid_t *run_id)
 	memcpy(run_id, DatumGetUUIDP(SPIGetDatum(0, 4, &isnull)), sizeof(pg_uuid_t));
 	scheduled_id = DatumGetInt64(SPIGetDatum(0, 5, &isnull));
 	attempt = DatumGetInt32(SPIGetDatum(0, 6, &isnull));
+	if (position == 0)
+	{
+		hand->claimed = true;
+		hand->run_id = *run_id;
+		hand->task_id = DatumGetInt64(SPIGetDatum(0, 7, &isnull));
+		hand->kind = kind;
+		hand->scheduled_id = scheduled_id;
+	}
+	hand->position = position;
 	SPI_freetuptable(SPI_tuptable);
 
 	if (kind == 'w')
@@ -547,24 +645,27 @@ executor_kinds(void)
 /*
  * Claim and run the oldest ready executor task in the current transaction,
  * then (chain) the tasks it made ready for the same run, as long as the
- * transaction is young: a SQL workflow's consecutive steps commit together.
- * Nothing is lost by that: a crash undoes the steps of the chain together
- * with their writes, and they run again.  Returns how many tasks ran (0:
- * none was ready).
+ * transaction is young, at most chain_limit in all: a SQL workflow's
+ * consecutive steps commit together.  Nothing is lost by that: a crash
+ * undoes the steps of the chain together with their writes, and they run
+ * again.  Returns how many tasks ran (0: none was ready); hand says which
+ * task runs, for the caller to blame if this fails.
  */
 static int
-execute_tasks(int max_tasks)
+execute_tasks(int max_tasks, int chain_limit, TaskInHand *hand)
 {
 	pg_uuid_t	run_id;
 	TimestampTz began = GetCurrentTimestamp();
 	int			n = 0;
 
+	hand->can_put_off = TasksCanBePutOff();
 	DurableSPIConnect();
-	if (RunPlan(&claim_executor_task, NULL, NULL, false, 1) > 0)
+	if (RunPlan(hand->can_put_off ? &claim_executor_task_v3 :
+				&claim_executor_task, NULL, NULL, false, 1) > 0)
 	{
-		execute_claimed_task(&run_id);
+		execute_claimed_task(&run_id, hand, 0);
 		n++;
-		while (n < Min(max_tasks, EXECUTOR_CHAIN_TASKS) &&
+		while (n < Min(max_tasks, chain_limit) &&
 			   !TimestampDifferenceExceeds(began, GetCurrentTimestamp(),
 										   EXECUTOR_CHAIN_MS))
 		{
@@ -572,9 +673,10 @@ execute_tasks(int max_tasks)
 
 			values[0] = UUIDPGetDatum(&run_id);
 			values[1] = executor_kinds();
-			if (RunPlan(&claim_run_task, values, NULL, false, 1) == 0)
+			if (RunPlan(hand->can_put_off ? &claim_run_task_v3 :
+						&claim_run_task, values, NULL, false, 1) == 0)
 				break;
-			execute_claimed_task(&run_id);
+			execute_claimed_task(&run_id, hand, n);
 			n++;
 		}
 	}
@@ -583,80 +685,258 @@ execute_tasks(int max_tasks)
 }
 
 /*
- * Run at most max_tasks ready executor tasks; returns how many ran.  With
- * own_xact (a background worker, outside any transaction) each task is a
- * transaction of its own, and a task that fails is logged and left queued;
- * otherwise they run in the caller's transaction.
+ * execute_tasks in a transaction of its own (own_xact: a background worker,
+ * outside any transaction) or in a subtransaction of the caller's.  An
+ * error rolls back all the chain did (its first task is queued again as it
+ * was) and comes back copied in *error.  Returns how many tasks ran.
+ */
+static int
+run_chain(int max_tasks, int chain_limit, bool own_xact,
+		  MemoryContext task_cxt, TaskInHand *hand, ErrorData **error)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	ResourceOwner oldowner = CurrentResourceOwner;
+	volatile int ran = 0;
+
+	*error = NULL;
+	if (own_xact)
+	{
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		PushActiveSnapshot(GetTransactionSnapshot());
+	}
+	else
+		BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(task_cxt);
+	PG_TRY();
+	{
+		ran = execute_tasks(max_tasks, chain_limit, hand);
+		MemoryContextSwitchTo(oldcxt);
+		if (own_xact)
+		{
+			PopActiveSnapshot();
+			CommitTransactionCommand();
+		}
+		else
+		{
+			ReleaseCurrentSubTransaction();
+			CurrentResourceOwner = oldowner;
+		}
+		MemoryContextSwitchTo(oldcxt);
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(oldcxt);
+		*error = CopyErrorData();
+		FlushErrorState();
+		if (own_xact)
+			AbortCurrentTransaction();
+		else
+		{
+			RollbackAndReleaseCurrentSubTransaction();
+			CurrentResourceOwner = oldowner;
+		}
+		MemoryContextSwitchTo(oldcxt);
+		ran = 0;
+	}
+	PG_END_TRY();
+	MemoryContextReset(task_cxt);
+	return ran;
+}
+
+/*
+ * Put off the task in hand, which failed in the engine with error: count
+ * the failure, keep the error, hide the task from the claim until its
+ * backoff is over and set the timer that ends it; log it once.  In the
+ * caller's transaction.  The row lock taken by the update on the task is
+ * what makes the timer safe to set without its run's lock: no one else
+ * sets the same timer meanwhile.
+ */
+static void
+put_off_failed_task(TaskInHand *hand, ErrorData *error)
+{
+	Datum		values[4];
+	bool		isnull;
+	int32		failures;
+	TimestampTz not_before;
+	char	   *namespace;
+	char	   *task_queue;
+	char	   *message;
+
+	message = psprintf("%s: %s", unpack_sql_state(error->sqlerrcode),
+					   error->message ? error->message : "");
+	DurableSPIConnect();
+	values[0] = UUIDPGetDatum(&hand->run_id);
+	values[1] = Int64GetDatum(hand->task_id);
+	values[2] = CStringGetTextDatum(message);
+	values[3] = TimestampTzGetDatum(DurableNow());
+	if (RunPlan(&put_off_task, values, NULL, false, 1) == 0)
+	{
+		/* Gone meanwhile (its run closed): nothing to retry. */
+		DurableSPIFinish();
+		return;
+	}
+	failures = DatumGetInt32(SPIGetDatum(0, 1, &isnull));
+	not_before = DatumGetTimestampTz(SPIGetDatum(0, 2, &isnull));
+	namespace = SPIGetText(0, 3);
+	task_queue = SPIGetText(0, 4);
+	SPI_freetuptable(SPI_tuptable);
+	CreateTimer(&hand->run_id, TIMER_TASK_RETRY, not_before, hand->task_id, 0);
+	DurableSPIFinish();
+
+	ereport(WARNING,
+			(errmsg("durable %s task %lld of run %s failed in the engine: %s",
+					hand->kind == 'w' ? "decision" : "activity",
+					(long long) hand->task_id, UuidToCString(&hand->run_id),
+					message),
+			 errdetail("Failure %d of the task (namespace \"%s\", task queue \"%s\", scheduled event %lld); it is retried at %s.",
+					   failures, namespace, task_queue,
+					   (long long) hand->scheduled_id,
+					   timestamptz_to_str(not_before)),
+			 errhint("The view durable.stuck_tasks lists the tasks being retried.")));
+}
+
+/*
+ * put_off_failed_task in a transaction of its own; false (logged) if that
+ * fails too.
+ */
+static bool
+put_off_in_own_xact(TaskInHand *hand, ErrorData *error, MemoryContext cxt)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	volatile bool done = false;
+
+	PG_TRY();
+	{
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		MemoryContextSwitchTo(cxt);
+		put_off_failed_task(hand, error);
+		MemoryContextSwitchTo(oldcxt);
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		MemoryContextSwitchTo(oldcxt);
+		done = true;
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(oldcxt);
+		EmitErrorReport();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		MemoryContextSwitchTo(oldcxt);
+	}
+	PG_END_TRY();
+	MemoryContextReset(cxt);
+	return done;
+}
+
+/*
+ * Run at most max_tasks ready executor tasks; returns how many were taken,
+ * those put off included.  With own_xact (a background worker, outside any
+ * transaction) each chain is a transaction of its own; otherwise a
+ * subtransaction of the caller's.  A task that fails in the engine is put
+ * off (from 0.3.0) and the others go on; a cancel of the caller's
+ * statement (not own_xact) is raised.
  */
 int
 ExecuteReadyTasks(int max_tasks, bool own_xact)
 {
 	MemoryContext task_cxt;
-	MemoryContext oldcxt = CurrentMemoryContext;
-	volatile int n = 0;
+	int			n = 0;
+	int			chain_limit = EXECUTOR_CHAIN_TASKS;
 
 	task_cxt = AllocSetContextCreate(CurrentMemoryContext, "durable executor task",
 									 ALLOCSET_DEFAULT_SIZES);
 	while (n < max_tasks)
 	{
-		volatile int ran = 0;
-		volatile bool failed = false;
+		TaskInHand	hand;
+		ErrorData  *error;
+		int			ran;
 
 		CHECK_FOR_INTERRUPTS();
-		if (!own_xact)
+		memset(&hand, 0, sizeof(hand));
+		ran = run_chain(max_tasks - n, chain_limit, own_xact, task_cxt,
+						&hand, &error);
+		if (own_xact)
+			pgstat_report_activity(STATE_IDLE, NULL);
+		if (error == NULL)
 		{
-			MemoryContextSwitchTo(task_cxt);
-			ran = execute_tasks(max_tasks - n);
-			MemoryContextSwitchTo(oldcxt);
-			MemoryContextReset(task_cxt);
 			if (ran == 0)
 				break;
 			n += ran;
+			chain_limit = EXECUTOR_CHAIN_TASKS;
 			continue;
 		}
+		if (!own_xact && ErrorIsCancel(error))
+			ReThrowError(error);	/* the caller's statement was canceled */
+		if (hand.claimed && hand.position > 0)
+		{
+			/*
+			 * A later task of the chain failed, and the chain was undone:
+			 * run its first task alone, so that the failing one comes next
+			 * on its own and is the one put off.
+			 */
+			FreeErrorData(error);
+			chain_limit = 1;
+			continue;
+		}
+		if (hand.claimed && hand.can_put_off)
+		{
+			bool		done = true;
 
-		SetCurrentStatementStartTimestamp();
-		StartTransactionCommand();
-		PushActiveSnapshot(GetTransactionSnapshot());
-		PG_TRY();
-		{
-			MemoryContextSwitchTo(task_cxt);
-			ran = execute_tasks(max_tasks - n);
-			MemoryContextSwitchTo(oldcxt);
-			PopActiveSnapshot();
-			CommitTransactionCommand();
+			if (own_xact)
+				done = put_off_in_own_xact(&hand, error, task_cxt);
+			else
+				put_off_failed_task(&hand, error);
+			FreeErrorData(error);
+			if (done)
+			{
+				n++;
+				continue;
+			}
 		}
-		PG_CATCH();
+		else
 		{
-			MemoryContextSwitchTo(oldcxt);
-			EmitErrorReport();
-			FlushErrorState();
-			AbortCurrentTransaction();
-			MemoryContextReset(task_cxt);
-			pgstat_report_activity(STATE_IDLE, NULL);
-			failed = true;
+			/* Nothing to put off (the claim failed, or 0.2.0): as in 0.2.0 */
+			if (!own_xact)
+				ReThrowError(error);
+			error->elevel = WARNING;
+			ThrowErrorData(error);
+			FreeErrorData(error);
 		}
-		PG_END_TRY();
-
-		/*
-		 * Do not spin on a task that fails: wait a little.  (A break inside
-		 * PG_CATCH would leave only the macro's do-while, not this loop.)
-		 */
-		if (failed)
-		{
-			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 1000L, PG_WAIT_EXTENSION);
-			ResetLatch(MyLatch);
-			break;
-		}
-		MemoryContextReset(task_cxt);
-		pgstat_report_activity(STATE_IDLE, NULL);
-		if (ran == 0)
-			break;
-		n += ran;
+		/* Do not spin on what fails: wait a little. */
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 EXECUTOR_ERROR_PAUSE_MS, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		break;
 	}
 	MemoryContextDelete(task_cxt);
 	return n;
+}
+
+/*
+ * A task_retry timer: the backoff of a put-off task is over.  Show it to
+ * the claim again and wake the executors at commit.  The timer and the
+ * task are locked without the run's lock, which the engine may be unable
+ * to take or the task may hold.  Returns whether the task was still there.
+ */
+bool
+FireTaskRetryTimer(pg_uuid_t *run_id, int64 task_id)
+{
+	Datum		values[2];
+	bool		released;
+
+	if (!ClaimTimer(run_id, TIMER_TASK_RETRY, task_id))
+		return false;
+	values[0] = UUIDPGetDatum(run_id);
+	values[1] = Int64GetDatum(task_id);
+	released = RunPlan(&release_task, values, NULL, false, 0) > 0;
+	(void) TakeTimer(run_id, TIMER_TASK_RETRY, task_id);
+	if (released)
+		WakeExecutorsAtCommit();
+	return released;
 }
 
 PG_FUNCTION_INFO_V1(durable_run_tasks);

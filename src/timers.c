@@ -299,6 +299,9 @@ fire_due_timer(DueTimer *t, TimestampTz now)
 		return FireExternalTimer(&t->run_id, t->ref_id, t->payload, now);
 	if (strcmp(t->kind, TIMER_CLOSE_POLICY) == 0)
 		return FireClosePolicyTimer(&t->run_id, t->ref_id, t->payload, now);
+	/* A put-off executor task, whose run may be what the engine fails on */
+	if (strcmp(t->kind, TIMER_TASK_RETRY) == 0)
+		return FireTaskRetryTimer(&t->run_id, t->ref_id);
 
 	if (!LoadRunById(&t->run_id, true, &rs))
 	{

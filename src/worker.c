@@ -11,6 +11,14 @@
  * is done again one timer per subtransaction; a timer that fails alone is
  * logged and put off, and the worker lives on.
  *
+ * A due timer whose run is locked elsewhere (a SQL activity running past a
+ * timeout of its run, a long transaction) is skipped and stays due.  When a
+ * round fires nothing while timers are due, the worker does not go round
+ * again at once, which would spin at full CPU for as long as the lock is
+ * held: it sleeps LOCKED_BACKOFF_MIN_MS, doubling up to LOCKED_BACKOFF_MAX_MS
+ * while rounds keep firing nothing, so that the timer still fires within
+ * about a second of the lock's release.
+ *
  * Once a minute it also purges closed runs past their namespace's retention
  * (retention.c), a batch of PURGE_BATCH runs per transaction, and sooner
  * again while batches come back full, between rounds of timers.
@@ -44,13 +52,19 @@
 
 PGDLLEXPORT void DurableTimerWorkerMain(Datum main_arg);
 
+/* The next due time, and the next one after now (two probes of timers_due) */
 static KeptPlan next_due = {
-	NULL, "SELECT min(due_at) FROM durable.timers",
-	0, {InvalidOid}
+	NULL, "SELECT (SELECT min(due_at) FROM durable.timers),"
+	" (SELECT min(due_at) FROM durable.timers WHERE due_at > $1)",
+	1, {TIMESTAMPTZOID}
 };
 
 /* Wait after an unexpected error, so that a broken database is not spun on */
 #define ERROR_BACKOFF_MS 1000L
+
+/* Pause while every due timer's run is locked elsewhere: grows to the max */
+#define LOCKED_BACKOFF_MIN_MS 10L
+#define LOCKED_BACKOFF_MAX_MS 1000L
 
 /* Retention: runs purged per transaction, and how often */
 #define PURGE_BATCH 500
@@ -65,21 +79,25 @@ extension_installed(void)
 
 /*
  * One batch: fire due timers, learn the next due time.  Returns the number
- * fired; sets *next (DT_NOEND when there is no timer).
+ * fired; sets *next, and *next_later to the first due time after the batch
+ * began (DT_NOEND when there is no such timer).
  */
 static int
-run_batch(bool careful, TimestampTz *next)
+run_batch(bool careful, TimestampTz *next, TimestampTz *next_later)
 {
 	int			fired;
 	bool		isnull;
 	Datum		d;
+	TimestampTz now = GetCurrentTimestamp();
 
 	DurableSPIConnect();
-	fired = FireDueTimersCarefully(GetCurrentTimestamp(),
-								   durable_worker_batch_size, careful);
-	RunPlan(&next_due, NULL, NULL, true, 1);
+	fired = FireDueTimersCarefully(now, durable_worker_batch_size, careful);
+	d = TimestampTzGetDatum(now);
+	RunPlan(&next_due, &d, NULL, true, 1);
 	d = SPIGetDatum(0, 1, &isnull);
 	*next = isnull ? DT_NOEND : DatumGetTimestampTz(d);
+	d = SPIGetDatum(0, 2, &isnull);
+	*next_later = isnull ? DT_NOEND : DatumGetTimestampTz(d);
 	DurableSPIFinish();
 	return fired;
 }
@@ -136,6 +154,7 @@ DurableTimerWorkerMain(Datum main_arg)
 	MemoryContext loop_cxt;
 	volatile bool careful = false;
 	volatile TimestampTz next_purge = 0;
+	volatile long locked_backoff_ms = 0;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
@@ -151,6 +170,7 @@ DurableTimerWorkerMain(Datum main_arg)
 	for (;;)
 	{
 		volatile TimestampTz next = DT_NOEND;
+		volatile TimestampTz next_later = DT_NOEND;
 		volatile long sleep_ms = 0;
 		volatile int fired = 0;
 		volatile bool installed = true;
@@ -179,7 +199,8 @@ DurableTimerWorkerMain(Datum main_arg)
 			if (installed)
 			{
 				TimerWorkerFoundExtension();	/* the executors may start */
-				fired = run_batch(careful, (TimestampTz *) &next);
+				fired = run_batch(careful, (TimestampTz *) &next,
+								  (TimestampTz *) &next_later);
 			}
 			PopActiveSnapshot();
 			CommitTransactionCommand();
@@ -199,6 +220,7 @@ DurableTimerWorkerMain(Datum main_arg)
 			careful = true;
 			sleep_ms = ERROR_BACKOFF_MS;
 			next = DT_NOEND;
+			next_later = DT_NOEND;
 		}
 		PG_END_TRY();
 
@@ -223,13 +245,33 @@ DurableTimerWorkerMain(Datum main_arg)
 			if (next_purge <= now)
 				continue;
 			sleep_ms = Min(sleep_ms, (long) ((next_purge - now + 999) / 1000));
-			if (next != DT_NOEND)
+			if (next != DT_NOEND && next <= now)
 			{
-				if (next <= now)
-					continue;
+				if (fired > 0)
+				{
+					locked_backoff_ms = 0;
+					continue;	/* what is still due may be free now */
+				}
+				/*
+				 * All that is due was skipped: its runs are locked.  Wait,
+				 * but not past the next timer that comes due meanwhile.
+				 */
+				locked_backoff_ms = locked_backoff_ms == 0 ?
+					LOCKED_BACKOFF_MIN_MS :
+					Min(locked_backoff_ms * 2, LOCKED_BACKOFF_MAX_MS);
+				sleep_ms = Min(sleep_ms, locked_backoff_ms);
+				if (next_later != DT_NOEND)
+					sleep_ms = Min(sleep_ms,
+								   Max((long) ((next_later - now + 999) / 1000), 1L));
+			}
+			else if (next != DT_NOEND)
+			{
+				locked_backoff_ms = 0;
 				/* round up: waking a little late beats spinning early */
 				sleep_ms = Min(sleep_ms, (long) ((next - now + 999) / 1000));
 			}
+			else
+				locked_backoff_ms = 0;
 		}
 		TimerWorkerSleepsUntil(GetCurrentTimestamp() + (int64) sleep_ms * 1000);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
