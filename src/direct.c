@@ -26,7 +26,7 @@
  * - A column a user added gets, in a row inserted here, its default as an
  *   INSERT would give it (compiled once per call, only when there is one);
  *   rows updated here keep its value, as an UPDATE that does not name it.
- * - Triggers (user triggers and those of foreign keys), rules, forced
+ * - Enabled triggers (user triggers and those of foreign keys), rules, forced
  *   row-level security and stored generated columns are not honoured here,
  *   and falling back to a statement for them would leave a second, rarely
  *   run copy of every hot path: a table that has one is refused with 0A000
@@ -214,25 +214,14 @@ direct_check_table(Relation rel)
 	if (XactReadOnly)
 		PreventCommandIfReadOnly(psprintf("a write of durable.%s",
 										  RelationGetRelationName(rel)));
-	if (trig != NULL &&
-		(trig->trig_insert_before_row || trig->trig_insert_after_row ||
-		 trig->trig_insert_instead_row || trig->trig_insert_before_statement ||
-		 trig->trig_insert_after_statement || trig->trig_update_before_row ||
-		 trig->trig_update_after_row || trig->trig_update_instead_row ||
-		 trig->trig_update_before_statement ||
-		 trig->trig_update_after_statement || trig->trig_delete_before_row ||
-		 trig->trig_delete_after_row || trig->trig_delete_instead_row ||
-		 trig->trig_delete_before_statement ||
-		 trig->trig_delete_after_statement))
-	{
-		for (i = 0; i < trig->numtriggers - 1; i++)
-			if ((trig->triggers[i].tgtype &
-				 (TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE |
-				  TRIGGER_TYPE_DELETE)) != 0)
-				break;
-		refuse_table(rel, psprintf("trigger \"%s\"",
-								   trig->triggers[i].tgname));
-	}
+	/* Disabled triggers and TRUNCATE triggers do not fire for our writes. */
+	for (i = 0; trig != NULL && i < trig->numtriggers; i++)
+		if ((trig->triggers[i].tgtype &
+			 (TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE |
+			  TRIGGER_TYPE_DELETE)) != 0 &&
+			trig->triggers[i].tgenabled != TRIGGER_DISABLED)
+			refuse_table(rel, psprintf("trigger \"%s\"",
+									   trig->triggers[i].tgname));
 	if (rel->rd_rules != NULL)
 		refuse_table(rel, "rules");
 	if (rel->rd_rel->relrowsecurity && rel->rd_rel->relforcerowsecurity)
@@ -274,28 +263,39 @@ check_not_null(Relation rel, TupleTableSlot *slot)
 }
 
 /*
- * Check a new row version of a table opened by direct_check_table: NOT NULL,
- * and with user_checks every CHECK constraint, as an UPDATE would.
+ * Check a new version of a row, made by heap_modify_tuple from one that
+ * satisfied the table's constraints, as an UPDATE would: a column set to
+ * NULL must allow it (the columns kept need no check), and with user_checks
+ * every CHECK constraint is evaluated.
  */
 static void
-check_new_row(Relation rel, HeapTuple tuple, bool user_checks)
+check_new_row(Relation rel, HeapTuple tuple, const bool *replace,
+			  const bool *repl_null, bool user_checks)
 {
-	TupleTableSlot *slot = MakeSingleTupleTableSlot(RelationGetDescr(rel),
-													&TTSOpsHeapTuple);
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			j;
 
-	ExecStoreHeapTuple(tuple, slot, false);
-	slot_getallattrs(slot);
-	check_not_null(rel, slot);
+	for (j = 0; j < desc->natts; j++)
+		if (replace[j] && repl_null[j] && TupleDescAttr(desc, j)->attnotnull)
+			ereport(ERROR,
+					(errcode(ERRCODE_NOT_NULL_VIOLATION),
+					 errmsg("null value in column \"%s\" of relation \"%s\" violates not-null constraint",
+							NameStr(TupleDescAttr(desc, j)->attname),
+							RelationGetRelationName(rel)),
+					 errtablecol(rel, j + 1)));
 	if (user_checks)
 	{
+		TupleTableSlot *slot = MakeSingleTupleTableSlot(desc,
+														&TTSOpsHeapTuple);
 		EState	   *estate = CreateExecutorState();
 		ResultRelInfo *rri = makeNode(ResultRelInfo);
 
+		ExecStoreHeapTuple(tuple, slot, false);
 		InitResultRelInfo(rri, rel, 0, NULL, 0);
 		ExecConstraints(rri, slot, estate);
 		FreeExecutorState(estate);
+		ExecDropSingleTupleTableSlot(slot);
 	}
-	ExecDropSingleTupleTableSlot(slot);
 }
 
 /*
@@ -854,7 +854,7 @@ DirectUpdateRun(pg_uuid_t *run_id, int n, const char *const *names,
 		replace[att] = true;
 	}
 	newtup = heap_modify_tuple(oldtup, desc, repl, repl_null, replace);
-	check_new_row(rel, newtup, user_checks);
+	check_new_row(rel, newtup, replace, repl_null, user_checks);
 	simple_heap_update(rel, &oldtup->t_self, newtup);
 
 	if (!HeapTupleIsHeapOnly(newtup))
@@ -1110,7 +1110,7 @@ DirectSetTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id,
 			replace[att[4]] = true;
 		}
 		newtup = heap_modify_tuple(oldtup, desc, repl, repl_null, replace);
-		check_new_row(dt.rel, newtup, dt.user_checks);
+		check_new_row(dt.rel, newtup, replace, repl_null, dt.user_checks);
 		simple_heap_update(dt.rel, &dt.slot->tts_tid, newtup);
 		if (!HeapTupleIsHeapOnly(newtup) && dt.rri->ri_NumIndices > 0)
 		{
@@ -1296,7 +1296,7 @@ DirectStartActivityAttempt(pg_uuid_t *run_id, int64 scheduled_event_id,
 				replace[c_heartbeat] = replace[c_identity] = true;
 				result = heap_modify_tuple(oldtup, desc, repl, repl_null,
 										   replace);
-				check_new_row(rel, result, user_checks);
+				check_new_row(rel, result, replace, repl_null, user_checks);
 				simple_heap_update(rel, &slot->tts_tid, result);
 				if (!HeapTupleIsHeapOnly(result))
 				{

@@ -3,7 +3,7 @@
 -- or refused with a clear error and nothing written (README, "What durable's
 -- tables support").
 BEGIN;
-SELECT plan(28);
+SELECT plan(29);
 
 SET LOCAL durable.test_time = '2026-04-01 00:00:00+00';
 CREATE TABLE audit (tbl text, op text);
@@ -22,6 +22,9 @@ SELECT throws_ok($$SELECT durable.poll_decision_task('q')$$, '0A000',
 SELECT throws_ok($$SELECT durable.start_workflow('t', workflow_id => 'w2', task_queue => 'q')$$, '0A000',
     'durable does not support trigger "audit_history" on table durable.history',
     'and a start');
+ALTER TABLE durable.history DISABLE TRIGGER audit_history;
+SELECT lives_ok($$SELECT durable.start_workflow('t', workflow_id => 'w2', task_queue => 'q2')$$,
+    'a disabled trigger is no obstacle: it would not fire for a statement either');
 DROP TRIGGER audit_history ON durable.history;
 CREATE TRIGGER audit_runs AFTER UPDATE ON durable.runs
     FOR EACH STATEMENT EXECUTE FUNCTION audit_row();
@@ -35,6 +38,9 @@ SELECT throws_ok($$SELECT durable.poll_decision_task('q')$$, '0A000',
     'durable does not support trigger "audit_ready" on table durable.ready_tasks',
     'a delete trigger on durable.ready_tasks refuses a poll');
 DROP TRIGGER audit_ready ON durable.ready_tasks;
+SELECT durable.terminate_workflow('w2');
+DELETE FROM durable.history WHERE run_id = (SELECT run_id FROM durable.runs WHERE workflow_id = 'w2');
+DELETE FROM durable.runs WHERE workflow_id = 'w2';
 SELECT is(t.footprint(), :'before', 'nothing was written');
 SELECT is((SELECT count(*) FROM audit), 0::bigint, 'and no trigger fired for some rows only');
 CREATE TRIGGER audit_truncate AFTER TRUNCATE ON durable.ready_tasks
