@@ -170,6 +170,8 @@ durable_start_workflow(PG_FUNCTION_ARGS)
 	pg_uuid_t  *result = palloc(sizeof(pg_uuid_t));
 	pg_uuid_t  *run_id;
 
+	RequireWritableTransaction("durable.start_workflow()");
+
 	memset(&req, 0, sizeof(req));
 	req.workflow_type = CheckName(ARG_TEXT(0), "workflow_type");
 	req.input = ARG_JSONB(1);
@@ -205,6 +207,8 @@ durable_signal_with_start(PG_FUNCTION_ARGS)
 	pg_uuid_t  *result = palloc(sizeof(pg_uuid_t));
 	pg_uuid_t  *run_id;
 
+	RequireWritableTransaction("durable.signal_with_start()");
+
 	memset(&req, 0, sizeof(req));
 	req.workflow_type = CheckName(ARG_TEXT(0), "workflow_type");
 	req.workflow_id = CheckName(ARG_TEXT(1), "workflow_id");
@@ -234,6 +238,8 @@ durable_signal_workflow(PG_FUNCTION_ARGS)
 	pg_uuid_t  *run_id = ARG_UUID(4);
 	RunState	rs;
 
+	RequireWritableTransaction("durable.signal_workflow()");
+
 	CheckPayload(input, "input");
 	DurableSPIConnect();
 	LoadRunOrError(namespace, workflow_id, run_id, true, &rs);
@@ -260,6 +266,8 @@ durable_cancel_workflow(PG_FUNCTION_ARGS)
 	pg_uuid_t  *run_id = ARG_UUID(3);
 	RunState	rs;
 
+	RequireWritableTransaction("durable.cancel_workflow()");
+
 	DurableSPIConnect();
 	LoadRunOrError(namespace, workflow_id, run_id, true, &rs);
 	RequireRunOpen(&rs);
@@ -280,6 +288,8 @@ durable_terminate_workflow(PG_FUNCTION_ARGS)
 	char	   *namespace = CheckName(ARG_TEXT(3), "namespace");
 	pg_uuid_t  *run_id = ARG_UUID(4);
 	RunState	rs;
+
+	RequireWritableTransaction("durable.terminate_workflow()");
 
 	CheckPayload(details, "details");
 	DurableSPIConnect();

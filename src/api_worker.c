@@ -260,6 +260,9 @@ poll_for(FunctionCallInfo fcinfo, char kind, void *(*claim) (void *),
 	Jsonb	   *task;
 	Datum		result = (Datum) 0;
 
+	RequireWritableTransaction(kind == 'd' ? "durable.poll_decision_task()" :
+							   "durable.poll_activity_task()");
+
 	read_poll_args(fcinfo, &pr);
 	wait_ms = poll_wait_ms(fcinfo, 3);
 	DurableSPIConnect();
@@ -312,6 +315,8 @@ durable_poll_activity_tasks(PG_FUNCTION_ARGS)
 	int32		max_tasks;
 	Jsonb	   *task;
 	int			n = 0;
+
+	RequireWritableTransaction("durable.poll_activity_tasks()");
 
 	read_poll_args(fcinfo, &pr);
 	wait_ms = poll_wait_ms(fcinfo, 3);
@@ -500,6 +505,8 @@ durable_complete_decision_task(PG_FUNCTION_ARGS)
 	Decision   *list;
 	int			n;
 
+	RequireWritableTransaction("durable.complete_decision_task()");
+
 	DurableSPIConnect();
 	load_decision(token, &t, &rs);
 	n = ParseDecisions(&rs, decisions, &list);
@@ -521,6 +528,8 @@ durable_fail_decision_task(PG_FUNCTION_ARGS)
 	TimestampTz now = DurableNow();
 	TaskToken	t;
 	RunState	rs;
+
+	RequireWritableTransaction("durable.fail_decision_task()");
 
 	CheckPayload(details, "details");
 	DurableSPIConnect();
@@ -563,6 +572,8 @@ durable_complete_activity(PG_FUNCTION_ARGS)
 	RunState	rs;
 	ActivityState a;
 
+	RequireWritableTransaction("durable.complete_activity()");
+
 	CheckPayload(result, "result");
 	parse_token(token, 'A', &t);
 	DurableSPIConnect();
@@ -592,6 +603,8 @@ durable_fail_activity(PG_FUNCTION_ARGS)
 	RunState	rs;
 	ActivityState a;
 
+	RequireWritableTransaction("durable.fail_activity()");
+
 	CheckPayload(details, "details");
 	if (!PG_ARGISNULL(3))
 		delay = IntervalToSeconds(PG_GETARG_INTERVAL_P(3), "next_retry_delay",
@@ -615,6 +628,8 @@ durable_report_activity_canceled(PG_FUNCTION_ARGS)
 	TaskToken	t;
 	RunState	rs;
 	ActivityState a;
+
+	RequireWritableTransaction("durable.report_activity_canceled()");
 
 	CheckPayload(details, "details");
 	DurableSPIConnect();
@@ -641,6 +656,8 @@ durable_heartbeat_activity(PG_FUNCTION_ARGS)
 	char		nulls[5] = "     ";
 	bool		isnull;
 	bool		cancel;
+
+	RequireWritableTransaction("durable.heartbeat_activity()");
 
 	parse_token(token, 'A', &t);
 	CheckPayload(details, "details");

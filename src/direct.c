@@ -10,11 +10,43 @@
  * cost several times the row itself.  Here the rows go straight to the table
  * AM, and their index entries through ExecInsertIndexTuples, which keeps
  * unique checks and partial index predicates exactly as an INSERT has them.
- * The engine writes only values its CHECK constraints accept, and these
- * tables have no triggers, rules or foreign keys, so nothing else is skipped.
+ *
+ * What a statement would do besides, and what this file does instead (README
+ * "What durable's tables support" says it for users):
+ *
+ * - A read-only transaction (and every transaction of a hot standby) is
+ *   refused with 25006 as the executor refuses a write: each SQL function
+ *   that writes calls RequireWritableTransaction first, and every table
+ *   opened here for writing checks again.
+ * - The schema's own CHECK constraints are not evaluated: the engine writes
+ *   only values they accept.  A CHECK constraint a user added (one whose
+ *   name is not the schema's) is evaluated with ExecConstraints on every row
+ *   written here, as an INSERT or UPDATE would; NOT NULL is checked on every
+ *   row (a loop over the columns, nothing compiled).
+ * - A column a user added gets, in a row inserted here, its default as an
+ *   INSERT would give it (compiled once per call, only when there is one);
+ *   rows updated here keep its value, as an UPDATE that does not name it.
+ * - Enabled triggers (user triggers and those of foreign keys), rules, forced
+ *   row-level security and stored generated columns are not honoured here,
+ *   and falling back to a statement for them would leave a second, rarely
+ *   run copy of every hot path: a table that has one is refused with 0A000
+ *   naming it, on every call that writes the table, until it is dropped.  A
+ *   column of another type than the engine's, or missing, is refused too.
+ * - Logical decoding reads the heap's WAL, which heap_insert, heap_update
+ *   and heap_delete write the same way for the executor and for this file,
+ *   so a publication of these tables sees every change; an UPDATE or DELETE
+ *   of a table published without a replica identity is refused as the
+ *   executor refuses it (CheckCmdReplicaIdentity).
+ *
+ * All of these checks read the table's relcache entry (trigdesc, rules,
+ * constr, the tuple descriptor): a few comparisons a call, nothing looked up.
  *
  * A decision task's history is read the same way, through the primary key of
  * durable.history, and its jsonb is built directly.
+ *
+ * Tables are opened by name each call; when the extension was dropped
+ * meanwhile (a poll that waited for DROP EXTENSION's locks) the call gets a
+ * clear 55000 error instead of a failed open of a vanished OID.
  *
  * Rows written here are visible to the engine's next SPI statement (SPI
  * advances the command counter before each); a direct read advances it
@@ -33,10 +65,14 @@
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
+#include "commands/trigger.h"
 #include "commands/sequence.h"
 #include "executor/executor.h"
+#include "miscadmin.h"
 #include "nodes/makefuncs.h"
+#include "rewrite/rewriteHandler.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
@@ -59,59 +95,229 @@ typedef struct DirectTable
 	TupleTableSlot *slot;
 	CommandId	cid;
 	int			natts;
+	bool		user_checks;	/* has a CHECK constraint of a user */
+	int			ndefaults;		/* columns a user added that have a default */
+	int		   *default_att;	/* their 0-based indexes */
+	ExprState **default_expr;	/* and their defaults */
 } DirectTable;
 
-/* The OID of a relation of schema durable. */
-static Oid
-durable_relid(const char *relname)
+/* A column the engine reads or writes, and its type */
+typedef struct DirectColumn
 {
-	Oid			nsp = get_namespace_oid("durable", false);
-	Oid			relid = get_relname_relid(relname, nsp);
+	const char *name;
+	Oid			type;
+} DirectColumn;
 
-	if (!OidIsValid(relid))
-		elog(ERROR, "relation durable.%s does not exist", relname);
-	return relid;
-}
+/* The CHECK constraints of the schema, which the engine's values satisfy */
+static const char *const schema_checks[] = {
+	"runs_status_check", "ready_tasks_kind_check", "activities_state_check"
+};
 
 /*
- * Open a table for inserts, checking that its columns are the ones named (in
- * any order, dropped columns aside): a column this file does not know of
- * would get NULL instead of its default.  attnums[i] is set to the index in
- * the tuple of names[i].  The names past the first nrequired are columns
- * of a later version, which are written NULL; attnums -1 if absent.
+ * Open durable.<relname>, or report that the extension is gone: looked up by
+ * name, locked, and checked to still exist after the lock is granted (a
+ * call that waited for DROP EXTENSION's locks finds its OID dropped).
  */
-static void
-direct_open_some(DirectTable *dt, const char *relname, int ncols,
-				 int nrequired, const char *const *names, int *attnums)
+static Relation
+durable_open(const char *relname, LOCKMODE lockmode)
 {
-	TupleDesc	desc;
-	int			found = 0;
-	int			i;
+	Oid			nsp = get_namespace_oid("durable", true);
+	Oid			relid = OidIsValid(nsp) ? get_relname_relid(relname, nsp) :
+		InvalidOid;
+	Relation	rel = OidIsValid(relid) ? try_table_open(relid, lockmode) : NULL;
+
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension \"durable\" was dropped"),
+				 errdetail("Table durable.%s no longer exists: the extension was dropped while this call ran or waited.",
+						   relname)));
+	return rel;
+}
+
+/* The 0-based index of a column of rel, by name, checking its type. */
+static int
+column_index_typed(Relation rel, const char *name, Oid type)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
 	int			j;
 
-	dt->rel = table_open(durable_relid(relname), RowExclusiveLock);
-	desc = RelationGetDescr(dt->rel);
-	dt->natts = desc->natts;
-	for (i = 0; i < ncols; i++)
-		attnums[i] = -1;
 	for (j = 0; j < desc->natts; j++)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, j);
 
-		if (att->attisdropped)
+		if (att->attisdropped || strcmp(NameStr(att->attname), name) != 0)
 			continue;
-		for (i = 0; i < ncols; i++)
-			if (strcmp(NameStr(att->attname), names[i]) == 0)
-				break;
-		if (i == ncols)
-			elog(ERROR, "durable.%s has a column \"%s\" that durable does not write",
-				 relname, NameStr(att->attname));
-		attnums[i] = j;
-		if (i < nrequired)
-			found++;
+		if (OidIsValid(type) && att->atttypid != type)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("column \"%s\" of durable.%s has type %s instead of %s",
+							name, RelationGetRelationName(rel),
+							format_type_be(att->atttypid),
+							format_type_be(type)),
+					 errdetail("durable reads and writes this column as %s.",
+							   format_type_be(type)),
+					 errhint("Change the column back; see \"What durable's tables support\" in durable's README.")));
+		return j;
 	}
-	if (found != nrequired)
-		elog(ERROR, "durable.%s lacks a column that durable writes", relname);
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_COLUMN),
+			 errmsg("durable.%s lacks column \"%s\"",
+					RelationGetRelationName(rel), name),
+			 errhint("durable needs its tables as its extension script made them.")));
+	return -1;					/* keep compiler quiet */
+}
+
+/* The primary key index of a durable table, which every direct scan uses. */
+static Oid
+primary_key(Relation rel)
+{
+	Oid			pkey = RelationGetPrimaryKeyIndex(rel);
+
+	if (!OidIsValid(pkey))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("durable.%s has no primary key",
+						RelationGetRelationName(rel)),
+				 errhint("durable needs its tables as its extension script made them.")));
+	return pkey;
+}
+
+/* 0A000 for something on a durable table that the direct paths cannot honour. */
+static void
+refuse_table(Relation rel, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("durable does not support %s on table durable.%s",
+					what, RelationGetRelationName(rel)),
+			 errdetail("durable writes this table without the executor, which would skip it."),
+			 errhint("Drop it; see \"What durable's tables support\" in durable's README.")));
+}
+
+/*
+ * Check, before a write, what a statement would check or do that the direct
+ * paths cannot: a read-only transaction, triggers, rules, forced row-level
+ * security, stored generated columns (each refused).  Returns whether the
+ * table has a CHECK constraint a user added, which the caller evaluates.
+ * Reads only the relcache entry.
+ */
+static bool
+direct_check_table(Relation rel)
+{
+	TriggerDesc *trig = rel->trigdesc;
+	TupleConstr *constr = RelationGetDescr(rel)->constr;
+	bool		user_checks = false;
+	int			i;
+	int			j;
+
+	if (XactReadOnly)
+		PreventCommandIfReadOnly(psprintf("a write of durable.%s",
+										  RelationGetRelationName(rel)));
+	/* Disabled triggers and TRUNCATE triggers do not fire for our writes. */
+	for (i = 0; trig != NULL && i < trig->numtriggers; i++)
+		if ((trig->triggers[i].tgtype &
+			 (TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE |
+			  TRIGGER_TYPE_DELETE)) != 0 &&
+			trig->triggers[i].tgenabled != TRIGGER_DISABLED)
+			refuse_table(rel, psprintf("trigger \"%s\"",
+									   trig->triggers[i].tgname));
+	if (rel->rd_rules != NULL)
+		refuse_table(rel, "rules");
+	if (rel->rd_rel->relrowsecurity && rel->rd_rel->relforcerowsecurity)
+		refuse_table(rel, "forced row-level security");
+	if (constr == NULL)
+		return false;
+	if (constr->has_generated_stored)
+		refuse_table(rel, "a generated column");
+	for (i = 0; i < constr->num_check && !user_checks; i++)
+	{
+		user_checks = true;
+		for (j = 0; j < lengthof(schema_checks); j++)
+			if (strcmp(constr->check[i].ccname, schema_checks[j]) == 0)
+				user_checks = false;
+	}
+	return user_checks;
+}
+
+/*
+ * Raise what an INSERT or UPDATE raises for a NULL in a NOT NULL column of
+ * the row in slot (all attributes deformed).
+ */
+static void
+check_not_null(Relation rel, TupleTableSlot *slot)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			j;
+
+	if (desc->constr == NULL || !desc->constr->has_not_null)
+		return;
+	for (j = 0; j < desc->natts; j++)
+		if (slot->tts_isnull[j] && TupleDescAttr(desc, j)->attnotnull)
+			ereport(ERROR,
+					(errcode(ERRCODE_NOT_NULL_VIOLATION),
+					 errmsg("null value in column \"%s\" of relation \"%s\" violates not-null constraint",
+							NameStr(TupleDescAttr(desc, j)->attname),
+							RelationGetRelationName(rel)),
+					 errtablecol(rel, j + 1)));
+}
+
+/*
+ * Check a new version of a row, made by heap_modify_tuple from one that
+ * satisfied the table's constraints, as an UPDATE would: a column set to
+ * NULL must allow it (the columns kept need no check), and with user_checks
+ * every CHECK constraint is evaluated.
+ */
+static void
+check_new_row(Relation rel, HeapTuple tuple, const bool *replace,
+			  const bool *repl_null, bool user_checks)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			j;
+
+	for (j = 0; j < desc->natts; j++)
+		if (replace[j] && repl_null[j] && TupleDescAttr(desc, j)->attnotnull)
+			ereport(ERROR,
+					(errcode(ERRCODE_NOT_NULL_VIOLATION),
+					 errmsg("null value in column \"%s\" of relation \"%s\" violates not-null constraint",
+							NameStr(TupleDescAttr(desc, j)->attname),
+							RelationGetRelationName(rel)),
+					 errtablecol(rel, j + 1)));
+	if (user_checks)
+	{
+		TupleTableSlot *slot = MakeSingleTupleTableSlot(desc,
+														&TTSOpsHeapTuple);
+		EState	   *estate = CreateExecutorState();
+		ResultRelInfo *rri = makeNode(ResultRelInfo);
+
+		ExecStoreHeapTuple(tuple, slot, false);
+		InitResultRelInfo(rri, rel, 0, NULL, 0);
+		ExecConstraints(rri, slot, estate);
+		FreeExecutorState(estate);
+		ExecDropSingleTupleTableSlot(slot);
+	}
+}
+
+/*
+ * Open a table for inserts, checking that it has the columns named, of
+ * their types (in any order, dropped columns aside).  attnums[i] is set to
+ * the index in the tuple of cols[i].  Other columns, which a user added, get
+ * their default in each row inserted, or NULL.
+ */
+static void
+direct_open(DirectTable *dt, const char *relname, int ncols,
+			const DirectColumn *cols, int *attnums)
+{
+	TupleDesc	desc;
+	int			i;
+	int			j;
+
+	dt->rel = durable_open(relname, RowExclusiveLock);
+	dt->user_checks = direct_check_table(dt->rel);
+	desc = RelationGetDescr(dt->rel);
+	dt->natts = desc->natts;
+	for (i = 0; i < ncols; i++)
+		attnums[i] = column_index_typed(dt->rel, cols[i].name, cols[i].type);
 
 	dt->estate = CreateExecutorState();
 	dt->rri = makeNode(ResultRelInfo);
@@ -119,30 +325,62 @@ direct_open_some(DirectTable *dt, const char *relname, int ncols,
 	ExecOpenIndices(dt->rri, false);
 	dt->slot = table_slot_create(dt->rel, NULL);
 	dt->cid = GetCurrentCommandId(true);
-}
 
-/* direct_open with every column named required. */
-static void
-direct_open(DirectTable *dt, const char *relname, int ncols,
-			const char *const *names, int *attnums)
-{
-	direct_open_some(dt, relname, ncols, ncols, names, attnums);
+	dt->ndefaults = 0;
+	if (desc->natts == ncols)
+		return;
+	dt->default_att = palloc(sizeof(int) * desc->natts);
+	dt->default_expr = palloc(sizeof(ExprState *) * desc->natts);
+	for (j = 0; j < desc->natts; j++)
+	{
+		Node	   *expr;
+
+		if (TupleDescAttr(desc, j)->attisdropped)
+			continue;
+		for (i = 0; i < ncols; i++)
+			if (attnums[i] == j)
+				break;
+		if (i < ncols)
+			continue;
+		expr = build_column_default(dt->rel, j + 1);
+		if (expr == NULL)
+			continue;
+		dt->default_att[dt->ndefaults] = j;
+		dt->default_expr[dt->ndefaults] = ExecPrepareExpr((Expr *) expr,
+														  dt->estate);
+		dt->ndefaults++;
+	}
 }
 
 /*
- * Insert one row (values and isnull have the table's natts entries) and its
- * index entries; a duplicate key raises unique_violation as an INSERT does.
+ * Insert one row (values and isnull have the table's natts entries, NULL in
+ * the columns the engine does not know) and its index entries; columns a
+ * user added get their defaults; a duplicate key raises unique_violation
+ * and a NULL in a NOT NULL column not_null_violation, as an INSERT does.
  */
 static void
 direct_insert(DirectTable *dt, Datum *values, bool *isnull)
 {
 	TupleTableSlot *slot = dt->slot;
 	List	   *recheck;
+	int			i;
 
 	ExecClearTuple(slot);
 	memcpy(slot->tts_values, values, sizeof(Datum) * dt->natts);
 	memcpy(slot->tts_isnull, isnull, sizeof(bool) * dt->natts);
+	for (i = 0; i < dt->ndefaults; i++)
+	{
+		int			att = dt->default_att[i];
+
+		slot->tts_values[att] =
+			ExecEvalExprSwitchContext(dt->default_expr[i],
+									  GetPerTupleExprContext(dt->estate),
+									  &slot->tts_isnull[att]);
+	}
 	ExecStoreVirtualTuple(slot);
+	check_not_null(dt->rel, slot);
+	if (dt->user_checks)
+		ExecConstraints(dt->rri, slot, dt->estate);
 	table_tuple_insert(dt->rel, slot, dt->cid, 0, NULL);
 	if (dt->rri->ri_NumIndices > 0)
 	{
@@ -162,9 +400,24 @@ direct_close(DirectTable *dt)
 	table_close(dt->rel, NoLock);
 }
 
+/*
+ * Refuse a call that writes in a read-only transaction (every transaction of
+ * a hot standby is one) with 25006, as the executor refuses a statement that
+ * writes; called first by every SQL function that writes, so that it reads
+ * and changes nothing.
+ */
+void
+RequireWritableTransaction(const char *funcname)
+{
+	if (XactReadOnly)
+		PreventCommandIfReadOnly(funcname);
+}
+
 /* The columns of durable.history, in the order of the arrays below */
-static const char *const history_columns[] = {
-	"run_id", "event_id", "event_time", "event_type", "attributes"
+static const DirectColumn history_columns[] = {
+	{"run_id", UUIDOID}, {"event_id", INT8OID},
+	{"event_time", TIMESTAMPTZOID}, {"event_type", TEXTOID},
+	{"attributes", JSONBOID}
 };
 
 /* Insert n history events of a run. */
@@ -204,14 +457,11 @@ DirectInsertEvents(pg_uuid_t *run_id, int n, const int64 *ids,
 	direct_close(&dt);
 }
 
-/*
- * The columns of durable.ready_tasks: those written, then those of a put-off
- * task (0.3.0, executor.c), NULL for a new task.
- */
-#define READY_COLUMNS_WRITTEN 7
-static const char *const ready_columns[] = {
-	"namespace", "task_queue", "kind", "task_id", "run_id",
-	"scheduled_event_id", "attempt", "not_before", "failures", "last_error"
+/* The columns of durable.ready_tasks */
+static const DirectColumn ready_columns[] = {
+	{"namespace", TEXTOID}, {"task_queue", TEXTOID}, {"kind", CHAROID},
+	{"task_id", INT8OID}, {"run_id", UUIDOID},
+	{"scheduled_event_id", INT8OID}, {"attempt", INT4OID}
 };
 
 /*
@@ -234,16 +484,22 @@ DirectInsertReadyTasks(const char *namespace, pg_uuid_t *run_id, int n,
 
 	if (n == 0)
 		return;
-	seq = durable_relid("ready_task_seq");
-	direct_open_some(&dt, "ready_tasks", lengthof(ready_columns),
-					 READY_COLUMNS_WRITTEN, ready_columns, att);
+	direct_open(&dt, "ready_tasks", lengthof(ready_columns), ready_columns,
+				att);
+	/* Stays while the table is locked: DROP EXTENSION would wait for us. */
+	seq = get_relname_relid("ready_task_seq", RelationGetNamespace(dt.rel));
+	if (!OidIsValid(seq))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("sequence durable.ready_task_seq does not exist"),
+				 errhint("durable needs its tables as its extension script made them.")));
 	if (dt.natts > lengthof(values))
 	{
 		vals = palloc(sizeof(Datum) * dt.natts);
 		nulls = palloc(sizeof(bool) * dt.natts);
 	}
 	memset(nulls, true, sizeof(bool) * dt.natts);
-	for (i = 0; i < READY_COLUMNS_WRITTEN; i++)
+	for (i = 0; i < lengthof(ready_columns); i++)
 		nulls[att[i]] = false;
 	vals[att[0]] = CStringGetTextDatum(namespace);
 	vals[att[4]] = UUIDPGetDatum(run_id);
@@ -305,31 +561,18 @@ push_int(JsonbParseState **st, const char *key, int64 value)
 void
 BeginHistoryScan(HistoryScan *hs, pg_uuid_t *run_id)
 {
-	TupleDesc	desc;
 	ScanKeyData key;
 	Oid			pkey;
 	int			i;
-	int			j;
 
 	CommandCounterIncrement();
 	PushCopiedSnapshot(GetTransactionSnapshot());
 	UpdateActiveSnapshotCommandId();
-	hs->rel = table_open(durable_relid("history"), AccessShareLock);
-	pkey = RelationGetPrimaryKeyIndex(hs->rel);
-	if (!OidIsValid(pkey))
-		elog(ERROR, "durable.history has no primary key");
-	desc = RelationGetDescr(hs->rel);
+	hs->rel = durable_open("history", AccessShareLock);
+	pkey = primary_key(hs->rel);
 	for (i = 0; i < lengthof(history_columns); i++)
-	{
-		hs->att[i] = -1;
-		for (j = 0; j < desc->natts; j++)
-			if (!TupleDescAttr(desc, j)->attisdropped &&
-				strcmp(NameStr(TupleDescAttr(desc, j)->attname),
-					   history_columns[i]) == 0)
-				hs->att[i] = j + 1;
-		if (hs->att[i] < 0)
-			elog(ERROR, "durable.history lacks column \"%s\"", history_columns[i]);
-	}
+		hs->att[i] = column_index_typed(hs->rel, history_columns[i].name,
+										history_columns[i].type) + 1;
 	ScanKeyInit(&key, hs->att[0], BTEqualStrategyNumber, F_UUID_EQ,
 				UUIDPGetDatum(run_id));
 	hs->scan = systable_beginscan(hs->rel, pkey, true, GetActiveSnapshot(),
@@ -507,15 +750,13 @@ DirectLockRun(pg_uuid_t *run_id, bool skip_locked)
 	/* What this call wrote so far is visible, as to an SPI statement. */
 	CommandCounterIncrement();
 	snapshot = RegisterSnapshot(GetTransactionSnapshot());
-	rel = table_open(durable_relid("runs"), RowShareLock);
-	pkey = RelationGetPrimaryKeyIndex(rel);
-	if (!OidIsValid(pkey))
-		elog(ERROR, "durable.runs has no primary key");
-	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_UUID_EQ,
-				UUIDPGetDatum(run_id));
-	if (strcmp(NameStr(TupleDescAttr(RelationGetDescr(rel), 0)->attname),
-			   "run_id") != 0)
-		elog(ERROR, "durable.runs does not start with run_id");
+	rel = durable_open("runs", RowShareLock);
+	/* FOR UPDATE is a write to a statement: refused in a read-only one. */
+	if (XactReadOnly)
+		PreventCommandIfReadOnly("a lock of a row of durable.runs");
+	pkey = primary_key(rel);
+	ScanKeyInit(&key, column_index_typed(rel, "run_id", UUIDOID) + 1,
+				BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(run_id));
 	scan = systable_beginscan(rel, pkey, true, snapshot, 1, &key);
 	if (HeapTupleIsValid(tuple = systable_getnext(scan)))
 	{
@@ -542,10 +783,35 @@ DirectLockRun(pg_uuid_t *run_id, bool skip_locked)
 	return NULL;
 }
 
+/* The columns of durable.runs that DirectUpdateRun writes, and their types */
+static const DirectColumn run_columns[] = {
+	{"cancel_requested", BOOLOID}, {"last_event_id", INT8OID},
+	{"decision_scheduled_id", INT8OID}, {"decision_started_id", INT8OID},
+	{"decision_attempt", INT4OID}, {"decision_started_time", TIMESTAMPTZOID},
+	{"previous_started_id", INT8OID}, {"activity_attempts", INT4OID},
+	{"has_buffered", BOOLOID}, {"status", TEXTOID},
+	{"close_time", TIMESTAMPTZOID}, {"result", JSONBOID},
+	{"failure", JSONBOID}
+};
+
+/* The type of a column of durable.runs that DirectUpdateRun writes. */
+static Oid
+run_column_type(const char *name)
+{
+	int			i;
+
+	for (i = 0; i < lengthof(run_columns); i++)
+		if (strcmp(run_columns[i].name, name) == 0)
+			return run_columns[i].type;
+	elog(ERROR, "durable.runs.%s is not a column DirectUpdateRun knows", name);
+	return InvalidOid;			/* keep compiler quiet */
+}
+
 /*
  * Update columns of a run's row, which this transaction holds locked, as an
- * UPDATE of those columns does.  Its CHECK constraint is not evaluated: the
- * callers write counters and flags, or (CloseRun) a status it allows.  When
+ * UPDATE of those columns does.  The schema's CHECK constraint is not
+ * evaluated: the callers write counters and flags, or (CloseRun) a status it
+ * allows; a user's is (direct_check_table).  When
  * no indexed column changes the update is HOT unless the page is full;
  * otherwise the new version's index entries are made as an UPDATE's are
  * (partial index predicates and unique checks included).
@@ -566,16 +832,17 @@ DirectUpdateRun(pg_uuid_t *run_id, int n, const char *const *names,
 	bool	   *repl_null;
 	bool	   *replace;
 	int			i;
+	bool		user_checks;
 
 	/* Our own earlier changes to the row are the version to update. */
 	CommandCounterIncrement();
-	rel = table_open(durable_relid("runs"), RowExclusiveLock);
+	rel = durable_open("runs", RowExclusiveLock);
+	user_checks = direct_check_table(rel);
+	CheckCmdReplicaIdentity(rel, CMD_UPDATE);
 	desc = RelationGetDescr(rel);
-	pkey = RelationGetPrimaryKeyIndex(rel);
-	if (!OidIsValid(pkey))
-		elog(ERROR, "durable.runs has no primary key");
-	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_UUID_EQ,
-				UUIDPGetDatum(run_id));
+	pkey = primary_key(rel);
+	ScanKeyInit(&key, column_index_typed(rel, "run_id", UUIDOID) + 1,
+				BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(run_id));
 	scan = systable_beginscan(rel, pkey, true, SnapshotSelf, 1, &key);
 	if (HeapTupleIsValid(tuple = systable_getnext(scan)))
 		oldtup = heap_copytuple(tuple);
@@ -588,20 +855,15 @@ DirectUpdateRun(pg_uuid_t *run_id, int n, const char *const *names,
 	replace = palloc0(sizeof(bool) * desc->natts);
 	for (i = 0; i < n; i++)
 	{
-		int			att = -1;
-		int			j;
+		int			att = column_index_typed(rel, names[i],
+											 run_column_type(names[i]));
 
-		for (j = 0; j < desc->natts; j++)
-			if (!TupleDescAttr(desc, j)->attisdropped &&
-				strcmp(NameStr(TupleDescAttr(desc, j)->attname), names[i]) == 0)
-				att = j;
-		if (att < 0)
-			elog(ERROR, "durable.runs lacks column \"%s\"", names[i]);
 		repl[att] = values[i];
 		repl_null[att] = isnull[i];
 		replace[att] = true;
 	}
 	newtup = heap_modify_tuple(oldtup, desc, repl, repl_null, replace);
+	check_new_row(rel, newtup, replace, repl_null, user_checks);
 	simple_heap_update(rel, &oldtup->t_self, newtup);
 
 	if (!HeapTupleIsHeapOnly(newtup))
@@ -629,21 +891,6 @@ DirectUpdateRun(pg_uuid_t *run_id, int n, const char *const *names,
 	table_close(rel, NoLock);
 }
 
-/* The 0-based index of a column of rel, by name. */
-static int
-column_index(Relation rel, const char *name)
-{
-	TupleDesc	desc = RelationGetDescr(rel);
-	int			j;
-
-	for (j = 0; j < desc->natts; j++)
-		if (!TupleDescAttr(desc, j)->attisdropped &&
-			strcmp(NameStr(TupleDescAttr(desc, j)->attname), name) == 0)
-			return j;
-	elog(ERROR, "durable.%s lacks column \"%s\"",
-		 RelationGetRelationName(rel), name);
-	return -1;					/* keep compiler quiet */
-}
 
 /*
  * Claim the oldest ready task of a queue and kind, as
@@ -669,20 +916,26 @@ DirectClaimReadyTask(const char *namespace, const char *task_queue, char kind,
 	int			c_ns;
 	int			c_queue;
 	int			c_kind;
+	int			c_run;
+	int			c_sched;
+	int			c_attempt;
 	bool		claimed = false;
 	text	   *ns_text = cstring_to_text(namespace);
 	text	   *queue_text = cstring_to_text(task_queue);
 
 	CommandCounterIncrement();
 	snapshot = RegisterSnapshot(GetTransactionSnapshot());
-	rel = table_open(durable_relid("ready_tasks"), RowExclusiveLock);
+	rel = durable_open("ready_tasks", RowExclusiveLock);
+	(void) direct_check_table(rel);		/* a DELETE checks no constraint */
+	CheckCmdReplicaIdentity(rel, CMD_DELETE);
 	desc = RelationGetDescr(rel);
-	pkey = RelationGetPrimaryKeyIndex(rel);
-	if (!OidIsValid(pkey))
-		elog(ERROR, "durable.ready_tasks has no primary key");
-	c_ns = column_index(rel, "namespace");
-	c_queue = column_index(rel, "task_queue");
-	c_kind = column_index(rel, "kind");
+	pkey = primary_key(rel);
+	c_ns = column_index_typed(rel, "namespace", TEXTOID);
+	c_queue = column_index_typed(rel, "task_queue", TEXTOID);
+	c_kind = column_index_typed(rel, "kind", CHAROID);
+	c_run = column_index_typed(rel, "run_id", UUIDOID);
+	c_sched = column_index_typed(rel, "scheduled_event_id", INT8OID);
+	c_attempt = column_index_typed(rel, "attempt", INT4OID);
 	/* Text keys compare in the columns' collation, as the index does. */
 	ScanKeyEntryInitialize(&keys[0], 0, c_ns + 1, BTEqualStrategyNumber,
 						   InvalidOid, TupleDescAttr(desc, c_ns)->attcollation,
@@ -711,12 +964,10 @@ DirectClaimReadyTask(const char *namespace, const char *task_queue, char kind,
 			 strcmp(TextDatumGetCString(slot->tts_values[c_ns]), namespace) != 0 ||
 			 strcmp(TextDatumGetCString(slot->tts_values[c_queue]), task_queue) != 0))
 			continue;
-		memcpy(run_id,
-			   DatumGetUUIDP(slot->tts_values[column_index(rel, "run_id")]),
+		memcpy(run_id, DatumGetUUIDP(slot->tts_values[c_run]),
 			   sizeof(pg_uuid_t));
-		*scheduled_id =
-			DatumGetInt64(slot->tts_values[column_index(rel, "scheduled_event_id")]);
-		*attempt = DatumGetInt32(slot->tts_values[column_index(rel, "attempt")]);
+		*scheduled_id = DatumGetInt64(slot->tts_values[c_sched]);
+		*attempt = DatumGetInt32(slot->tts_values[c_attempt]);
 		simple_heap_delete(rel, &slot->tts_tid);
 		claimed = true;
 	}
@@ -747,16 +998,17 @@ DirectRunHasRows(const char *relname, pg_uuid_t *run_id)
 
 	CommandCounterIncrement();
 	snapshot = RegisterSnapshot(GetTransactionSnapshot());
-	rel = table_open(durable_relid(relname), AccessShareLock);
-	pkey = RelationGetPrimaryKeyIndex(rel);
-	if (!OidIsValid(pkey))
-		elog(ERROR, "durable.%s has no primary key", relname);
+	rel = durable_open(relname, AccessShareLock);
+	pkey = primary_key(rel);
 	index = index_open(pkey, AccessShareLock);
 	attno = index->rd_index->indkey.values[0];
 	index_close(index, NoLock);
 	if (TupleDescAttr(RelationGetDescr(rel), attno - 1)->atttypid != UUIDOID)
-		elog(ERROR, "the primary key of durable.%s does not start with a run id",
-			 relname);
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("the primary key of durable.%s does not start with a run id",
+						relname),
+				 errhint("durable needs its tables as its extension script made them.")));
 	ScanKeyInit(&key, attno, BTEqualStrategyNumber, F_UUID_EQ,
 				UUIDPGetDatum(run_id));
 	scan = systable_beginscan(rel, pkey, true, snapshot, 1, &key);
@@ -768,8 +1020,9 @@ DirectRunHasRows(const char *relname, pg_uuid_t *run_id)
 }
 
 /* The columns of durable.timers that DirectSetTimer writes */
-static const char *const timer_columns[] = {
-	"run_id", "kind", "ref_id", "due_at", "attempt", "payload"
+static const DirectColumn timer_columns[] = {
+	{"run_id", UUIDOID}, {"kind", TEXTOID}, {"ref_id", INT8OID},
+	{"due_at", TIMESTAMPTZOID}, {"attempt", INT4OID}, {"payload", JSONBOID}
 };
 
 /*
@@ -795,10 +1048,9 @@ DirectSetTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id,
 	TupleDesc	desc;
 
 	direct_open(&dt, "timers", lengthof(timer_columns), timer_columns, att);
+	CheckCmdReplicaIdentity(dt.rel, CMD_UPDATE);
 	desc = RelationGetDescr(dt.rel);
-	pkey = RelationGetPrimaryKeyIndex(dt.rel);
-	if (!OidIsValid(pkey))
-		elog(ERROR, "durable.timers has no primary key");
+	pkey = primary_key(dt.rel);
 	ScanKeyInit(&keys[0], att[0] + 1, BTEqualStrategyNumber, F_UUID_EQ,
 				UUIDPGetDatum(run_id));
 	ScanKeyEntryInitialize(&keys[1], 0, att[1] + 1, BTEqualStrategyNumber,
@@ -869,6 +1121,7 @@ DirectSetTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id,
 			replace[att[4]] = true;
 		}
 		newtup = heap_modify_tuple(oldtup, desc, repl, repl_null, replace);
+		check_new_row(dt.rel, newtup, replace, repl_null, dt.user_checks);
 		simple_heap_update(dt.rel, &dt.slot->tts_tid, newtup);
 		if (!HeapTupleIsHeapOnly(newtup) && dt.rri->ri_NumIndices > 0)
 		{
@@ -907,12 +1160,12 @@ DirectDeleteRunTimers(pg_uuid_t *run_id, const char *except_kind)
 
 	CommandCounterIncrement();
 	snapshot = RegisterSnapshot(GetTransactionSnapshot());
-	rel = table_open(durable_relid("timers"), RowExclusiveLock);
-	pkey = RelationGetPrimaryKeyIndex(rel);
-	if (!OidIsValid(pkey))
-		elog(ERROR, "durable.timers has no primary key");
-	c_run = column_index(rel, "run_id");
-	c_kind = column_index(rel, "kind");
+	rel = durable_open("timers", RowExclusiveLock);
+	(void) direct_check_table(rel);		/* a DELETE checks no constraint */
+	CheckCmdReplicaIdentity(rel, CMD_DELETE);
+	pkey = primary_key(rel);
+	c_run = column_index_typed(rel, "run_id", UUIDOID);
+	c_kind = column_index_typed(rel, "kind", TEXTOID);
 	ScanKeyInit(&key, c_run + 1, BTEqualStrategyNumber, F_UUID_EQ,
 				UUIDPGetDatum(run_id));
 	slot = table_slot_create(rel, NULL);
@@ -988,23 +1241,26 @@ DirectStartActivityAttempt(pg_uuid_t *run_id, int64 scheduled_event_id,
 	int			c_started;
 	int			c_heartbeat;
 	int			c_identity;
+	bool		user_checks;
 
 	CommandCounterIncrement();
 	snapshot = RegisterSnapshot(GetTransactionSnapshot());
-	rel = table_open(durable_relid("activities"), RowExclusiveLock);
+	rel = durable_open("activities", RowExclusiveLock);
+	user_checks = direct_check_table(rel);
+	CheckCmdReplicaIdentity(rel, CMD_UPDATE);
 	desc = RelationGetDescr(rel);
-	pkey = RelationGetPrimaryKeyIndex(rel);
-	if (!OidIsValid(pkey))
-		elog(ERROR, "durable.activities has no primary key");
-	c_attempt = column_index(rel, "attempt");
-	c_state = column_index(rel, "state");
-	c_next = column_index(rel, "next_attempt_time");
-	c_started = column_index(rel, "started_time");
-	c_heartbeat = column_index(rel, "last_heartbeat_time");
-	c_identity = column_index(rel, "last_worker_identity");
-	ScanKeyInit(&keys[0], column_index(rel, "run_id") + 1,
+	pkey = primary_key(rel);
+	c_attempt = column_index_typed(rel, "attempt", INT4OID);
+	c_state = column_index_typed(rel, "state", TEXTOID);
+	c_next = column_index_typed(rel, "next_attempt_time", TIMESTAMPTZOID);
+	c_started = column_index_typed(rel, "started_time", TIMESTAMPTZOID);
+	c_heartbeat = column_index_typed(rel, "last_heartbeat_time",
+									 TIMESTAMPTZOID);
+	c_identity = column_index_typed(rel, "last_worker_identity", TEXTOID);
+	ScanKeyInit(&keys[0], column_index_typed(rel, "run_id", UUIDOID) + 1,
 				BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(run_id));
-	ScanKeyInit(&keys[1], column_index(rel, "scheduled_event_id") + 1,
+	ScanKeyInit(&keys[1],
+				column_index_typed(rel, "scheduled_event_id", INT8OID) + 1,
 				BTEqualStrategyNumber, F_INT8EQ,
 				Int64GetDatum(scheduled_event_id));
 	slot = table_slot_create(rel, NULL);
@@ -1051,6 +1307,7 @@ DirectStartActivityAttempt(pg_uuid_t *run_id, int64 scheduled_event_id,
 				replace[c_heartbeat] = replace[c_identity] = true;
 				result = heap_modify_tuple(oldtup, desc, repl, repl_null,
 										   replace);
+				check_new_row(rel, result, replace, repl_null, user_checks);
 				simple_heap_update(rel, &slot->tts_tid, result);
 				if (!HeapTupleIsHeapOnly(result))
 				{

@@ -159,6 +159,7 @@ extern HeapTuple DirectStartActivityAttempt(pg_uuid_t *run_id,
 extern int	DirectDeleteRunTimers(pg_uuid_t *run_id, const char *except_kind);
 extern void DirectSetTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id,
 						   TimestampTz due_at, bool set_attempt, int32 attempt);
+extern void RequireWritableTransaction(const char *funcname);
 extern void DirectUpdateRun(pg_uuid_t *run_id, int n,
 							const char *const *names, const Datum *values,
 							const bool *isnull);

@@ -946,6 +946,8 @@ durable_run_tasks(PG_FUNCTION_ARGS)
 {
 	int32		max_tasks = PG_GETARG_INT32(0);
 
+	RequireWritableTransaction("durable.run_tasks()");
+
 	if (max_tasks <= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -234,6 +234,8 @@ durable_create_namespace(PG_FUNCTION_ARGS)
 	char		nulls[5] = "    ";
 	char	   *name;
 
+	RequireWritableTransaction("durable.create_namespace()");
+
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -266,6 +268,8 @@ durable_alter_namespace(PG_FUNCTION_ARGS)
 	char		nulls[5] = "    ";
 	char	   *name;
 
+	RequireWritableTransaction("durable.alter_namespace()");
+
 	namespace_arguments(fcinfo, values, nulls);
 	name = TextDatumGetCString(values[0]);
 	DurableSPIConnect();
@@ -289,6 +293,8 @@ durable_drop_namespace(PG_FUNCTION_ARGS)
 	char	   *name = CheckName(PG_ARGISNULL(0) ? NULL : PG_GETARG_TEXT_PP(0),
 								 "name");
 	Datum		values[1];
+
+	RequireWritableTransaction("durable.drop_namespace()");
 
 	if (strcmp(name, "default") == 0)
 		ereport(ERROR,

@@ -395,6 +395,7 @@ PG_FUNCTION_INFO_V1(durable_register_workflow);
 Datum
 durable_register_workflow(PG_FUNCTION_ARGS)
 {
+	RequireWritableTransaction("durable.register_workflow()");
 	return register_type(fcinfo, true);
 }
 
@@ -403,6 +404,7 @@ PG_FUNCTION_INFO_V1(durable_register_activity);
 Datum
 durable_register_activity(PG_FUNCTION_ARGS)
 {
+	RequireWritableTransaction("durable.register_activity()");
 	return register_type(fcinfo, false);
 }
 
@@ -411,6 +413,7 @@ PG_FUNCTION_INFO_V1(durable_unregister_workflow);
 Datum
 durable_unregister_workflow(PG_FUNCTION_ARGS)
 {
+	RequireWritableTransaction("durable.unregister_workflow()");
 	return unregister_type(fcinfo, true);
 }
 
@@ -419,5 +422,6 @@ PG_FUNCTION_INFO_V1(durable_unregister_activity);
 Datum
 durable_unregister_activity(PG_FUNCTION_ARGS)
 {
+	RequireWritableTransaction("durable.unregister_activity()");
 	return unregister_type(fcinfo, false);
 }

@@ -86,6 +86,8 @@ durable_purge(PG_FUNCTION_ARGS)
 	int32		max_runs = PG_GETARG_INT32(0);
 	int			n;
 
+	RequireWritableTransaction("durable.purge()");
+
 	if (max_runs <= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -445,6 +445,8 @@ durable_tick(PG_FUNCTION_ARGS)
 	int32		max_items = PG_GETARG_INT32(0);
 	int			fired;
 
+	RequireWritableTransaction("durable.tick()");
+
 	if (max_items <= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
