@@ -240,6 +240,18 @@ direct_check_table(Relation rel)
 	return user_checks;
 }
 
+/* The error of an INSERT or UPDATE that puts NULL in NOT NULL column j. */
+static void
+report_not_null(Relation rel, int j)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_NOT_NULL_VIOLATION),
+			 errmsg("null value in column \"%s\" of relation \"%s\" violates not-null constraint",
+					NameStr(TupleDescAttr(RelationGetDescr(rel), j)->attname),
+					RelationGetRelationName(rel)),
+			 errtablecol(rel, j + 1)));
+}
+
 /*
  * Raise what an INSERT or UPDATE raises for a NULL in a NOT NULL column of
  * the row in slot (all attributes deformed).
@@ -254,12 +266,7 @@ check_not_null(Relation rel, TupleTableSlot *slot)
 		return;
 	for (j = 0; j < desc->natts; j++)
 		if (slot->tts_isnull[j] && TupleDescAttr(desc, j)->attnotnull)
-			ereport(ERROR,
-					(errcode(ERRCODE_NOT_NULL_VIOLATION),
-					 errmsg("null value in column \"%s\" of relation \"%s\" violates not-null constraint",
-							NameStr(TupleDescAttr(desc, j)->attname),
-							RelationGetRelationName(rel)),
-					 errtablecol(rel, j + 1)));
+			report_not_null(rel, j);
 }
 
 /*
@@ -277,12 +284,7 @@ check_new_row(Relation rel, HeapTuple tuple, const bool *replace,
 
 	for (j = 0; j < desc->natts; j++)
 		if (replace[j] && repl_null[j] && TupleDescAttr(desc, j)->attnotnull)
-			ereport(ERROR,
-					(errcode(ERRCODE_NOT_NULL_VIOLATION),
-					 errmsg("null value in column \"%s\" of relation \"%s\" violates not-null constraint",
-							NameStr(TupleDescAttr(desc, j)->attname),
-							RelationGetRelationName(rel)),
-					 errtablecol(rel, j + 1)));
+			report_not_null(rel, j);
 	if (user_checks)
 	{
 		TupleTableSlot *slot = MakeSingleTupleTableSlot(desc,

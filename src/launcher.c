@@ -1343,24 +1343,19 @@ run_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 			QueryEnvironment *queryEnv, DestReceiver *dest,
 			QueryCompletion *qc, Oid paused_oid)
 {
+	ProcessUtility_hook_type next = prev_process_utility ?
+		prev_process_utility : standard_ProcessUtility;
+
 	if (!OidIsValid(paused_oid))
 	{
-		if (prev_process_utility)
-			prev_process_utility(pstmt, queryString, readOnlyTree, context,
-								 params, queryEnv, dest, qc);
-		else
-			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-									params, queryEnv, dest, qc);
+		next(pstmt, queryString, readOnlyTree, context, params, queryEnv,
+			 dest, qc);
 		return;
 	}
 	PG_TRY();
 	{
-		if (prev_process_utility)
-			prev_process_utility(pstmt, queryString, readOnlyTree, context,
-								 params, queryEnv, dest, qc);
-		else
-			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-									params, queryEnv, dest, qc);
+		next(pstmt, queryString, readOnlyTree, context, params, queryEnv,
+			 dest, qc);
 	}
 	PG_CATCH();
 	{
