@@ -19,6 +19,8 @@ OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c)))
 # sql/durable--0.2.0--0.3.0.sql, then the scripts of the update path from
 # 0.1.0.  PostgreSQL runs it for a fresh CREATE EXTENSION instead of the path,
 # so that the check runs before anything else (see that script's comment).
+# A new version adds its update script to the path, names its own install
+# script here, and moves the check block to the top of its update script.
 DURABLE_INSTALL_SQL = sql/durable--0.3.0.sql
 DURABLE_UPDATE_PATH = sql/durable--0.1.0.sql sql/durable--0.1.0--0.2.0.sql \
 	sql/durable--0.2.0--0.3.0.sql
