@@ -14,7 +14,18 @@ EXTENSION = durable
 MODULE_big = durable
 OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c)))
 
-DATA = $(sort $(wildcard sql/durable--*.sql))
+# The shipped scripts, and the fresh install script of the current version,
+# sql/durable--0.3.0.sql, which is built: the schema check at the top of
+# sql/durable--0.2.0--0.3.0.sql, then the scripts of the update path from
+# 0.1.0.  PostgreSQL runs it for a fresh CREATE EXTENSION instead of the path,
+# so that the check runs before anything else (see that script's comment).
+# A new version adds its update script to the path, names its own install
+# script here, and moves the check block to the top of its update script.
+DURABLE_INSTALL_SQL = sql/durable--0.3.0.sql
+DURABLE_UPDATE_PATH = sql/durable--0.1.0.sql sql/durable--0.1.0--0.2.0.sql \
+	sql/durable--0.2.0--0.3.0.sql
+DATA = $(filter-out $(DURABLE_INSTALL_SQL),$(sort $(wildcard sql/durable--*.sql)))
+DATA_built = $(DURABLE_INSTALL_SQL)
 
 PG_CONFIG ?= pg_config
 PG_CPPFLAGS = -I$(srcdir)/src
@@ -22,12 +33,20 @@ PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare \
 	-Wno-missing-field-initializers
 
 EXTRA_CLEAN = tmp_check tmp_install results output_iso log regression.diffs regression.out \
-	demo_cluster .build-pg_config
+	demo_cluster .build-pg_config $(DURABLE_INSTALL_SQL).tmp
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 $(OBJS): $(wildcard src/*.h)
+
+$(DURABLE_INSTALL_SQL): $(DURABLE_UPDATE_PATH)
+	{ printf '%s\n' '-- durable 0.3.0, built by the Makefile from $(DURABLE_UPDATE_PATH): do not edit.' \
+	    '\echo Use "CREATE EXTENSION durable" to load this file. \quit'; \
+	  sed -n '/^-- BEGIN schema check/,/^-- END schema check/p' sql/durable--0.2.0--0.3.0.sql; \
+	  cat $(DURABLE_UPDATE_PATH); } > $@.tmp
+	sed -n 3p $@.tmp | grep -q '^-- BEGIN schema check'
+	mv $@.tmp $@
 
 .PHONY: test test-cassert test-small-buffers demo bench fuzz
 # scripts/test.sh runs pg_regress, pgTAP, isolation and TAP layers on its own clusters;

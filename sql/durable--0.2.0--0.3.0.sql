@@ -1,7 +1,91 @@
 -- durable 0.2.0 -> 0.3.0: safety (no input, user code or fault brings the
--- server down or wedges the engine).
+-- server down or wedges the engine) and least privilege (issue 11).
 
 \echo Use "ALTER EXTENSION durable UPDATE TO '0.3.0'" to load this file. \quit
+
+-- ---------------------------------------------------------------------------
+-- The schema (issue 11, "Superuser from a pre-created schema").  CREATE
+-- EXTENSION uses a schema named durable that exists already.  Whoever can
+-- create objects in it (its owner, a role granted CREATE on it) could put
+-- there an operator or function that the extension's statements and its
+-- SECURITY DEFINER functions, which run as a superuser, would pick up, e.g.
+-- durable.=(uuid, uuid).  So the schema must be owned by a superuser, no
+-- other role may create objects in it, and it may hold nothing but the
+-- extension's own objects; otherwise this fails with 42501 and, the whole
+-- CREATE EXTENSION or ALTER EXTENSION UPDATE being one transaction, nothing
+-- is left behind.
+--
+-- The check must run before any statement that could resolve a name to the
+-- schema.  So a fresh CREATE EXTENSION does not take the update path
+-- (0.1.0, 0.1.0--0.2.0, then this script), whose first two scripts would
+-- already run in the schema: the Makefile builds sql/durable--0.3.0.sql,
+-- which PostgreSQL prefers for a fresh install, as this block followed by
+-- the three scripts of the path, so that a fresh install is the same
+-- schema as an updated one (test/t/007_upgrade.pl) and begins with the
+-- check.  An update from 0.2.0 runs it here, first: it must stay the first
+-- statement of this script.  Everything in the block is schema-qualified:
+-- it runs with search_path = durable.
+-- BEGIN schema check (copied to the top of sql/durable--0.3.0.sql)
+DO $schema_check$
+DECLARE
+    nsp pg_catalog.oid;
+    ext pg_catalog.oid;
+    owner_name pg_catalog.text;
+    owner_super pg_catalog.bool;
+    listed pg_catalog.text;
+BEGIN
+    SELECT n.oid, r.rolname, r.rolsuper INTO nsp, owner_name, owner_super
+      FROM pg_catalog.pg_namespace n
+      JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) n.nspowner
+     WHERE n.nspname OPERATOR(pg_catalog.=) 'durable';
+    SELECT e.oid INTO ext FROM pg_catalog.pg_extension e
+     WHERE e.extname OPERATOR(pg_catalog.=) 'durable';
+    IF NOT owner_super THEN
+        RAISE EXCEPTION 'schema "durable" is owned by role "%", which is not a superuser', owner_name
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'That role could create objects in the schema that the extension''s functions would use while they run as a superuser.',
+                  HINT = 'Drop the schema and let CREATE EXTENSION durable create it, or run ALTER SCHEMA durable OWNER TO a superuser first.';
+    END IF;
+    SELECT pg_catalog.string_agg(CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid
+                                      THEN 'PUBLIC' ELSE pg_catalog.quote_ident(r.rolname) END,
+                                 ', ')
+      INTO listed
+      FROM pg_catalog.pg_namespace n,
+           LATERAL pg_catalog.aclexplode(n.nspacl) a
+      LEFT JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) a.grantee
+     WHERE n.oid OPERATOR(pg_catalog.=) nsp
+       AND a.privilege_type OPERATOR(pg_catalog.=) 'CREATE'
+       AND (a.grantee OPERATOR(pg_catalog.=) 0::pg_catalog.oid OR NOT r.rolsuper);
+    IF listed IS NOT NULL THEN
+        RAISE EXCEPTION 'roles that are not superusers may create objects in schema "durable": %', listed
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'They could create objects in the schema that the extension''s functions would use while they run as a superuser.',
+                  HINT = 'REVOKE CREATE ON SCHEMA durable FROM them first.';
+    END IF;
+    SELECT pg_catalog.string_agg(pg_catalog.concat_ws(' ', o.type, o.identity), ', ')
+      INTO listed
+      FROM pg_catalog.pg_depend d,
+           LATERAL pg_catalog.pg_identify_object(d.classid, d.objid, d.objsubid) o
+     WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_namespace'::pg_catalog.regclass
+       AND d.refobjid OPERATOR(pg_catalog.=) nsp
+       AND NOT (d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass
+                AND d.objid OPERATOR(pg_catalog.=) ext)
+       AND NOT EXISTS (
+           SELECT FROM pg_catalog.pg_depend m
+            WHERE m.classid OPERATOR(pg_catalog.=) d.classid
+              AND m.objid OPERATOR(pg_catalog.=) d.objid
+              AND m.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass
+              AND m.refobjid OPERATOR(pg_catalog.=) ext
+              AND m.deptype OPERATOR(pg_catalog.=) 'e'::pg_catalog."char");
+    IF listed IS NOT NULL THEN
+        RAISE EXCEPTION 'schema "durable" holds objects that are not part of the extension: %', listed
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'The extension''s functions could use them while they run as a superuser.',
+                  HINT = 'Drop them or move them to another schema first.';
+    END IF;
+END
+$schema_check$;
+-- END schema check
 
 -- ---------------------------------------------------------------------------
 -- Bounds (issue 10, "Wedged queue by an overflow").  From 0.3.0 every
@@ -91,3 +175,67 @@ CREATE VIEW durable.stuck_tasks AS
        AND a.scheduled_event_id = t.scheduled_event_id
      WHERE t.kind IN ('w', 'x') AND t.failures > 0;
 GRANT SELECT ON durable.stuck_tasks TO durable_client, durable_admin;
+
+-- ---------------------------------------------------------------------------
+-- search_path of the functions (issue 11, "Superuser from a pre-created
+-- schema").  The SECURITY DEFINER functions run as the extension's owner, a
+-- superuser, and the registration functions write durable.registrations as
+-- its owner: pg_catalog comes first in their search_path, so that no object
+-- of another schema can stand in for a built-in operator or function, and
+-- pg_temp comes last, explicitly, since a search_path that does not name it
+-- searches it first.  (test/pgtap/function_search_path.sql checks every
+-- function of the extension.)
+-- ---------------------------------------------------------------------------
+ALTER FUNCTION durable.tick(integer) SET search_path = pg_catalog, durable, pg_temp;
+ALTER FUNCTION durable.purge(integer) SET search_path = pg_catalog, durable, pg_temp;
+ALTER FUNCTION durable.create_namespace(text, interval, jsonb, text)
+    SET search_path = pg_catalog, durable, pg_temp;
+ALTER FUNCTION durable.alter_namespace(text, interval, jsonb, text)
+    SET search_path = pg_catalog, durable, pg_temp;
+ALTER FUNCTION durable.drop_namespace(text) SET search_path = pg_catalog, durable, pg_temp;
+ALTER FUNCTION durable.start_workflow(text, jsonb, text, text, text, jsonb, text, interval,
+                                      interval, interval, text, interval, jsonb)
+    SET search_path = pg_catalog, durable, pg_temp;
+ALTER FUNCTION durable.signal_workflow(text, text, jsonb, text, uuid)
+    SET search_path = pg_catalog, durable, pg_temp;
+ALTER FUNCTION durable.signal_with_start(text, text, text, jsonb, jsonb, text, text, jsonb,
+                                         text, interval, interval, interval, text, interval,
+                                         jsonb)
+    SET search_path = pg_catalog, durable, pg_temp;
+ALTER FUNCTION durable.cancel_workflow(text, text, text, uuid)
+    SET search_path = pg_catalog, durable, pg_temp;
+ALTER FUNCTION durable.terminate_workflow(text, text, jsonb, text, uuid)
+    SET search_path = pg_catalog, durable, pg_temp;
+ALTER FUNCTION durable.resolve_run_id(text, text, uuid)
+    SET search_path = pg_catalog, durable, pg_temp;
+ALTER FUNCTION durable.describe_workflow(text, text, uuid)
+    SET search_path = pg_catalog, durable, pg_temp;
+ALTER FUNCTION durable.get_history(text, text, uuid)
+    SET search_path = pg_catalog, durable, pg_temp;
+ALTER FUNCTION durable.poll_decision_task(text, text, text, interval)
+    SET search_path = pg_catalog, durable, pg_temp;
+ALTER FUNCTION durable.complete_decision_task(text, jsonb, text)
+    SET search_path = pg_catalog, durable, pg_temp;
+ALTER FUNCTION durable.fail_decision_task(text, text, jsonb, text)
+    SET search_path = pg_catalog, durable, pg_temp;
+ALTER FUNCTION durable.poll_activity_task(text, text, text, interval)
+    SET search_path = pg_catalog, durable, pg_temp;
+ALTER FUNCTION durable.poll_activity_tasks(text, text, text, interval, integer)
+    SET search_path = pg_catalog, durable, pg_temp;
+ALTER FUNCTION durable.complete_activity(text, jsonb)
+    SET search_path = pg_catalog, durable, pg_temp;
+ALTER FUNCTION durable.fail_activity(text, text, jsonb, interval)
+    SET search_path = pg_catalog, durable, pg_temp;
+ALTER FUNCTION durable.heartbeat_activity(text, jsonb)
+    SET search_path = pg_catalog, durable, pg_temp;
+ALTER FUNCTION durable.report_activity_canceled(text, jsonb)
+    SET search_path = pg_catalog, durable, pg_temp;
+ALTER FUNCTION durable.register_workflow(text, regprocedure, text, text, regrole)
+    SET search_path = pg_catalog, durable, pg_temp;
+ALTER FUNCTION durable.register_activity(text, regprocedure, text, text, regrole)
+    SET search_path = pg_catalog, durable, pg_temp;
+ALTER FUNCTION durable.unregister_workflow(text, text, text)
+    SET search_path = pg_catalog, durable, pg_temp;
+ALTER FUNCTION durable.unregister_activity(text, text, text)
+    SET search_path = pg_catalog, durable, pg_temp;
+ALTER FUNCTION durable.run_tasks(integer) SET search_path = pg_catalog, durable, pg_temp;

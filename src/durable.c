@@ -186,12 +186,17 @@ _PG_init(void)
 							PGC_SUSET, GUC_UNIT_S,
 							NULL, NULL, NULL);
 
+	/*
+	 * PGC_SUSET, not PGC_SIGHUP, so that ALTER DATABASE ... SET can turn it
+	 * off for one database (a restored copy): the launcher reads the
+	 * server's value, each database's workers its own (worker.c).
+	 */
 	DefineCustomBoolVariable("durable.worker_enabled",
-							 "Whether the background workers fire durable timers.",
-							 "Off: timers fire only when durable.tick() is called.",
+							 "Whether the background workers fire durable timers and run SQL workflows and activities.",
+							 "Off: timers fire only when durable.tick() is called, executor tasks run only in durable.run_tasks(). Set per database with ALTER DATABASE.",
 							 &durable_worker_enabled,
 							 true,
-							 PGC_SIGHUP, 0,
+							 PGC_SUSET, 0,
 							 NULL, NULL, NULL);
 
 	DefineCustomStringVariable("durable.worker_databases",

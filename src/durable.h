@@ -432,6 +432,7 @@ extern void TimerWorkerDetach(bool no_extension);
 extern void TimerWorkerDetachCallback(int code, Datum arg);
 extern void TimerWorkerSleepsUntil(TimestampTz sleeps_to);
 extern void TimerWorkerFoundExtension(void);
+extern bool DatabaseWorkersEnabled(void);
 
 /* ----------------
  * launcher.c, shmem.c and executor_worker.c: the executor workers

@@ -13,9 +13,14 @@
  * After each sleep it checks that the extension is still installed, at
  * 0.2.0 or later: it exits when it is not (the launcher starts executors
  * again after CREATE EXTENSION or ALTER EXTENSION UPDATE).  It exits on
- * SIGTERM, when durable.worker_enabled is turned off, when
- * durable.executor_workers drops below its number, and at once when another
- * process runs as the same executor of its database (ExecutorWorkerAttach).
+ * SIGTERM (the launcher stops every worker when durable.worker_enabled is
+ * turned off in the server's configuration), when durable.executor_workers
+ * drops below its number, and at once when another process runs as the
+ * same executor of its database (ExecutorWorkerAttach).
+ *
+ * Where durable.worker_enabled is off for its database (ALTER DATABASE ...
+ * SET, README "Backup") it runs nothing and stays, reading the setting again
+ * after each sleep; while busy, at least every durable.worker_max_sleep.
  *
  *-------------------------------------------------------------------------
  */
@@ -23,6 +28,7 @@
 
 #include "access/xact.h"
 #include "catalog/namespace.h"
+#include "commands/dbcommands.h"
 #include "commands/extension.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -33,6 +39,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 
 #include "durable.h"
 
@@ -51,8 +58,12 @@ typedef enum ExecutorSchema
 	SCHEMA_READY,				/* durable 0.2.0 or later */
 	SCHEMA_NO_EXTENSION,		/* durable is not installed */
 	SCHEMA_OLD_VERSION,			/* durable 0.1.0: nothing to run yet */
+	SCHEMA_DISABLED,			/* durable.worker_enabled is off here */
 	SCHEMA_UNKNOWN				/* the check failed; try again later */
 } ExecutorSchema;
+
+/* The database's name, once an executor found its work turned off */
+static char *dbname = NULL;
 
 /* Whether the executor tables exist (in a transaction of its own). */
 static ExecutorSchema
@@ -73,11 +84,22 @@ check_schema(MemoryContext cxt)
 		else
 		{
 			nsp = get_namespace_oid("durable", true);
-			if (OidIsValid(nsp) &&
-				OidIsValid(get_relname_relid("registrations", nsp)))
-				result = SCHEMA_READY;
-			else
+			if (!OidIsValid(nsp) ||
+				!OidIsValid(get_relname_relid("registrations", nsp)))
 				result = SCHEMA_OLD_VERSION;
+			else if (!DatabaseWorkersEnabled())
+			{
+				result = SCHEMA_DISABLED;
+				if (dbname == NULL)
+				{
+					char	   *name = get_database_name(MyDatabaseId);
+
+					if (name != NULL)
+						dbname = MemoryContextStrdup(TopMemoryContext, name);
+				}
+			}
+			else
+				result = SCHEMA_READY;
 		}
 		PopActiveSnapshot();
 		CommitTransactionCommand();
@@ -113,6 +135,8 @@ DurableExecutorMain(Datum main_arg)
 	int			index;
 	MemoryContext loop_cxt;
 	bool		check = true;
+	TimestampTz checked_at = 0;
+	bool		idle_logged = false;
 
 	memcpy(&index, MyBgworkerEntry->bgw_extra, sizeof(index));
 	DurableIsExecutor = true;
@@ -142,11 +166,15 @@ DurableExecutorMain(Datum main_arg)
 			proc_exit(0);
 		MemoryContextReset(loop_cxt);
 
-		if (check)
+		if (check ||
+			TimestampDifferenceExceeds(checked_at, GetCurrentTimestamp(),
+									   durable_worker_max_sleep * 1000))
 		{
+			checked_at = GetCurrentTimestamp();
 			switch (check_schema(loop_cxt))
 			{
 				case SCHEMA_READY:
+					idle_logged = false;
 					break;
 				case SCHEMA_NO_EXTENSION:
 					(void) ExecutorWorkerDetach(true, false);
@@ -160,8 +188,18 @@ DurableExecutorMain(Datum main_arg)
 								 errhint("Run ALTER EXTENSION durable UPDATE.")));
 					proc_exit(0);
 					break;
+				case SCHEMA_DISABLED:
+					if (!idle_logged)
+						ereport(LOG,
+								(errmsg("durable executor %d idle in database \"%s\": durable.worker_enabled is off for it",
+										index, dbname ? dbname : "?")));
+					idle_logged = true;
+					WaitForExecutorTask((long) durable_worker_max_sleep * 1000L);
+					check = true;
+					continue;
 				case SCHEMA_UNKNOWN:
 					WaitForExecutorTask((long) durable_worker_max_sleep * 1000L);
+					check = true;
 					continue;
 			}
 		}

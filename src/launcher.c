@@ -448,11 +448,16 @@ ExecutorWorkerDetach(bool no_extension, bool idle)
 	return made_idle;
 }
 
-/* Whether executor index should run, after a reload (executors only). */
+/*
+ * Whether executor index should run, after a reload (executors only).  Not
+ * durable.worker_enabled: in a worker it is the database's value (ALTER
+ * DATABASE), which makes the executors idle (DatabaseWorkersEnabled); the
+ * server's value is the launcher's, which stops every worker when it is off.
+ */
 bool
 ExecutorWorkerWanted(int index)
 {
-	return durable_worker_enabled && index < durable_executor_workers;
+	return index < durable_executor_workers;
 }
 
 /*

@@ -13,7 +13,9 @@
  * is registered there.
  *
  * The registration functions run as their caller, whose role the functions
- * will run as; they write the table as its owner.
+ * will run as; they write the table as its owner.  A binding belongs to the
+ * role that made it (registered_by; replacing it keeps the owner): only that
+ * role, its members and durable_admin may replace or drop it.
  *
  *-------------------------------------------------------------------------
  */
@@ -62,10 +64,26 @@ static KeptPlan upsert_registration = {
 	" VALUES ($1, $2, $3, $4, $5, $6, $7)"
 	" ON CONFLICT (namespace, kind, type_name, task_queue) DO UPDATE SET"
 	" function = EXCLUDED.function, run_as = EXCLUDED.run_as,"
-	" registered_by = EXCLUDED.registered_by,"
 	" registered_at = EXCLUDED.registered_at",
 	7, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, REGPROCEDUREOID, REGROLEOID,
 	REGROLEOID}
+};
+/*
+ * The role a binding belongs to, with the table locked against concurrent
+ * registrations, so that no binding appears between this check and the
+ * write that follows it.
+ */
+static KeptPlan lock_registrations = {
+	NULL, "LOCK TABLE durable.registrations IN SHARE ROW EXCLUSIVE MODE",
+	0, {InvalidOid}
+};
+static KeptPlan registration_owner = {
+	NULL, "SELECT registered_by::oid FROM durable.registrations"
+	" WHERE namespace OPERATOR(pg_catalog.=) $1"
+	" AND kind OPERATOR(pg_catalog.=) $2"
+	" AND type_name OPERATOR(pg_catalog.=) $3"
+	" AND task_queue OPERATOR(pg_catalog.=) $4",
+	4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}
 };
 static KeptPlan delete_registration = {
 	NULL, "DELETE FROM durable.registrations WHERE namespace = $1"
@@ -287,6 +305,47 @@ check_run_as(FunctionCallInfo fcinfo, int argno, Oid function)
 	return run_as;
 }
 
+/*
+ * 42501 unless the caller may replace or drop the binding whose key values[0..3]
+ * hold (SPI connected, as the table's owner): a binding belongs to the role
+ * that made it (registered_by), and only that role, its members and
+ * durable_admin may change it.  Otherwise a member of durable_worker could
+ * bind another team's workflow type to its own code, which would then run
+ * for that team's workflows.  Returns whether the binding exists.
+ */
+static bool
+check_binding_owner(Oid caller, Datum *values, bool workflow,
+					const char *namespace, const char *type_name,
+					const char *task_queue)
+{
+	Oid			owner;
+	Oid			admin;
+	bool		isnull;
+	char	   *owner_name;
+
+	RunPlan(&lock_registrations, NULL, NULL, false, 0);
+	/* Not read-only: a fresh snapshot, taken after the lock */
+	if (RunPlan(&registration_owner, values, NULL, false, 1) == 0)
+		return false;
+	owner = DatumGetObjectId(SPIGetDatum(0, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	if (has_privs_of_role(caller, owner))
+		return true;
+	admin = get_role_oid("durable_admin", true);
+	if (OidIsValid(admin) && has_privs_of_role(caller, admin))
+		return true;
+	owner_name = GetUserNameFromId(owner, true);
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied to change the binding of %s type \"%s\" on task queue \"%s\" in namespace \"%s\"",
+					workflow ? "workflow" : "activity", type_name, task_queue,
+					namespace),
+			 errdetail("The binding belongs to role \"%s\", which made it.",
+					   owner_name ? owner_name : "?"),
+			 errhint("Only that role, its members and durable_admin may replace or unregister it.")));
+	return true;					/* not reached */
+}
+
 /* Move queued tasks of a type between external pollers and executors. */
 static void
 move_tasks(bool workflow, const char *namespace, const char *type_name,
@@ -347,6 +406,8 @@ register_type(FunctionCallInfo fcinfo, bool workflow)
 	values[4] = ObjectIdGetDatum(function);
 	values[5] = ObjectIdGetDatum(run_as);
 	values[6] = ObjectIdGetDatum(caller);
+	(void) check_binding_owner(caller, values, workflow, namespace, type_name,
+							   task_queue);
 	RunPlan(&upsert_registration, values, NULL, false, 0);
 	move_tasks(workflow, namespace, type_name, task_queue,
 			   workflow ? 'd' : 'a', workflow ? 'w' : 'x');
@@ -381,6 +442,13 @@ unregister_type(FunctionCallInfo fcinfo, bool workflow)
 	values[1] = CStringGetTextDatum(workflow ? "workflow" : "activity");
 	values[2] = CStringGetTextDatum(type_name);
 	values[3] = CStringGetTextDatum(task_queue);
+	if (!check_binding_owner(save_userid, values, workflow, namespace,
+							 type_name, task_queue))
+	{
+		DurableSPIFinish();
+		SetUserIdAndSecContext(save_userid, save_sec_context);
+		PG_RETURN_BOOL(false);
+	}
 	found = RunPlan(&delete_registration, values, NULL, false, 0) > 0;
 	if (found)
 		move_tasks(workflow, namespace, type_name, task_queue,

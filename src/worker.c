@@ -26,16 +26,29 @@
  * Once it has found the extension, the launcher starts the database's
  * executor workers (executor_worker.c).
  *
- * It exits when the extension is not (or no longer) installed, on SIGTERM,
- * and when durable.worker_enabled is turned off; at once when another
- * process is its database's timer worker already (TimerWorkerAttach).
+ * It exits when the extension is not (or no longer) installed, and on
+ * SIGTERM (the launcher stops every worker when durable.worker_enabled is
+ * turned off in the server's configuration); at once when another process
+ * is its database's timer worker already (TimerWorkerAttach).
+ *
+ * Where durable.worker_enabled is off for its database (ALTER DATABASE ...
+ * SET, e.g. a copy restored from a backup, README "Backup"), it idles: it
+ * fires no timer, purges nothing and does not have the executors started,
+ * and it reads the setting again every durable.worker_max_sleep and on
+ * SIGHUP.  It stays, so that the launcher does not start it again and
+ * again; the executors idle likewise (executor_worker.c).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
 #include "access/xact.h"
+#include "catalog/pg_db_role_setting.h"
 #include "catalog/pg_type.h"
+#include "commands/dbcommands.h"
 #include "commands/extension.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -45,7 +58,11 @@
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "tcop/tcopprot.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
 #include "utils/snapmgr.h"
 
 #include "durable.h"
@@ -75,6 +92,62 @@ static bool
 extension_installed(void)
 {
 	return OidIsValid(get_extension_oid("durable", true));
+}
+
+/*
+ * Whether durable.worker_enabled is on for this database (inside a
+ * transaction): its ALTER DATABASE setting, read from pg_db_role_setting
+ * each time, since a process sees its database's settings only as they were
+ * when it connected.  True without such a setting: the server's value is
+ * the launcher's, which stops every worker when it is off.
+ */
+bool
+DatabaseWorkersEnabled(void)
+{
+	Relation	rel;
+	ScanKeyData keys[2];
+	SysScanDesc scan;
+	HeapTuple	tup;
+	bool		enabled = true;
+
+	rel = table_open(DbRoleSettingRelationId, AccessShareLock);
+	ScanKeyInit(&keys[0], Anum_pg_db_role_setting_setdatabase,
+				BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(MyDatabaseId));
+	ScanKeyInit(&keys[1], Anum_pg_db_role_setting_setrole,
+				BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(InvalidOid));
+	scan = systable_beginscan(rel, DbRoleSettingDatidRolidIndexId, true,
+							  NULL, 2, keys);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		bool		isnull;
+		Datum		config;
+		Datum	   *elems;
+		int			nelems;
+		int			i;
+
+		config = heap_getattr(tup, Anum_pg_db_role_setting_setconfig,
+							  RelationGetDescr(rel), &isnull);
+		if (isnull)
+			continue;
+		deconstruct_array(DatumGetArrayTypeP(config), TEXTOID, -1, false,
+						  TYPALIGN_INT, &elems, NULL, &nelems);
+		for (i = 0; i < nelems; i++)
+		{
+			char	   *item = TextDatumGetCString(elems[i]);
+			char	   *eq = strchr(item, '=');
+			bool		value;
+
+			if (eq == NULL)
+				continue;
+			*eq = '\0';
+			if (pg_strcasecmp(item, "durable.worker_enabled") == 0 &&
+				parse_bool(eq + 1, &value))
+				enabled = value;
+		}
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return enabled;
 }
 
 /*
@@ -155,6 +228,8 @@ DurableTimerWorkerMain(Datum main_arg)
 	volatile bool careful = false;
 	volatile TimestampTz next_purge = 0;
 	volatile long locked_backoff_ms = 0;
+	volatile bool was_enabled = true;
+	static char *dbname = NULL;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
@@ -174,6 +249,7 @@ DurableTimerWorkerMain(Datum main_arg)
 		volatile long sleep_ms = 0;
 		volatile int fired = 0;
 		volatile bool installed = true;
+		volatile bool enabled = true;
 
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
@@ -182,8 +258,6 @@ DurableTimerWorkerMain(Datum main_arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		if (!durable_worker_enabled)
-			proc_exit(0);
 		TimerWorkerSleepsUntil(0);	/* awake: backends set the latch */
 		MemoryContextReset(loop_cxt);
 
@@ -196,7 +270,15 @@ DurableTimerWorkerMain(Datum main_arg)
 			PushActiveSnapshot(GetTransactionSnapshot());
 			pgstat_report_activity(STATE_RUNNING, "firing durable timers");
 			installed = extension_installed();
-			if (installed)
+			enabled = DatabaseWorkersEnabled();
+			if (!enabled && dbname == NULL)
+			{
+				char	   *name = get_database_name(MyDatabaseId);
+
+				if (name != NULL)
+					dbname = MemoryContextStrdup(TopMemoryContext, name);
+			}
+			if (installed && enabled)
 			{
 				TimerWorkerFoundExtension();	/* the executors may start */
 				fired = run_batch(careful, (TimestampTz *) &next,
@@ -228,6 +310,23 @@ DurableTimerWorkerMain(Datum main_arg)
 		{
 			TimerWorkerDetach(true);
 			proc_exit(0);
+		}
+		if (enabled != was_enabled)
+		{
+			if (!enabled)
+				ereport(LOG,
+						(errmsg("durable workers idle in database \"%s\": durable.worker_enabled is off for it",
+								dbname ? dbname : "?"),
+						 errhint("ALTER DATABASE ... SET durable.worker_enabled = on lets them work.")));
+			was_enabled = enabled;
+		}
+		if (!enabled)
+		{
+			/* Read the setting again after a while, or on SIGHUP. */
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 (long) durable_worker_max_sleep * 1000L,
+							 PG_WAIT_EXTENSION);
+			continue;
 		}
 		if (GetCurrentTimestamp() >= next_purge)
 		{
