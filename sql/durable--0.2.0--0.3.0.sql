@@ -239,3 +239,19 @@ ALTER FUNCTION durable.unregister_workflow(text, text, text)
 ALTER FUNCTION durable.unregister_activity(text, text, text)
     SET search_path = pg_catalog, durable, pg_temp;
 ALTER FUNCTION durable.run_tasks(integer) SET search_path = pg_catalog, durable, pg_temp;
+
+-- ---------------------------------------------------------------------------
+-- Task tokens (issue 11, "Task tokens are guessable").  A token carries a
+-- secret of 64 random bits drawn when its task is claimed, kept here and
+-- checked on every answer; and the namespace and workflow id, for routers
+-- (README "Task tokens").  NULL: no token with a secret was issued (a task
+-- claimed before this update keeps its 0.2.0 token, which stays valid).
+-- ---------------------------------------------------------------------------
+ALTER TABLE durable.runs ADD COLUMN task_secret bigint;
+ALTER TABLE durable.activities ADD COLUMN task_secret bigint;
+
+-- What a token names, without its secret: reads no table, for any role.
+CREATE FUNCTION durable.task_token_info(task_token text) RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'durable_task_token_info'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+GRANT EXECUTE ON FUNCTION durable.task_token_info(text) TO PUBLIC;

@@ -37,33 +37,46 @@
 	"last_failure_reason, last_failure_details, next_attempt_time, " \
 	"last_worker_identity, cancel_requested"
 
-static KeptPlan load_activity = {
-	NULL, "SELECT " ACTIVITY_COLUMNS " FROM durable.activities"
-	" WHERE run_id = $1 AND scheduled_event_id = $2 FOR UPDATE",
-	2, {UUIDOID, INT8OID}
+/*
+ * The statements that read an activity for a task token's check also read
+ * its task_secret (column 26): each has a form for 0.3.0, with it, and one
+ * for a database still at 0.2.0, without (TaskSecretsStored picks).
+ */
+#define LOAD_ACTIVITY(cols) \
+	"SELECT " cols " FROM durable.activities" \
+	" WHERE run_id = $1 AND scheduled_event_id = $2 FOR UPDATE"
+static KeptPlan load_activity[2] = {
+	{NULL, LOAD_ACTIVITY(ACTIVITY_COLUMNS), 2, {UUIDOID, INT8OID}},
+	{NULL, LOAD_ACTIVITY(ACTIVITY_COLUMNS ", task_secret"), 2, {UUIDOID, INT8OID}}
 };
-static KeptPlan take_activity = {
-	NULL, "DELETE FROM durable.activities"
-	" WHERE run_id = $1 AND scheduled_event_id = $2 RETURNING " ACTIVITY_COLUMNS,
-	2, {UUIDOID, INT8OID}
+#define TAKE_ACTIVITY(cols) \
+	"DELETE FROM durable.activities" \
+	" WHERE run_id = $1 AND scheduled_event_id = $2 RETURNING " cols
+static KeptPlan take_activity[2] = {
+	{NULL, TAKE_ACTIVITY(ACTIVITY_COLUMNS), 2, {UUIDOID, INT8OID}},
+	{NULL, TAKE_ACTIVITY(ACTIVITY_COLUMNS ", task_secret"), 2, {UUIDOID, INT8OID}}
 };
 /*
  * complete_activity in one statement: delete the started attempt's activity,
  * log the attempt as completed and drop its timer (activity, then timer).
  */
-static KeptPlan take_completed_activity = {
-	NULL, "WITH a AS (DELETE FROM durable.activities"
-	"   WHERE run_id = $1 AND scheduled_event_id = $2 AND attempt = $3"
-	"   AND state <> 'SCHEDULED' RETURNING *),"
-	" l AS (INSERT INTO durable.activity_attempt_log (run_id, scheduled_event_id,"
-	"   attempt, activity_id, activity_type, worker_identity, scheduled_time,"
-	"   started_time, end_time, outcome)"
-	"   SELECT run_id, scheduled_event_id, attempt, activity_id, activity_type,"
-	"   last_worker_identity, scheduled_time, started_time, $4, 'completed' FROM a),"
-	" t AS (DELETE FROM durable.timers WHERE run_id = $1 AND kind = 'activity'"
-	"   AND ref_id = $2 AND EXISTS (SELECT 1 FROM a))"
-	" SELECT " ACTIVITY_COLUMNS " FROM a",
-	4, {UUIDOID, INT8OID, INT4OID, TIMESTAMPTZOID}
+#define TAKE_COMPLETED_ACTIVITY(cols) \
+	"WITH a AS (DELETE FROM durable.activities" \
+	"   WHERE run_id = $1 AND scheduled_event_id = $2 AND attempt = $3" \
+	"   AND state <> 'SCHEDULED' RETURNING *)," \
+	" l AS (INSERT INTO durable.activity_attempt_log (run_id, scheduled_event_id," \
+	"   attempt, activity_id, activity_type, worker_identity, scheduled_time," \
+	"   started_time, end_time, outcome)" \
+	"   SELECT run_id, scheduled_event_id, attempt, activity_id, activity_type," \
+	"   last_worker_identity, scheduled_time, started_time, $4, 'completed' FROM a)," \
+	" t AS (DELETE FROM durable.timers WHERE run_id = $1 AND kind = 'activity'" \
+	"   AND ref_id = $2 AND EXISTS (SELECT 1 FROM a))" \
+	" SELECT " cols " FROM a"
+static KeptPlan take_completed_activity[2] = {
+	{NULL, TAKE_COMPLETED_ACTIVITY(ACTIVITY_COLUMNS), 4,
+	{UUIDOID, INT8OID, INT4OID, TIMESTAMPTZOID}},
+	{NULL, TAKE_COMPLETED_ACTIVITY(ACTIVITY_COLUMNS ", task_secret"), 4,
+	{UUIDOID, INT8OID, INT4OID, TIMESTAMPTZOID}}
 };
 static KeptPlan load_activity_by_id = {
 	NULL, "SELECT " ACTIVITY_COLUMNS " FROM durable.activities"
@@ -215,11 +228,16 @@ read_activity(ActivityState *a, ActivityRow *r)
 	a->next_attempt_time = get_ts(r, 23);
 	a->last_worker_identity = get_text(r, 24);
 	a->cancel_requested = DatumGetBool(get_datum(r, 25, &isnull));
+	a->task_secret_null = true;
+	a->task_secret = 0;
 	a->deleted = false;
 	a->finished_in_db = false;
 }
 
-/* Fill a from row 0 of the last result (columns ACTIVITY_COLUMNS). */
+/*
+ * Fill a from row 0 of the last result (columns ACTIVITY_COLUMNS, then
+ * task_secret if the statement read it).
+ */
 static void
 read_activity_row(ActivityState *a)
 {
@@ -233,7 +251,21 @@ read_activity_row(ActivityState *a)
 	r.desc = SPI_tuptable->tupdesc;
 	r.attnums = spi_columns;
 	read_activity(a, &r);
+	if (r.desc->natts > N_ACTIVITY_COLUMNS)
+	{
+		Datum		d = heap_getattr(r.tuple, N_ACTIVITY_COLUMNS + 1, r.desc,
+									 &a->task_secret_null);
+
+		a->task_secret = a->task_secret_null ? 0 : DatumGetInt64(d);
+	}
 	SPI_freetuptable(SPI_tuptable);
+}
+
+/* Of a pair of statements, the one this database's schema has columns for. */
+static KeptPlan *
+secret_plan(KeptPlan *pair)
+{
+	return &pair[TaskSecretsStored() ? 1 : 0];
 }
 
 /* Lock and load a pending activity by scheduled event id; false if none. */
@@ -244,7 +276,7 @@ LoadActivity(pg_uuid_t *run_id, int64 scheduled_event_id, ActivityState *a)
 
 	values[0] = UUIDPGetDatum(run_id);
 	values[1] = Int64GetDatum(scheduled_event_id);
-	if (RunPlan(&load_activity, values, NULL, false, 1) == 0)
+	if (RunPlan(secret_plan(load_activity), values, NULL, false, 1) == 0)
 		return false;
 	read_activity_row(a);
 	return true;
@@ -261,7 +293,7 @@ TakeActivity(pg_uuid_t *run_id, int64 scheduled_event_id, ActivityState *a)
 
 	values[0] = UUIDPGetDatum(run_id);
 	values[1] = Int64GetDatum(scheduled_event_id);
-	if (RunPlan(&take_activity, values, NULL, false, 1) == 0)
+	if (RunPlan(secret_plan(take_activity), values, NULL, false, 1) == 0)
 		return false;
 	read_activity_row(a);
 	a->deleted = true;
@@ -283,7 +315,8 @@ TakeCompletedActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
 	values[1] = Int64GetDatum(scheduled_event_id);
 	values[2] = Int32GetDatum(attempt);
 	values[3] = TimestampTzGetDatum(now);
-	if (RunPlan(&take_completed_activity, values, NULL, false, 1) == 0)
+	if (RunPlan(secret_plan(take_completed_activity), values, NULL, false,
+				1) == 0)
 		return false;
 	read_activity_row(a);
 	a->deleted = true;
@@ -585,9 +618,12 @@ StartActivityAttempt(pg_uuid_t *run_id, int64 scheduled_event_id,
 	ActivityRow r;
 	int			i;
 
-	/* The UPDATE of the attempt, without a statement (direct.c). */
+	/*
+	 * The UPDATE of the attempt, without a statement (direct.c); it keeps
+	 * the secret of the attempt's token, drawn now.
+	 */
 	tuple = DirectStartActivityAttempt(run_id, scheduled_event_id, attempt,
-									   now, identity, &desc);
+									   now, identity, NewTaskSecret(), &desc);
 	if (tuple == NULL)
 		return false;
 	for (i = 0; i < N_ACTIVITY_COLUMNS; i++)
@@ -608,6 +644,16 @@ StartActivityAttempt(pg_uuid_t *run_id, int64 scheduled_event_id,
 	r.desc = desc;
 	r.attnums = attnums;
 	read_activity(a, &r);
+	/* The secret just kept, if the table has the column (0.3.0) */
+	for (i = 0; i < desc->natts; i++)
+		if (!TupleDescAttr(desc, i)->attisdropped &&
+			strcmp(NameStr(TupleDescAttr(desc, i)->attname), "task_secret") == 0)
+		{
+			Datum		d = heap_getattr(tuple, i + 1, desc,
+										 &a->task_secret_null);
+
+			a->task_secret = a->task_secret_null ? 0 : DatumGetInt64(d);
+		}
 	arm_activity_timer(a);
 	return true;
 }

@@ -9,9 +9,24 @@
  * sleeps on its queue's condition variable (shmem.c) and is woken by the
  * commit that makes a task.
  *
- * Task tokens name one attempt: "D:<run_id>:<scheduled>:<started>" for a
- * decision task, "A:<run_id>:<scheduled>:<attempt>" for an activity task.
- * A token whose attempt is no longer the current one is stale (WF005).
+ * Task tokens name one attempt and carry a secret drawn when it was claimed
+ * (64 random bits, kept in durable.runs.task_secret for a decision task and
+ * durable.activities.task_secret for an activity attempt):
+ *
+ *   D1:<ns len>:<namespace>:<wid len>:<workflow id>:<run_id>:<scheduled>:<started>:<secret>
+ *   A1:<ns len>:<namespace>:<wid len>:<workflow id>:<run_id>:<scheduled>:<attempt>:<secret>
+ *
+ * lengths in bytes, the secret in 16 lowercase hex digits.  The namespace
+ * and workflow id let a router in front of several databases send an answer
+ * to the one that owns the workflow (README "Task tokens").  A token whose
+ * attempt is no longer the current one, or whose secret, namespace or
+ * workflow id is not its attempt's, is stale (WF005) and changes nothing.
+ *
+ * The format of 0.2.0, "D:<run_id>:<scheduled>:<started>" and
+ * "A:<run_id>:<scheduled>:<attempt>", names a task without a secret: it is
+ * still issued while the database is not updated (no task_secret columns)
+ * and accepted only for a task that has no secret (claimed before
+ * ALTER EXTENSION durable UPDATE).
  *
  *-------------------------------------------------------------------------
  */
@@ -22,6 +37,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "funcapi.h"
+#include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
@@ -30,14 +46,24 @@
 #define ARG_TEXT(n)		(PG_ARGISNULL(n) ? NULL : PG_GETARG_TEXT_PP(n))
 #define ARG_JSONB(n)	(PG_ARGISNULL(n) ? NULL : PG_GETARG_JSONB_P(n))
 
-static KeptPlan heartbeat_plan = {
-	NULL, "UPDATE durable.activities a SET last_heartbeat_time = $4,"
-	" heartbeat_details = COALESCE($5, a.heartbeat_details)"
-	" WHERE a.run_id = $1 AND a.scheduled_event_id = $2 AND a.attempt = $3"
-	" AND a.state IN ('STARTED', 'CANCEL_REQUESTED')"
-	" RETURNING a.cancel_requested OR (SELECT r.cancel_requested"
-	"   FROM durable.runs r WHERE r.run_id = a.run_id)",
-	5, {UUIDOID, INT8OID, INT4OID, TIMESTAMPTZOID, JSONBOID}
+/*
+ * A heartbeat: one statement, which also returns what the token is checked
+ * against (a mismatch raises WF005, which undoes the update).  The second
+ * form is for a database at 0.2.0, which has no task_secret column.
+ */
+#define HEARTBEAT(secret) \
+	"UPDATE durable.activities a SET last_heartbeat_time = $4," \
+	" heartbeat_details = COALESCE($5, a.heartbeat_details)" \
+	" WHERE a.run_id = $1 AND a.scheduled_event_id = $2 AND a.attempt = $3" \
+	" AND a.state IN ('STARTED', 'CANCEL_REQUESTED')" \
+	" RETURNING a.cancel_requested OR (SELECT r.cancel_requested" \
+	"   FROM durable.runs r WHERE r.run_id = a.run_id)," \
+	" a.namespace, a.workflow_id, " secret
+static KeptPlan heartbeat_plan[2] = {
+	{NULL, HEARTBEAT("NULL::bigint"), 5,
+	{UUIDOID, INT8OID, INT4OID, TIMESTAMPTZOID, JSONBOID}},
+	{NULL, HEARTBEAT("a.task_secret"), 5,
+	{UUIDOID, INT8OID, INT4OID, TIMESTAMPTZOID, JSONBOID}}
 };
 
 /* What a poll looks for */
@@ -53,44 +79,186 @@ typedef struct PollRequest
 typedef struct TaskToken
 {
 	char		kind;			/* 'D' or 'A' */
+	int			version;		/* 1; 0 for the format of 0.2.0 */
+	char	   *namespace;		/* version 1 only */
+	char	   *workflow_id;	/* version 1 only */
 	pg_uuid_t	run_id;
 	int64		scheduled_id;
 	int64		third;			/* started event id, or attempt */
+	uint64		secret;			/* version 1 only */
 } TaskToken;
 
-/* Parse "K:<uuid>:<n>:<n>"; malformed tokens are 22023. */
-static void
-parse_token(text *token_text, char kind, TaskToken *t)
+/*
+ * Read a positive decimal number at *p, without sign or leading zero and at
+ * most max, and move *p past it; false when there is none.
+ */
+static bool
+token_number(const char **p, int64 max, int64 *out)
 {
-	char	   *token;
+	const char *s = *p;
+	int64		v = 0;
+
+	if (*s < '1' || *s > '9')
+		return false;
+	while (*s >= '0' && *s <= '9')
+	{
+		if (v > (max - (*s - '0')) / 10)
+			return false;
+		v = v * 10 + (*s - '0');
+		s++;
+	}
+	*p = s;
+	*out = v;
+	return true;
+}
+
+/*
+ * Read "<length>:<bytes>:" at *p (a name of 1 to DURABLE_MAX_NAME_LEN bytes,
+ * valid in the database encoding) into *out, and move *p past it.
+ */
+static bool
+token_name(const char **p, const char *end, char **out)
+{
+	const char *s = *p;
+	int64		len;
+
+	if (!token_number(&s, DURABLE_MAX_NAME_LEN, &len) || *s++ != ':' ||
+		end - s < len + 1 || s[len] != ':' ||
+		!pg_verify_mbstr(GetDatabaseEncoding(), s, (int) len, true))
+		return false;
+	*out = pnstrdup(s, (Size) len);
+	*p = s + len + 1;
+	return true;
+}
+
+/* Parse the text after "D1:" or "A1:" (the format above); false if malformed. */
+static bool
+parse_token_v1(const char *p, TaskToken *t)
+{
+	const char *end = p + strlen(p);
+	char		uuid_buf[37];
+	int			i;
+
+	if (!token_name(&p, end, &t->namespace) ||
+		!token_name(&p, end, &t->workflow_id) ||
+		end - p < 37 || p[36] != ':')
+		return false;
+	memcpy(uuid_buf, p, 36);
+	uuid_buf[36] = '\0';
+	p += 37;
+	if (!ParseCanonicalUuid(uuid_buf, &t->run_id) ||
+		!token_number(&p, PG_INT64_MAX, &t->scheduled_id) || *p++ != ':' ||
+		!token_number(&p, t->kind == 'A' ? PG_INT32_MAX : PG_INT64_MAX,
+					  &t->third) || *p++ != ':' ||
+		end - p != 16)
+		return false;
+	t->secret = 0;
+	for (i = 0; i < 16; i++)
+	{
+		char		c = p[i];
+
+		if (c >= '0' && c <= '9')
+			t->secret = (t->secret << 4) | (uint64) (c - '0');
+		else if (c >= 'a' && c <= 'f')
+			t->secret = (t->secret << 4) | (uint64) (c - 'a' + 10);
+		else
+			return false;
+	}
+	return true;
+}
+
+/* Parse the format of 0.2.0, "K:<uuid>:<n>:<n>"; false if malformed. */
+static bool
+parse_token_v0(const char *token, TaskToken *t)
+{
 	char		uuid_buf[37];
 	long long	a;
 	long long	b;
 	int			consumed = 0;
+
+	if (strlen(token) < 40 || token[1] != ':' || token[38] != ':')
+		return false;
+	strlcpy(uuid_buf, token + 2, sizeof(uuid_buf));
+	if (!ParseCanonicalUuid(uuid_buf, &t->run_id) ||
+		sscanf(token + 39, "%lld:%lld%n", &a, &b, &consumed) != 2 ||
+		token[39 + consumed] != '\0' || a <= 0 || b <= 0)
+		return false;
+	t->scheduled_id = a;
+	t->third = b;
+	return true;
+}
+
+/*
+ * Parse a task token of the given kind ('D' or 'A'; '\0' for either);
+ * malformed tokens are 22023.
+ */
+static void
+parse_token(text *token_text, char kind, TaskToken *t)
+{
+	char	   *token;
+	bool		ok;
 
 	if (token_text == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("task_token must not be null")));
 	token = text_to_cstring(token_text);
-	if (strlen(token) >= 40)
-		strlcpy(uuid_buf, token + 2, sizeof(uuid_buf));
+	memset(t, 0, sizeof(TaskToken));
+	t->kind = token[0];
+	if ((kind != '\0' && token[0] != kind) ||
+		(token[0] != 'D' && token[0] != 'A'))
+		ok = false;
+	else if (token[1] == '1' && token[2] == ':')
+	{
+		t->version = 1;
+		ok = parse_token_v1(token + 3, t);
+	}
 	else
-		uuid_buf[0] = '\0';
-	if (strlen(token) < 40 || token[0] != kind || token[1] != ':' ||
-		token[38] != ':' || !ParseCanonicalUuid(uuid_buf, &t->run_id) ||
-		sscanf(token + 39, "%lld:%lld%n", &a, &b, &consumed) != 2 ||
-		token[39 + consumed] != '\0' || a <= 0 || b <= 0)
+		ok = parse_token_v0(token, t);
+	if (!ok)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("task_token \"%s\" is not %s task token", token,
-						kind == 'D' ? "a decision" : "an activity")));
-	t->kind = kind;
-	t->scheduled_id = a;
-	t->third = b;
+						kind == 'D' ? "a decision" :
+						kind == 'A' ? "an activity" : "a")));
 }
 
-/* WF005 for a token whose attempt is over. */
+/*
+ * The token of a task just claimed: with its secret, or in the format of
+ * 0.2.0 when the database has nowhere to keep one (not yet updated).
+ */
+static char *
+make_token(char kind, const char *namespace, const char *workflow_id,
+		   pg_uuid_t *run_id, int64 scheduled_id, int64 third,
+		   bool secret_null, int64 secret)
+{
+	if (secret_null)
+		return psprintf("%c:%s:%lld:%lld", kind, UuidToCString(run_id),
+						(long long) scheduled_id, (long long) third);
+	return psprintf("%c1:%d:%s:%d:%s:%s:%lld:%lld:%016llx", kind,
+					(int) strlen(namespace), namespace,
+					(int) strlen(workflow_id), workflow_id,
+					UuidToCString(run_id), (long long) scheduled_id,
+					(long long) third, (unsigned long long) secret);
+}
+
+/*
+ * Whether a token was issued for the task it names, whose namespace,
+ * workflow id and secret are given: a token with a secret must carry the
+ * task's; one without (0.2.0's format) passes only for a task that has none.
+ */
+static bool
+token_matches(TaskToken *t, const char *namespace, const char *workflow_id,
+			  bool secret_null, int64 secret)
+{
+	if (t->version == 0)
+		return secret_null;
+	return !secret_null && (uint64) secret == t->secret &&
+		strcmp(t->namespace, namespace) == 0 &&
+		strcmp(t->workflow_id, workflow_id) == 0;
+}
+
+/* WF005 for a token whose attempt is over, or that was not issued for it. */
 static void
 report_stale(text *token, const char *why)
 {
@@ -139,6 +307,17 @@ StartDecisionTask(RunState *rs, int64 scheduled_id, TimestampTz now,
 	if (!RunIsOpen(rs) || rs->decision_scheduled_id != scheduled_id ||
 		rs->decision_started_id != 0)
 		return false;
+
+	/*
+	 * An external worker's task gets the secret of its token, kept in the
+	 * run's row (written by SaveRun below) when the database has the column.
+	 */
+	if (save && rs->secret_stored)
+	{
+		rs->task_secret = NewTaskSecret();
+		rs->task_secret_null = false;
+		rs->task_secret_changed = true;
+	}
 	JsonBegin(&jb);
 	JsonAddInt(&jb, "scheduledEventId", scheduled_id);
 	JsonAddText(&jb, "identity", identity);
@@ -181,9 +360,9 @@ claim_decision_task(void *arg)
 			!StartDecisionTask(&rs, scheduled_id, pr->now, pr->identity, true))
 			continue;			/* stale: the run moved on */
 
-		token = psprintf("D:%s:%lld:%lld", UuidToCString(&run_id),
-						 (long long) scheduled_id,
-						 (long long) rs.decision_started_id);
+		token = make_token('D', rs.namespace, rs.workflow_id, &run_id,
+						   scheduled_id, rs.decision_started_id,
+						   rs.task_secret_null, rs.task_secret);
 		return DecisionTaskJson(&rs, token);
 	}
 }
@@ -197,8 +376,9 @@ activity_task_json(ActivityState *a)
 
 	JsonBegin(&jb);
 	JsonAddText(&jb, "taskToken",
-				psprintf("A:%s:%lld:%d", UuidToCString(&a->run_id),
-						 (long long) a->scheduled_event_id, a->attempt));
+				make_token('A', a->namespace, a->workflow_id, &a->run_id,
+						   a->scheduled_event_id, a->attempt,
+						   a->task_secret_null, a->task_secret));
 	JsonAddText(&jb, "namespace", a->namespace);
 	JsonAddText(&jb, "workflowId", a->workflow_id);
 	JsonAddText(&jb, "runId", UuidToCString(&a->run_id));
@@ -361,6 +541,9 @@ load_decision(text *token_text, TaskToken *t, RunState *rs)
 	if (rs->decision_scheduled_id != t->scheduled_id ||
 		rs->decision_started_id != t->third)
 		report_stale(token_text, "The decision task timed out or was answered already.");
+	if (!token_matches(t, rs->namespace, rs->workflow_id, rs->task_secret_null,
+					   rs->task_secret))
+		report_stale(token_text, "It was not issued for the current attempt of its task.");
 }
 
 /* End the started decision task (its timeout timer becomes a no-op). */
@@ -558,6 +741,9 @@ load_activity_attempt(text *token_text, TaskToken *t, RunState *rs,
 		report_stale(token_text, "The activity is no longer pending.");
 	if (a->attempt != t->third || strcmp(a->state, "SCHEDULED") == 0)
 		report_stale(token_text, "The attempt timed out and the activity was retried or ended.");
+	if (!token_matches(t, a->namespace, a->workflow_id, a->task_secret_null,
+					   a->task_secret))
+		report_stale(token_text, "It was not issued for the current attempt of its task.");
 }
 
 PG_FUNCTION_INFO_V1(durable_complete_activity);
@@ -583,6 +769,9 @@ durable_complete_activity(PG_FUNCTION_ARGS)
 		report_stale(token, "Its workflow run is closed; the outcome is not recorded.");
 	if (!TakeCompletedActivity(&t.run_id, t.scheduled_id, (int32) t.third, now, &a))
 		report_stale(token, "The attempt timed out and the activity was retried or ended, or it is no longer pending.");
+	if (!token_matches(&t, a.namespace, a.workflow_id, a.task_secret_null,
+					   a.task_secret))
+		report_stale(token, "It was not issued for the current attempt of its task.");
 	CompleteActivity(&rs, &a, now, result, a.last_worker_identity);
 	SaveRun(&rs);
 	DurableSPIFinish();
@@ -656,6 +845,8 @@ durable_heartbeat_activity(PG_FUNCTION_ARGS)
 	char		nulls[5] = "     ";
 	bool		isnull;
 	bool		cancel;
+	bool		secret_null;
+	int64		secret;
 
 	RequireWritableTransaction("durable.heartbeat_activity()");
 
@@ -669,9 +860,38 @@ durable_heartbeat_activity(PG_FUNCTION_ARGS)
 	values[4] = details ? JsonbPGetDatum(details) : (Datum) 0;
 	if (details == NULL)
 		nulls[4] = 'n';
-	if (RunPlan(&heartbeat_plan, values, nulls, false, 1) == 0)
+	if (RunPlan(&heartbeat_plan[TaskSecretsStored() ? 1 : 0], values, nulls,
+				false, 1) == 0)
 		report_stale(token, "The attempt is over, or its workflow run is closed.");
-	cancel = DatumGetBool(SPIGetDatum(0, 1, &isnull));
+	cancel = DatumGetBool(SPIGetDatum(0, 1, &isnull)) && !isnull;
+	secret = DatumGetInt64(SPIGetDatum(0, 4, &secret_null));
+	if (!token_matches(&t, SPIGetText(0, 2), SPIGetText(0, 3), secret_null,
+					   secret))
+		report_stale(token, "It was not issued for the current attempt of its task.");
 	DurableSPIFinish();
-	PG_RETURN_BOOL(cancel && !isnull);
+	PG_RETURN_BOOL(cancel);
+}
+
+PG_FUNCTION_INFO_V1(durable_task_token_info);
+/*
+ * durable.task_token_info(task_token): what a token names, without its
+ * secret, for a router that sends answers to the database owning the
+ * workflow.  It reads no table.
+ */
+Datum
+durable_task_token_info(PG_FUNCTION_ARGS)
+{
+	TaskToken	t;
+	JsonBuilder jb;
+
+	parse_token(PG_GETARG_TEXT_PP(0), '\0', &t);
+	JsonBegin(&jb);
+	JsonAddText(&jb, "kind", t.kind == 'D' ? "decision" : "activity");
+	JsonAddInt(&jb, "version", t.version);
+	JsonAddText(&jb, "namespace", t.namespace);
+	JsonAddText(&jb, "workflowId", t.workflow_id);
+	JsonAddText(&jb, "runId", UuidToCString(&t.run_id));
+	JsonAddInt(&jb, "scheduledEventId", t.scheduled_id);
+	JsonAddInt(&jb, t.kind == 'D' ? "startedEventId" : "attempt", t.third);
+	PG_RETURN_JSONB_P(JsonFinish(&jb));
 }

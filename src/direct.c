@@ -168,6 +168,23 @@ column_index_typed(Relation rel, const char *name, Oid type)
 	return -1;					/* keep compiler quiet */
 }
 
+/*
+ * The 0-based index of a column that a database not yet updated lacks (one
+ * added by a later version), checking its type; -1 when it is missing.
+ */
+static int
+column_index_optional(Relation rel, const char *name, Oid type)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			j;
+
+	for (j = 0; j < desc->natts; j++)
+		if (!TupleDescAttr(desc, j)->attisdropped &&
+			strcmp(NameStr(TupleDescAttr(desc, j)->attname), name) == 0)
+			return column_index_typed(rel, name, type);
+	return -1;
+}
+
 /* The primary key index of a durable table, which every direct scan uses. */
 static Oid
 primary_key(Relation rel)
@@ -793,7 +810,7 @@ static const DirectColumn run_columns[] = {
 	{"previous_started_id", INT8OID}, {"activity_attempts", INT4OID},
 	{"has_buffered", BOOLOID}, {"status", TEXTOID},
 	{"close_time", TIMESTAMPTZOID}, {"result", JSONBOID},
-	{"failure", JSONBOID}
+	{"failure", JSONBOID}, {"task_secret", INT8OID}
 };
 
 /* The type of a column of durable.runs that DirectUpdateRun writes. */
@@ -1212,17 +1229,20 @@ DirectDeleteRunTimers(pg_uuid_t *run_id, const char *except_kind)
 /*
  * Start an attempt of an activity, as
  *   UPDATE durable.activities SET state = 'STARTED', started_time = $4,
- *     last_heartbeat_time = NULL, last_worker_identity = $5
+ *     last_heartbeat_time = NULL, last_worker_identity = $5,
+ *     task_secret = $6
  *   WHERE run_id = $1 AND scheduled_event_id = $2 AND attempt = $3
  *     AND state = 'SCHEDULED' AND next_attempt_time IS NULL
  * does (a row another transaction holds is waited for, and its latest
  * version rechecked), and return a copy of the new row and of its
- * descriptor; NULL when no row qualifies.
+ * descriptor; NULL when no row qualifies.  A database at 0.2.0 has no
+ * task_secret column: the secret is not kept (nor in the row returned).
  */
 HeapTuple
 DirectStartActivityAttempt(pg_uuid_t *run_id, int64 scheduled_event_id,
 						   int32 attempt, TimestampTz now,
-						   const char *identity, TupleDesc *desc_out)
+						   const char *identity, int64 secret,
+						   TupleDesc *desc_out)
 {
 	Relation	rel;
 	TupleDesc	desc;
@@ -1243,6 +1263,7 @@ DirectStartActivityAttempt(pg_uuid_t *run_id, int64 scheduled_event_id,
 	int			c_started;
 	int			c_heartbeat;
 	int			c_identity;
+	int			c_secret;
 	bool		user_checks;
 
 	CommandCounterIncrement();
@@ -1259,6 +1280,7 @@ DirectStartActivityAttempt(pg_uuid_t *run_id, int64 scheduled_event_id,
 	c_heartbeat = column_index_typed(rel, "last_heartbeat_time",
 									 TIMESTAMPTZOID);
 	c_identity = column_index_typed(rel, "last_worker_identity", TEXTOID);
+	c_secret = column_index_optional(rel, "task_secret", INT8OID);
 	ScanKeyInit(&keys[0], column_index_typed(rel, "run_id", UUIDOID) + 1,
 				BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(run_id));
 	ScanKeyInit(&keys[1],
@@ -1307,6 +1329,11 @@ DirectStartActivityAttempt(pg_uuid_t *run_id, int64 scheduled_event_id,
 					repl_null[c_identity] = true;
 				replace[c_state] = replace[c_started] = true;
 				replace[c_heartbeat] = replace[c_identity] = true;
+				if (c_secret >= 0)
+				{
+					repl[c_secret] = Int64GetDatum(secret);
+					replace[c_secret] = true;
+				}
 				result = heap_modify_tuple(oldtup, desc, repl, repl_null,
 										   replace);
 				check_new_row(rel, result, replace, repl_null, user_checks);

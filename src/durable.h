@@ -77,6 +77,8 @@ extern TimestampTz TimestampPlusSeconds(TimestampTz t, double seconds);
 extern double TimestampDiffSeconds(TimestampTz later, TimestampTz earlier);
 extern pg_uuid_t *NewRandomUuid(void);
 extern pg_uuid_t *NewRunUuid(void);
+extern int64 NewTaskSecret(void);
+extern bool TaskSecretsStored(void);
 extern char *UuidToCString(const pg_uuid_t *uuid);
 extern bool ParseCanonicalUuid(const char *s, pg_uuid_t *out);
 extern const char *CallerIdentity(void);
@@ -155,6 +157,7 @@ extern HeapTuple DirectStartActivityAttempt(pg_uuid_t *run_id,
 											int64 scheduled_event_id,
 											int32 attempt, TimestampTz now,
 											const char *identity,
+											int64 secret,
 											TupleDesc *desc_out);
 extern int	DirectDeleteRunTimers(pg_uuid_t *run_id, const char *except_kind);
 extern void DirectSetTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id,
@@ -277,6 +280,11 @@ typedef struct RunState
 	pg_uuid_t	parent_run_id;
 	int64		parent_initiated_id;
 	pg_uuid_t	first_run_id;	/* of the run's chain */
+	/* The secret of the started decision task's token (api_worker.c) */
+	bool		secret_stored;	/* durable.runs has task_secret (0.3.0) */
+	bool		task_secret_null;	/* none: started before 0.3.0, or none */
+	int64		task_secret;
+	bool		task_secret_changed;	/* drawn: SaveRun writes it */
 	EventBatch *events;			/* appended, written by SaveRun/CloseRun */
 	ReadyBatch *ready;			/* queued, written by SaveRun/FlushEvents */
 } RunState;
@@ -494,6 +502,8 @@ typedef struct ActivityState
 	TimestampTz next_attempt_time;
 	char	   *last_worker_identity;
 	bool		cancel_requested;
+	bool		task_secret_null;	/* the attempt's token has no secret */
+	int64		task_secret;	/* of the started attempt's token */
 	bool		deleted;		/* taken by TakeActivity */
 	bool		finished_in_db; /* also logged and its timer dropped */
 } ActivityState;

@@ -240,6 +240,11 @@ read_run_row(RunState *rs)
 	rs->parent_initiated_id = isnull ? 0 : DatumGetInt64(d);
 	memcpy(&rs->first_run_id, DatumGetUUIDP(SPIGetDatum(0, 22, &isnull)),
 		   sizeof(pg_uuid_t));
+	/* Not read here: only runs locked by LoadRunById start decision tasks. */
+	rs->secret_stored = false;
+	rs->task_secret_null = true;
+	rs->task_secret = 0;
+	rs->task_secret_changed = false;
 	SPI_freetuptable(SPI_tuptable);
 }
 
@@ -298,7 +303,7 @@ enum
 	RC_DECISION_ATTEMPT, RC_DECISION_STARTED_TIME, RC_PREVIOUS_STARTED_ID,
 	RC_ACTIVITY_ATTEMPTS, RC_EXECUTION_DEADLINE, RC_START_TIME, RC_RUN_TIMEOUT,
 	RC_HAS_BUFFERED, RC_RETRY_POLICY, RC_CRON_SCHEDULE, RC_PARENT_RUN_ID,
-	RC_PARENT_INITIATED_ID, RC_FIRST_RUN_ID, RC_COUNT
+	RC_PARENT_INITIATED_ID, RC_FIRST_RUN_ID, RC_TASK_SECRET, RC_COUNT
 };
 static const char *const run_column_names[RC_COUNT] = {
 	"run_id", "namespace", "workflow_id", "workflow_type", "task_queue",
@@ -307,7 +312,7 @@ static const char *const run_column_names[RC_COUNT] = {
 	"decision_attempt", "decision_started_time", "previous_started_id",
 	"activity_attempts", "execution_deadline", "start_time", "run_timeout",
 	"has_buffered", "retry_policy", "cron_schedule", "parent_run_id",
-	"parent_initiated_id", "first_run_id"
+	"parent_initiated_id", "first_run_id", "task_secret"
 };
 
 /* Attribute numbers of those columns, for the runs table they were read of */
@@ -340,7 +345,8 @@ read_run_slot(RunState *rs, TupleTableSlot *slot)
 					strcmp(NameStr(TupleDescAttr(desc, j)->attname),
 						   run_column_names[i]) == 0)
 					run_columns[i] = j;
-			if (run_columns[i] < 0)
+			/* task_secret is new in 0.3.0: a database at 0.2.0 lacks it */
+			if (run_columns[i] < 0 && i != RC_TASK_SECRET)
 				elog(ERROR, "durable.runs lacks column \"%s\"",
 					 run_column_names[i]);
 		}
@@ -392,6 +398,11 @@ read_run_slot(RunState *rs, TupleTableSlot *slot)
 		DatumGetInt64(RV(RC_PARENT_INITIATED_ID));
 	memcpy(&rs->first_run_id, DatumGetUUIDP(RV(RC_FIRST_RUN_ID)),
 		   sizeof(pg_uuid_t));
+	rs->secret_stored = run_columns[RC_TASK_SECRET] >= 0;
+	rs->task_secret_null = !rs->secret_stored || RN(RC_TASK_SECRET);
+	rs->task_secret = rs->task_secret_null ? 0 :
+		DatumGetInt64(RV(RC_TASK_SECRET));
+	rs->task_secret_changed = false;
 #undef RV
 #undef RN
 }
@@ -414,11 +425,14 @@ LoadRunById(pg_uuid_t *run_id, bool skip_locked, RunState *rs)
 	return true;
 }
 
-/* The columns SaveRun writes */
+/*
+ * The columns SaveRun writes; the last, task_secret, only when a decision
+ * task was started (it is absent from a database at 0.2.0).
+ */
 static const char *const save_run_columns[] = {
 	"cancel_requested", "last_event_id", "decision_scheduled_id",
 	"decision_started_id", "decision_attempt", "decision_started_time",
-	"previous_started_id", "activity_attempts", "has_buffered"
+	"previous_started_id", "activity_attempts", "has_buffered", "task_secret"
 };
 
 /*
@@ -445,8 +459,12 @@ SaveRun(RunState *rs)
 	values[6] = Int64GetDatum(rs->previous_started_id);
 	values[7] = Int32GetDatum(rs->activity_attempts);
 	values[8] = BoolGetDatum(rs->has_buffered);
-	DirectUpdateRun(&rs->run_id, lengthof(save_run_columns), save_run_columns,
-					values, isnull);
+	values[9] = Int64GetDatum(rs->task_secret);
+	isnull[9] = rs->task_secret_null;
+	DirectUpdateRun(&rs->run_id,
+					lengthof(save_run_columns) - (rs->task_secret_changed ? 0 : 1),
+					save_run_columns, values, isnull);
+	rs->task_secret_changed = false;
 	events_written(rs);
 }
 

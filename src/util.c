@@ -14,9 +14,11 @@
 
 #include <math.h>
 
+#include "catalog/namespace.h"
 #include "miscadmin.h"
 #include "port.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/uuid.h"
 
 #include "durable.h"
@@ -215,6 +217,38 @@ NewRunUuid(void)
 		uuid->data[i] = (uint8) (ms >> (40 - 8 * i));
 	uuid->data[6] = (uuid->data[6] & 0x0f) | 0x70;
 	return uuid;
+}
+
+/*
+ * The secret of a task token: 64 random bits drawn when a task is claimed,
+ * kept with the task (durable.runs or durable.activities, column
+ * task_secret) and checked on every answer (api_worker.c).
+ */
+int64
+NewTaskSecret(void)
+{
+	uint64		secret;
+
+	if (!pg_strong_random(&secret, sizeof(secret)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not generate random values")));
+	return (int64) secret;
+}
+
+/*
+ * Whether the tables have the task_secret columns (0.3.0): a database not
+ * yet updated from 0.2.0 gets tokens without a secret, as before.
+ */
+bool
+TaskSecretsStored(void)
+{
+	Oid			nsp = get_namespace_oid("durable", true);
+	Oid			relid = OidIsValid(nsp) ?
+		get_relname_relid("activities", nsp) : InvalidOid;
+
+	return OidIsValid(relid) &&
+		get_attnum(relid, "task_secret") != InvalidAttrNumber;
 }
 
 /* The canonical text form of a UUID. */

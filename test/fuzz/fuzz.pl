@@ -335,23 +335,71 @@ sub gen_token
 	return 'NULL' if $r < 0.05;
 	return lit(pick(@all)) if @all && $r < 0.35;
 	return lit(mutate_token(pick(@all))) if @all && $r < 0.85;
-	return lit(pick('', 'D:', 'A:x', 'D:00000000-0000-0000-0000-000000000000:1:1',
-		'A:00000000-0000-0000-0000-000000000000:1:1',
+	my $z = '00000000-0000-0000-0000-000000000000';
+	return lit(pick('', 'D:', 'A:x', "D:$z:1:1", "A:$z:1:1",
 		'D:zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz:1:1',
-		'D:00000000-0000-0000-0000-000000000000:9223372036854775807:9223372036854775807',
-		'D:00000000-0000-0000-0000-000000000000:99999999999999999999:1',
-		'D:00000000-0000-0000-0000-000000000000:-1:-1',
-		'A:00000000-0000-0000-0000-000000000000:1:1:1',
-		'D:00000000-0000-0000-0000-000000000000: 1: 1',
-		'D:00000000-0000-0000-0000-000000000000:0x10:1'));
+		"D:$z:9223372036854775807:9223372036854775807",
+		"D:$z:99999999999999999999:1", "D:$z:-1:-1", "A:$z:1:1:1", "D:$z: 1: 1",
+		"D:$z:0x10:1", 'D1:', 'A1:0:', 'D1:1001:x', "D1:7:default:1:x:$z:1:1:0000000000000000",
+		"A1:7:default:1:x:$z:1:2147483648:0000000000000000",
+		"A1:7:default:1:x:$z:1:1:000000000000000", "D1:7:default:99:x:$z:1:1:0000000000000000",
+		"D1:7:default:1:x:$z:9223372036854775808:1:0000000000000000",
+		"D1:7:default:1:x:$z:1:1:FFFFFFFFFFFFFFFF"));
 }
 
+# The parts of a token of 0.3.0 (kind, namespace, workflow id, run id, scheduled id,
+# started id or attempt, secret; the names as UTF-8 bytes), or () for another.
+sub split_token
+{
+	my ($t) = @_;
+	utf8::encode($t) if utf8::is_utf8($t);
+	return () unless $t =~ /^([DA])1:/;
+	my ($k, $p, @names) = ($1, 3);
+	for (1 .. 2)
+	{
+		return () unless substr($t, $p) =~ /^(\d+):/;
+		$p += length($1) + 1;
+		push @names, substr($t, $p, $1);
+		$p += $1;
+		return () unless substr($t, $p, 1) eq ':';
+		$p++;
+	}
+	return () unless substr($t, $p) =~ /^([0-9a-f-]{36}):(\d+):(\d+):([0-9a-f]{16})$/;
+	return ($k, @names, $1, $2, $3, $4);
+}
+
+# A token of 0.3.0 from its parts (names as UTF-8 bytes), as a Perl string.
+sub join_token
+{
+	my ($k, $ns, $wid, $u, $a, $b, $s) = @_;
+	my $t = sprintf('%s1:%d:%s:%d:%s:%s:%s:%s:%s', $k, length($ns), $ns, length($wid), $wid, $u, $a, $b, $s);
+	utf8::decode($t);
+	return $t;
+}
+
+# A token changed in one part: kind, run id, event ids, attempt, secret (another, one
+# digit, another token's), namespace, workflow id, lengths, the 0.2.0 format, or cut.
 sub mutate_token
 {
 	my ($t) = @_;
-	return $t unless $t =~ /^([DA]):([0-9a-f-]{36}):(-?\d+):(-?\d+)$/;
-	my ($k, $u, $a, $b) = ($1, $2, $3, $4);
-	my $m = rint(0, 9);
+	my ($k, $ns, $wid, $u, $a, $b, $s) = split_token($t);
+	if (!defined $k)
+	{
+		return $t unless $t =~ /^([DA]):([0-9a-f-]{36}):(-?\d+):(-?\d+)$/;
+		($k, $u, $a, $b) = ($1, $2, $3, $4);
+		my $m = rint(0, 9);
+		$k = $k eq 'D' ? 'A' : 'D' if $m == 0;
+		$u = pick(@run_ids) if $m == 1 && @run_ids;
+		$u = '00000000-0000-0000-0000-000000000000' if $m == 2;
+		$a += pick(-1, 1, 2, 1000) if $m == 3;
+		$b += pick(-1, 1, 2, 1000) if $m == 4;
+		$a = pick('9223372036854775807', '9223372036854775808', '0') if $m == 5;
+		$b = pick('9223372036854775807', '2147483648', '0') if $m == 6;
+		return uc("$k:$u:$a:$b") if $m == 7;
+		return "$k:$u:$a:$b:1" if $m == 8;
+		return "$k:$u:$a:$b";
+	}
+	my $m = rint(0, 15);
 	$k = $k eq 'D' ? 'A' : 'D' if $m == 0;
 	$u = pick(@run_ids) if $m == 1 && @run_ids;
 	$u = '00000000-0000-0000-0000-000000000000' if $m == 2;
@@ -359,9 +407,25 @@ sub mutate_token
 	$b += pick(-1, 1, 2, 1000) if $m == 4;
 	$a = pick('9223372036854775807', '9223372036854775808', '0') if $m == 5;
 	$b = pick('9223372036854775807', '2147483648', '0') if $m == 6;
-	return uc("$k:$u:$a:$b") if $m == 7;
-	return "$k:$u:$a:$b:1" if $m == 8;
-	return "$k:$u:$a:$b";
+	$s = sprintf('%08x%08x', rint(0, 0xffffffff), rint(0, 0xffffffff)) if $m == 7;
+	substr($s, rint(0, 15), 1) = pick(0 .. 9, 'a' .. 'f') if $m == 8;
+	if ($m == 9)
+	{
+		my @other = split_token(pick(@dtokens, @atokens, @old_tokens));
+		$s = $other[6] if @other;
+	}
+	$ns = pick('default', 'fuzz', '', 'x' x 1001) if $m == 10;
+	if ($m == 11)
+	{
+		$wid = pick(@wids) // 'w';
+		utf8::encode($wid) if utf8::is_utf8($wid);
+	}
+	return "$k:$u:$a:$b" if $m == 12;    # forged from the ids, in 0.2.0's format
+	my $tok = join_token($k, $ns, $wid, $u, $a, $b, $s);
+	return substr($tok, 0, rint(0, length($tok) - 1)) if $m == 13;
+	$tok =~ s/^([DA]1:)(\d+)/$1 . ($2 + pick(-1, 1))/e if $m == 14;
+	return uc($tok) if $m == 15;
+	return $tok;
 }
 
 # ---------------------------------------------------------------- decisions
