@@ -36,7 +36,7 @@ static KeptPlan heartbeat_plan = {
 	" WHERE a.run_id = $1 AND a.scheduled_event_id = $2 AND a.attempt = $3"
 	" AND a.state IN ('STARTED', 'CANCEL_REQUESTED')"
 	" RETURNING a.cancel_requested OR (SELECT r.cancel_requested"
-	"   FROM durable.runs r WHERE r.run_id = a.run_id)",
+	"   FROM durable.runs r WHERE r.run_id = a.run_id), a.namespace",
 	5, {UUIDOID, INT8OID, INT4OID, TIMESTAMPTZOID, JSONBOID}
 };
 
@@ -266,7 +266,7 @@ poll_for(FunctionCallInfo fcinfo, char kind, void *(*claim) (void *),
 	read_poll_args(fcinfo, &pr);
 	wait_ms = poll_wait_ms(fcinfo, 3);
 	DurableSPIConnect();
-	CheckNamespaceExists(pr.namespace);
+	CheckNamespacePrivilege(pr.namespace, NSPRIV_WORKER);
 	task = WaitForTask(pr.namespace, pr.task_queue, kind, wait_ms, claim, &pr);
 	if (task != NULL)
 		result = SPI_datumTransfer(JsonbPGetDatum(task), false, -1);
@@ -332,7 +332,7 @@ durable_poll_activity_tasks(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	DurableSPIConnect();
-	CheckNamespaceExists(pr.namespace);
+	CheckNamespacePrivilege(pr.namespace, NSPRIV_WORKER);
 	task = WaitForTask(pr.namespace, pr.task_queue, 'a', wait_ms,
 					   claim_activity_task, &pr);
 	while (task != NULL)
@@ -356,6 +356,7 @@ load_decision(text *token_text, TaskToken *t, RunState *rs)
 	parse_token(token_text, 'D', t);
 	if (!LoadRunById(&t->run_id, false, rs))
 		report_stale(token_text, "Its workflow run does not exist.");
+	CheckNamespacePrivilege(rs->namespace, NSPRIV_WORKER);
 	if (!RunIsOpen(rs))
 		report_stale(token_text, "Its workflow run is closed.");
 	if (rs->decision_scheduled_id != t->scheduled_id ||
@@ -551,6 +552,7 @@ load_activity_attempt(text *token_text, TaskToken *t, RunState *rs,
 	parse_token(token_text, 'A', t);
 	if (!LoadRunById(&t->run_id, false, rs))
 		report_stale(token_text, "Its workflow run does not exist.");
+	CheckNamespacePrivilege(rs->namespace, NSPRIV_WORKER);
 	if (!RunIsOpen(rs))
 		report_stale(token_text, "Its workflow run is closed; the outcome is not recorded.");
 	if (!(take ? TakeActivity(&t->run_id, t->scheduled_id, a) :
@@ -579,6 +581,7 @@ durable_complete_activity(PG_FUNCTION_ARGS)
 	DurableSPIConnect();
 	if (!LoadRunById(&t.run_id, false, &rs))
 		report_stale(token, "Its workflow run does not exist.");
+	CheckNamespacePrivilege(rs.namespace, NSPRIV_WORKER);
 	if (!RunIsOpen(&rs))
 		report_stale(token, "Its workflow run is closed; the outcome is not recorded.");
 	if (!TakeCompletedActivity(&t.run_id, t.scheduled_id, (int32) t.third, now, &a))
@@ -672,6 +675,8 @@ durable_heartbeat_activity(PG_FUNCTION_ARGS)
 	if (RunPlan(&heartbeat_plan, values, nulls, false, 1) == 0)
 		report_stale(token, "The attempt is over, or its workflow run is closed.");
 	cancel = DatumGetBool(SPIGetDatum(0, 1, &isnull));
+	/* Checked after the update, which the error then undoes. */
+	CheckNamespacePrivilege(SPIGetText(0, 2), NSPRIV_WORKER);
 	DurableSPIFinish();
 	PG_RETURN_BOOL(cancel && !isnull);
 }

@@ -24,7 +24,8 @@ SELECT p.proname
 -- Every function that touches tables runs with a fixed search_path.
 SELECT p.proname
   FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace AND n.nspname = 'durable'
- WHERE p.prosecdef AND NOT ('search_path=durable, pg_catalog, pg_temp' = ANY (p.proconfig))
+ WHERE p.prosecdef AND NOT ('search_path=durable, pg_catalog, pg_temp' = ANY (p.proconfig)
+                            OR 'search_path=pg_catalog, durable, pg_temp' = ANY (p.proconfig))
  ORDER BY 1;
 
 SET ROLE durable_test_nobody;
