@@ -104,12 +104,13 @@ GRANT SELECT ON durable.stuck_tasks TO durable_client, durable_admin;
 -- ---------------------------------------------------------------------------
 
 -- Who created a namespace; the namespaces that exist now are the extension
--- owner's.
+-- owner's, and one inserted directly (by a superuser) is its inserter's.
 ALTER TABLE durable.namespaces ADD COLUMN owner regrole;
 UPDATE durable.namespaces
    SET owner = (SELECT e.extowner FROM pg_catalog.pg_extension e
                  WHERE e.extname OPERATOR(pg_catalog.=) 'durable')::pg_catalog.regrole;
-ALTER TABLE durable.namespaces ALTER COLUMN owner SET NOT NULL;
+ALTER TABLE durable.namespaces ALTER COLUMN owner SET NOT NULL,
+    ALTER COLUMN owner SET DEFAULT pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER));
 
 -- One row a privilege granted; grantee 0 (shown as '-') is PUBLIC.
 CREATE TABLE durable.namespace_grants (
