@@ -255,3 +255,116 @@ CREATE FUNCTION durable.task_token_info(task_token text) RETURNS jsonb
     AS 'MODULE_PATHNAME', 'durable_task_token_info'
     LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 GRANT EXECUTE ON FUNCTION durable.task_token_info(text) TO PUBLIC;
+
+-- ---------------------------------------------------------------------------
+-- Namespace privileges (issue 11, "Namespaces isolate nothing").  The group
+-- roles still gate the functions (EXECUTE); a namespace privilege is checked
+-- besides: 'client' (start, signal, cancel, terminate, describe, history, the
+-- rows of the views) and 'worker' (poll and complete its tasks, register its
+-- types).  The namespace's owner, durable_admin members and superusers have
+-- both everywhere.  A new namespace is open to no one else; the namespaces
+-- that exist now, 'default' among them, are granted to PUBLIC so that their
+-- users see no change (README "Privileges"; an admin may revoke it).
+-- ---------------------------------------------------------------------------
+
+-- Who created a namespace; the namespaces that exist now are the extension
+-- owner's, and one inserted directly (by a superuser) is its inserter's.
+ALTER TABLE durable.namespaces ADD COLUMN owner regrole;
+UPDATE durable.namespaces
+   SET owner = (SELECT e.extowner FROM pg_catalog.pg_extension e
+                 WHERE e.extname OPERATOR(pg_catalog.=) 'durable')::pg_catalog.regrole;
+ALTER TABLE durable.namespaces ALTER COLUMN owner SET NOT NULL,
+    ALTER COLUMN owner SET DEFAULT pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER));
+
+-- One row a privilege granted; grantee 0 (shown as '-') is PUBLIC.
+CREATE TABLE durable.namespace_grants (
+    namespace       text NOT NULL,
+    grantee         regrole NOT NULL,
+    privilege       text NOT NULL CHECK (privilege IN ('client', 'worker')),
+    granted_by      regrole NOT NULL,
+    granted_at      timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    PRIMARY KEY (namespace, grantee, privilege)
+);
+-- The PUBLIC grants of 'default' are made by CREATE EXTENSION (this script),
+-- as 'default' itself is: not dumped, so that a restore does not collide
+-- with them.
+SELECT pg_catalog.pg_extension_config_dump('durable.namespace_grants',
+    $$WHERE namespace OPERATOR(pg_catalog.<>) 'default' OR grantee::pg_catalog.oid OPERATOR(pg_catalog.<>) 0$$);
+CREATE TRIGGER namespace_grants_changed
+    AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON durable.namespace_grants
+    FOR EACH STATEMENT EXECUTE FUNCTION durable.cached_table_changed();
+INSERT INTO durable.namespace_grants (namespace, grantee, privilege, granted_by)
+    SELECT n.name, 0::pg_catalog.oid::pg_catalog.regrole, p.privilege, n.owner
+      FROM durable.namespaces n
+     CROSS JOIN (VALUES ('client'), ('worker')) p(privilege);
+REVOKE ALL ON durable.namespace_grants FROM PUBLIC;
+GRANT SELECT ON durable.namespace_grants TO durable_admin;
+
+CREATE FUNCTION durable.grant_namespace(namespace text, role text, privilege text)
+    RETURNS void
+    AS 'MODULE_PATHNAME', 'durable_grant_namespace'
+    LANGUAGE C VOLATILE
+    SECURITY DEFINER SET search_path = pg_catalog, durable, pg_temp;
+CREATE FUNCTION durable.revoke_namespace(namespace text, role text, privilege text)
+    RETURNS void
+    AS 'MODULE_PATHNAME', 'durable_revoke_namespace'
+    LANGUAGE C VOLATILE
+    SECURITY DEFINER SET search_path = pg_catalog, durable, pg_temp;
+-- Whether the current role may read a namespace (the views' filter).  Not
+-- SECURITY DEFINER: it asks about the role that queries the view.
+CREATE FUNCTION durable.may_read_namespace(namespace text)
+    RETURNS boolean
+    AS 'MODULE_PATHNAME', 'durable_may_read_namespace'
+    LANGUAGE C STABLE STRICT PARALLEL SAFE;
+REVOKE ALL ON FUNCTION durable.grant_namespace(text, text, text),
+    durable.revoke_namespace(text, text, text) FROM PUBLIC;
+-- Anyone may ask to grant; only the owner and durable_admin members may.
+GRANT EXECUTE ON FUNCTION durable.grant_namespace(text, text, text),
+    durable.revoke_namespace(text, text, text)
+    TO durable_client, durable_worker, durable_admin;
+GRANT EXECUTE ON FUNCTION durable.may_read_namespace(text) TO PUBLIC;
+
+-- The views show the namespaces the role may read.
+CREATE OR REPLACE VIEW durable.workflows AS
+    SELECT r.namespace, r.workflow_id, r.run_id, r.workflow_type, r.task_queue,
+           r.status, r.attempt, r.start_time, r.close_time,
+           r.close_time OPERATOR(pg_catalog.-) r.start_time AS duration,
+           r.input, r.result, r.failure, r.memo,
+           r.cancel_requested, r.cron_schedule,
+           r.parent_workflow_id, r.parent_run_id,
+           r.continued_from, r.continued_to, r.first_run_id,
+           r.last_event_id AS history_length
+      FROM durable.runs r
+     WHERE durable.may_read_namespace(r.namespace);
+
+CREATE OR REPLACE VIEW durable.activity_attempts AS
+    SELECT r.namespace, r.workflow_id, l.run_id, l.scheduled_event_id,
+           l.activity_id, l.activity_type, l.attempt, l.outcome,
+           l.failure_reason, l.failure_details, l.worker_identity,
+           l.scheduled_time, l.started_time, l.end_time, l.next_retry_time
+      FROM durable.activity_attempt_log l
+      JOIN durable.runs r USING (run_id)
+     WHERE durable.may_read_namespace(r.namespace)
+    UNION ALL
+    SELECT r.namespace, r.workflow_id, a.run_id, a.scheduled_event_id,
+           a.activity_id, a.activity_type, a.attempt,
+           CASE WHEN a.state OPERATOR(pg_catalog.=) 'SCHEDULED' THEN 'scheduled' ELSE 'running' END,
+           NULL::text, NULL::jsonb, a.last_worker_identity,
+           a.scheduled_time, a.started_time, NULL::timestamptz, NULL::timestamptz
+      FROM durable.activities a
+      JOIN durable.runs r USING (run_id)
+     WHERE a.next_attempt_time IS NULL
+       AND durable.may_read_namespace(r.namespace);
+
+CREATE OR REPLACE VIEW durable.stuck_tasks AS
+    SELECT t.namespace, r.workflow_id, t.run_id, r.workflow_type,
+           CASE t.kind WHEN 'w' THEN 'decision' ELSE 'activity' END AS task_type,
+           a.activity_type, t.task_queue, t.scheduled_event_id, t.attempt,
+           t.failures, t.last_error, t.not_before AS next_attempt_time
+      FROM durable.ready_tasks t
+      JOIN durable.runs r USING (run_id)
+      LEFT JOIN durable.activities a
+        ON t.kind OPERATOR(pg_catalog.=) 'x' AND a.run_id OPERATOR(pg_catalog.=) t.run_id
+       AND a.scheduled_event_id OPERATOR(pg_catalog.=) t.scheduled_event_id
+     WHERE t.kind IN ('w', 'x') AND t.failures OPERATOR(pg_catalog.>) 0
+       AND durable.may_read_namespace(t.namespace);

@@ -183,6 +183,7 @@ durable_start_workflow(PG_FUNCTION_ARGS)
 	read_start_options(fcinfo, 3, &req);
 
 	DurableSPIConnect();
+	CheckNamespacePrivilege(req.namespace, NSPRIV_CLIENT);
 	run_id = StartWorkflowExecution(&req, DurableNow());
 	memcpy(result, run_id, sizeof(pg_uuid_t));
 	DurableSPIFinish();
@@ -220,6 +221,7 @@ durable_signal_with_start(PG_FUNCTION_ARGS)
 	read_start_options(fcinfo, 5, &req);
 
 	DurableSPIConnect();
+	CheckNamespacePrivilege(req.namespace, NSPRIV_CLIENT);
 	run_id = StartWorkflowExecution(&req, DurableNow());
 	memcpy(result, run_id, sizeof(pg_uuid_t));
 	DurableSPIFinish();
@@ -242,6 +244,7 @@ durable_signal_workflow(PG_FUNCTION_ARGS)
 
 	CheckPayload(input, "input");
 	DurableSPIConnect();
+	CheckNamespacePrivilege(namespace, NSPRIV_CLIENT);
 	LoadRunOrError(namespace, workflow_id, run_id, true, &rs);
 	RequireRunOpen(&rs);
 	SignalRun(&rs, DurableNow(), signal_name, input, NULL);
@@ -269,6 +272,7 @@ durable_cancel_workflow(PG_FUNCTION_ARGS)
 	RequireWritableTransaction("durable.cancel_workflow()");
 
 	DurableSPIConnect();
+	CheckNamespacePrivilege(namespace, NSPRIV_CLIENT);
 	LoadRunOrError(namespace, workflow_id, run_id, true, &rs);
 	RequireRunOpen(&rs);
 	if (RequestCancelRun(&rs, DurableNow(), reason, NULL))
@@ -293,6 +297,7 @@ durable_terminate_workflow(PG_FUNCTION_ARGS)
 
 	CheckPayload(details, "details");
 	DurableSPIConnect();
+	CheckNamespacePrivilege(namespace, NSPRIV_CLIENT);
 	LoadRunOrError(namespace, workflow_id, run_id, true, &rs);
 	RequireRunOpen(&rs);
 	TerminateRun(&rs, DurableNow(), reason, details);
@@ -312,6 +317,7 @@ durable_resolve_run_id(PG_FUNCTION_ARGS)
 	RunState	rs;
 
 	DurableSPIConnect();
+	CheckNamespacePrivilege(namespace, NSPRIV_CLIENT);
 	LoadRunOrError(namespace, workflow_id, run_id, false, &rs);
 	memcpy(result, &rs.run_id, sizeof(pg_uuid_t));
 	DurableSPIFinish();
@@ -332,6 +338,7 @@ durable_describe_workflow(PG_FUNCTION_ARGS)
 	Datum		result;
 
 	DurableSPIConnect();
+	CheckNamespacePrivilege(namespace, NSPRIV_CLIENT);
 	LoadRunOrError(namespace, workflow_id, run_id, false, &rs);
 	values[0] = UUIDPGetDatum(&rs.run_id);
 	if (RunPlan(TasksCanBePutOff() ? &describe_plan_v3 : &describe_plan,

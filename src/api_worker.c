@@ -446,7 +446,7 @@ poll_for(FunctionCallInfo fcinfo, char kind, void *(*claim) (void *),
 	read_poll_args(fcinfo, &pr);
 	wait_ms = poll_wait_ms(fcinfo, 3);
 	DurableSPIConnect();
-	CheckNamespaceExists(pr.namespace);
+	CheckNamespacePrivilege(pr.namespace, NSPRIV_WORKER);
 	task = WaitForTask(pr.namespace, pr.task_queue, kind, wait_ms, claim, &pr);
 	if (task != NULL)
 		result = SPI_datumTransfer(JsonbPGetDatum(task), false, -1);
@@ -512,7 +512,7 @@ durable_poll_activity_tasks(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	DurableSPIConnect();
-	CheckNamespaceExists(pr.namespace);
+	CheckNamespacePrivilege(pr.namespace, NSPRIV_WORKER);
 	task = WaitForTask(pr.namespace, pr.task_queue, 'a', wait_ms,
 					   claim_activity_task, &pr);
 	while (task != NULL)
@@ -536,6 +536,7 @@ load_decision(text *token_text, TaskToken *t, RunState *rs)
 	parse_token(token_text, 'D', t);
 	if (!LoadRunById(&t->run_id, false, rs))
 		report_stale(token_text, "Its workflow run does not exist.");
+	CheckNamespacePrivilege(rs->namespace, NSPRIV_WORKER);
 	if (!RunIsOpen(rs))
 		report_stale(token_text, "Its workflow run is closed.");
 	if (rs->decision_scheduled_id != t->scheduled_id ||
@@ -734,6 +735,7 @@ load_activity_attempt(text *token_text, TaskToken *t, RunState *rs,
 	parse_token(token_text, 'A', t);
 	if (!LoadRunById(&t->run_id, false, rs))
 		report_stale(token_text, "Its workflow run does not exist.");
+	CheckNamespacePrivilege(rs->namespace, NSPRIV_WORKER);
 	if (!RunIsOpen(rs))
 		report_stale(token_text, "Its workflow run is closed; the outcome is not recorded.");
 	if (!(take ? TakeActivity(&t->run_id, t->scheduled_id, a) :
@@ -765,6 +767,7 @@ durable_complete_activity(PG_FUNCTION_ARGS)
 	DurableSPIConnect();
 	if (!LoadRunById(&t.run_id, false, &rs))
 		report_stale(token, "Its workflow run does not exist.");
+	CheckNamespacePrivilege(rs.namespace, NSPRIV_WORKER);
 	if (!RunIsOpen(&rs))
 		report_stale(token, "Its workflow run is closed; the outcome is not recorded.");
 	if (!TakeCompletedActivity(&t.run_id, t.scheduled_id, (int32) t.third, now, &a))
@@ -868,6 +871,8 @@ durable_heartbeat_activity(PG_FUNCTION_ARGS)
 	if (!token_matches(&t, SPIGetText(0, 2), SPIGetText(0, 3), secret_null,
 					   secret))
 		report_stale(token, "It was not issued for the current attempt of its task.");
+	/* Checked after the update, which the error then undoes. */
+	CheckNamespacePrivilege(SPIGetText(0, 2), NSPRIV_WORKER);
 	DurableSPIFinish();
 	PG_RETURN_BOOL(cancel);
 }

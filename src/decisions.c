@@ -273,6 +273,9 @@ field_namespace(Jsonb *obj, int i, const char *key, const char *dflt)
 		ereport(ERROR,
 				(errcode(ERRCODE_DURABLE_NOT_FOUND),
 				 errmsg("%s: namespace \"%s\" does not exist", label(i, key), ns)));
+	/* Acting in another namespace takes the client privilege there. */
+	if (strcmp(ns, dflt) != 0)
+		CheckNamespacePrivilege(ns, NSPRIV_CLIENT);
 	return ns;
 }
 

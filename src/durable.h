@@ -326,6 +326,16 @@ extern bool NamespaceExists(const char *namespace);
 extern void CheckNamespaceExists(const char *namespace);
 extern Jsonb *NamespaceActivityPolicy(const char *namespace);
 
+/* Namespace privileges (README "Privileges"): bits of a grant */
+#define NSPRIV_CLIENT	0x01
+#define NSPRIV_WORKER	0x02
+extern Oid	durable_user_code_role;
+extern Oid	DurableCaller(void);
+extern bool NamespacePrivilegesEnforced(void);
+extern void CheckNamespacePrivilege(const char *namespace, int privilege);
+extern void CheckNamespacePrivilegeOf(Oid role, const char *namespace,
+									  int privilege);
+
 /* ----------------
  * timers.c: durable timers
  * ----------------

@@ -170,6 +170,7 @@ CallAsRole(Oid role, FmgrInfo *flinfo, Jsonb *input, double timeout_seconds,
 	ResourceOwner oldowner = CurrentResourceOwner;
 	Oid			save_userid;
 	int			save_sec_context;
+	Oid			save_user_code_role;
 	volatile int timeout_ms = 0;
 	volatile TimestampTz outer_timeout = 0;
 	volatile bool own_timeout = false;
@@ -187,6 +188,8 @@ CallAsRole(Oid role, FmgrInfo *flinfo, Jsonb *input, double timeout_seconds,
 		 TimestampTzPlusMilliseconds(started, timeout_ms) < outer_timeout);
 
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	save_user_code_role = durable_user_code_role;
+	durable_user_code_role = role;
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(oldcxt);
 	PG_TRY();
@@ -227,6 +230,7 @@ CallAsRole(Oid role, FmgrInfo *flinfo, Jsonb *input, double timeout_seconds,
 		if (timeout_ms > 0)
 			disable_timeout(STATEMENT_TIMEOUT, false);
 		SetUserIdAndSecContext(save_userid, save_sec_context);
+		durable_user_code_role = save_user_code_role;
 		AtEOXact_GUC(true, nestlevel);
 		MemoryContextSwitchTo(oldcxt);
 		if (!fcinfo->isnull)
@@ -251,6 +255,7 @@ CallAsRole(Oid role, FmgrInfo *flinfo, Jsonb *input, double timeout_seconds,
 		MemoryContextSwitchTo(oldcxt);
 		CurrentResourceOwner = oldowner;
 		SetUserIdAndSecContext(save_userid, save_sec_context);
+		durable_user_code_role = save_user_code_role;
 		*timed_out = own_timeout && ErrorIsCancel(*error) &&
 			TimestampDifferenceExceeds(started, GetCurrentTimestamp(),
 									   timeout_ms - 1);

@@ -10,19 +10,31 @@
  * own at once, the others when the change commits) and which empties the
  * cache.
  *
+ * The cache also holds each namespace's owner and grants (since 0.3.0,
+ * durable.namespace_grants, invalidated the same way), and for the last role
+ * checked the privileges it has there: a check on a hot path (a poll, a
+ * completion, a row of a view) is a hash lookup.  Role memberships are
+ * PostgreSQL's own (has_privs_of_role, cached by the server); a change to
+ * pg_auth_members or pg_authid forgets the remembered results.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "catalog/namespace.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/syscache.h"
 
 #include "durable.h"
 
@@ -32,10 +44,22 @@
 	"\"maximumIntervalInSeconds\": 100, \"expirationIntervalInSeconds\": 0, " \
 	"\"maximumAttempts\": 10, \"nonRetriableErrorReasons\": []}"
 
+typedef struct NamespaceGrant
+{
+	Oid			grantee;		/* InvalidOid: PUBLIC */
+	int			privileges;		/* NSPRIV_* bits */
+} NamespaceGrant;
+
 typedef struct NamespaceEntry
 {
 	char		name[DURABLE_MAX_NAME_LEN + 1]; /* hash key */
 	Jsonb	   *activity_retry_policy;
+	Oid			owner;			/* InvalidOid before 0.3.0 */
+	int			ngrants;
+	NamespaceGrant *grants;
+	Oid			checked_role;	/* the last role checked here, */
+	uint64		checked_epoch;	/* under these memberships, */
+	int			checked_privileges; /* has these privileges */
 } NamespaceEntry;
 
 static HTAB *namespace_cache = NULL;
@@ -43,6 +67,16 @@ static MemoryContext namespace_cxt = NULL;	/* the cache and its policies */
 static bool namespace_cache_valid = false;
 static bool callback_registered = false;
 static Oid	namespaces_relid = InvalidOid;
+static Oid	grants_relid = InvalidOid;	/* InvalidOid before 0.3.0 */
+static Oid	admin_role = InvalidOid;	/* durable_admin */
+/* Counts changes of roles and memberships: remembered results older are void */
+static uint64 role_epoch = 1;
+
+/*
+ * The role whose user code the executor runs (CallAsRole), InvalidOid
+ * otherwise: the caller of an API function that this code calls.
+ */
+Oid			durable_user_code_role = InvalidOid;
 
 static KeptPlan insert_namespace = {
 	NULL, "INSERT INTO durable.namespaces (name, retention, activity_retry_policy,"
@@ -73,13 +107,153 @@ static KeptPlan load_namespace = {
 	NULL, "SELECT activity_retry_policy FROM durable.namespaces WHERE name = $1",
 	1, {TEXTOID}
 };
+/* Since 0.3.0: the owner and the grants too, one row a grant (or none) */
+static KeptPlan load_namespace_v3 = {
+	NULL, "SELECT n.activity_retry_policy, n.owner::pg_catalog.oid,"
+	" g.grantee::pg_catalog.oid, g.privilege"
+	" FROM durable.namespaces n LEFT JOIN durable.namespace_grants g"
+	" ON g.namespace OPERATOR(pg_catalog.=) n.name"
+	" WHERE n.name OPERATOR(pg_catalog.=) $1",
+	1, {TEXTOID}
+};
+static KeptPlan insert_namespace_v3 = {
+	NULL, "INSERT INTO durable.namespaces (name, retention, activity_retry_policy,"
+	" description, owner) VALUES ($1, $2, COALESCE($3, '" DEFAULT_ACTIVITY_POLICY "'),"
+	" $4, $5) ON CONFLICT (name) DO NOTHING",
+	5, {TEXTOID, INTERVALOID, JSONBOID, TEXTOID, REGROLEOID}
+};
+static KeptPlan delete_namespace_grants = {
+	NULL, "DELETE FROM durable.namespace_grants WHERE namespace OPERATOR(pg_catalog.=) $1",
+	1, {TEXTOID}
+};
+static KeptPlan namespace_owner = {
+	NULL, "SELECT owner::pg_catalog.oid FROM durable.namespaces"
+	" WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
+	1, {TEXTOID}
+};
+static KeptPlan insert_grant = {
+	NULL, "INSERT INTO durable.namespace_grants (namespace, grantee, privilege,"
+	" granted_by) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+	4, {TEXTOID, REGROLEOID, TEXTOID, REGROLEOID}
+};
+static KeptPlan delete_grant = {
+	NULL, "DELETE FROM durable.namespace_grants WHERE namespace OPERATOR(pg_catalog.=) $1"
+	" AND grantee OPERATOR(pg_catalog.=) $2 AND privilege OPERATOR(pg_catalog.=) $3",
+	3, {TEXTOID, REGROLEOID, TEXTOID}
+};
 
-/* Relcache callback: a change to durable.namespaces empties the cache. */
+/*
+ * Relcache callback: a change to durable.namespaces or
+ * durable.namespace_grants empties the cache.
+ */
 static void
 namespaces_invalidated(Datum arg, Oid relid)
 {
-	if (relid == InvalidOid || relid == namespaces_relid)
+	if (relid == InvalidOid || relid == namespaces_relid ||
+		(relid == grants_relid && OidIsValid(relid)))
 		namespace_cache_valid = false;
+}
+
+/* Syscache callback: roles or memberships changed; checks are redone. */
+static void
+roles_invalidated(Datum arg, int cacheid, uint32 hashvalue)
+{
+	role_epoch++;
+	admin_role = InvalidOid;
+}
+
+/* The privilege bit of a privilege's name; 0 for an unknown name. */
+static int
+privilege_bit(const char *name)
+{
+	if (strcmp(name, "client") == 0)
+		return NSPRIV_CLIENT;
+	if (strcmp(name, "worker") == 0)
+		return NSPRIV_WORKER;
+	return 0;
+}
+
+/* The owner of a table of the extension (the role its functions run as). */
+static Oid
+table_owner(Oid relid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	return owner;
+}
+
+/*
+ * Read a namespace, its owner and grants into a new cache entry (SPI
+ * connected); NULL when it does not exist.  Read as the tables' owner: the
+ * caller may be a role that cannot read them (durable.may_read_namespace()
+ * in a view runs as the querying role).
+ */
+static NamespaceEntry *
+load_namespace_entry(const char *namespace)
+{
+	NamespaceEntry *entry;
+	bool		found;
+	bool		isnull;
+	Datum		values[1];
+	Jsonb	   *policy;
+	Jsonb	   *policy_copy;
+	Oid			save_userid;
+	int			save_sec_context;
+	int			n;
+	int			i;
+
+	values[0] = CStringGetTextDatum(namespace);
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(table_owner(namespaces_relid),
+						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	n = RunPlan(OidIsValid(grants_relid) ? &load_namespace_v3 : &load_namespace,
+				values, NULL, false, 0);
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+	if (n == 0)
+	{
+		SPI_freetuptable(SPI_tuptable);
+		return NULL;
+	}
+	/* Copied into the cache's context before the SPI result is freed. */
+	policy = DatumGetJsonbP(SPIGetDatum(0, 1, &found));
+	policy_copy = (Jsonb *) MemoryContextAlloc(namespace_cxt, VARSIZE(policy));
+	memcpy(policy_copy, policy, VARSIZE(policy));
+	entry = hash_search(namespace_cache, namespace, HASH_ENTER, &found);
+	entry->activity_retry_policy = policy_copy;
+	entry->owner = InvalidOid;
+	entry->ngrants = 0;
+	entry->grants = NULL;
+	entry->checked_role = InvalidOid;
+	entry->checked_epoch = 0;
+	entry->checked_privileges = 0;
+	if (OidIsValid(grants_relid))
+	{
+		Datum		owner = SPIGetDatum(0, 2, &isnull);
+
+		entry->owner = isnull ? InvalidOid : DatumGetObjectId(owner);
+		entry->grants = MemoryContextAllocZero(namespace_cxt,
+											   sizeof(NamespaceGrant) * n);
+		for (i = 0; i < n; i++)
+		{
+			Datum		grantee = SPIGetDatum(i, 3, &isnull);
+			char	   *privilege;
+
+			if (isnull)
+				continue;		/* no grant: the outer join's row */
+			privilege = SPIGetText(i, 4);
+			entry->grants[entry->ngrants].grantee = DatumGetObjectId(grantee);
+			entry->grants[entry->ngrants].privileges =
+				privilege ? privilege_bit(privilege) : 0;
+			entry->ngrants++;
+		}
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return entry;
 }
 
 /* The cache entry of a namespace, read from the table if need be; or NULL. */
@@ -87,14 +261,12 @@ static NamespaceEntry *
 lookup_namespace(const char *namespace)
 {
 	NamespaceEntry *entry;
-	bool		found;
-	Datum		values[1];
-	Jsonb	   *policy;
-	Jsonb	   *policy_copy;
 
 	if (!callback_registered)
 	{
 		CacheRegisterRelcacheCallback(namespaces_invalidated, (Datum) 0);
+		CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, roles_invalidated, (Datum) 0);
+		CacheRegisterSyscacheCallback(AUTHOID, roles_invalidated, (Datum) 0);
 		callback_registered = true;
 	}
 	if (!namespace_cache_valid || namespace_cache == NULL)
@@ -116,24 +288,15 @@ lookup_namespace(const char *namespace)
 									  HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
 		namespaces_relid = get_relname_relid("namespaces",
 											 get_namespace_oid("durable", false));
+		grants_relid = get_relname_relid("namespace_grants",
+										 get_namespace_oid("durable", false));
 		namespace_cache_valid = true;
 	}
 
 	entry = hash_search(namespace_cache, namespace, HASH_FIND, NULL);
 	if (entry != NULL)
 		return entry;
-
-	values[0] = CStringGetTextDatum(namespace);
-	if (RunPlan(&load_namespace, values, NULL, false, 1) == 0)
-		return NULL;
-	/* Copied into the cache's context before the SPI result is freed. */
-	policy = DatumGetJsonbP(SPIGetDatum(0, 1, &found));
-	policy_copy = (Jsonb *) MemoryContextAlloc(namespace_cxt, VARSIZE(policy));
-	memcpy(policy_copy, policy, VARSIZE(policy));
-	SPI_freetuptable(SPI_tuptable);
-	entry = hash_search(namespace_cache, namespace, HASH_ENTER, &found);
-	entry->activity_retry_policy = policy_copy;
-	return entry;
+	return load_namespace_entry(namespace);
 }
 
 /* Whether the namespace exists. */
@@ -166,6 +329,230 @@ NamespaceActivityPolicy(const char *namespace)
 	if (entry == NULL)
 		elog(ERROR, "namespace \"%s\" vanished", namespace);
 	return DatumGetJsonbPCopy(JsonbPGetDatum(entry->activity_retry_policy));
+}
+
+/*
+ * The role an API call is checked for: the role whose code the executor is
+ * running, or else the session's role (SET ROLE), which the SECURITY DEFINER
+ * API functions do not change.  A SECURITY DEFINER function of the user's
+ * that calls the API lends its owner the EXECUTE privilege, not the
+ * namespace privileges: those are the caller's.
+ */
+Oid
+DurableCaller(void)
+{
+	if (OidIsValid(durable_user_code_role))
+		return durable_user_code_role;
+	return GetOuterUserId();
+}
+
+/*
+ * Whether namespace privileges are enforced: the database has
+ * durable.namespace_grants (0.3.0).  A database still at 0.2.0 behaves as
+ * then: every member of a group role may act in every namespace.
+ */
+bool
+NamespacePrivilegesEnforced(void)
+{
+	Oid			nsp = get_namespace_oid("durable", true);
+
+	return OidIsValid(nsp) &&
+		OidIsValid(get_relname_relid("namespace_grants", nsp));
+}
+
+/* The privileges (NSPRIV_* bits) role has in a cached namespace. */
+static int
+privileges_of(NamespaceEntry *entry, Oid role)
+{
+	int			privileges = 0;
+	int			i;
+
+	if (entry->checked_role == role && entry->checked_epoch == role_epoch)
+		return entry->checked_privileges;
+	if (!OidIsValid(admin_role))
+		admin_role = get_role_oid("durable_admin", true);
+	if (!OidIsValid(grants_relid) || superuser_arg(role) ||
+		(OidIsValid(admin_role) && has_privs_of_role(role, admin_role)) ||
+		(OidIsValid(entry->owner) && has_privs_of_role(role, entry->owner)))
+		privileges = NSPRIV_CLIENT | NSPRIV_WORKER;
+	else
+	{
+		for (i = 0; i < entry->ngrants; i++)
+		{
+			NamespaceGrant *g = &entry->grants[i];
+
+			if ((privileges & g->privileges) == g->privileges)
+				continue;		/* nothing new */
+			if (!OidIsValid(g->grantee) || has_privs_of_role(role, g->grantee))
+				privileges |= g->privileges;
+		}
+	}
+	entry->checked_role = role;
+	entry->checked_epoch = role_epoch;
+	entry->checked_privileges = privileges;
+	return privileges;
+}
+
+/*
+ * WF002 unless the namespace exists; 42501 unless role has the privilege
+ * (NSPRIV_CLIENT or NSPRIV_WORKER) there.  SPI connected; nothing changed.
+ */
+void
+CheckNamespacePrivilegeOf(Oid role, const char *namespace, int privilege)
+{
+	NamespaceEntry *entry = lookup_namespace(namespace);
+
+	if (entry == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_DURABLE_NOT_FOUND),
+				 errmsg("namespace \"%s\" does not exist", namespace)));
+	if ((privileges_of(entry, role) & privilege) != privilege)
+	{
+		const char *name = privilege == NSPRIV_CLIENT ? "client" : "worker";
+		char	   *rolename = GetUserNameFromId(role, true);
+
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for namespace \"%s\": privilege %s required",
+						namespace, name),
+				 errdetail("Role \"%s\" has no %s privilege on namespace \"%s\".",
+						   rolename ? rolename : "?", name, namespace),
+				 errhint("The namespace's owner or a durable_admin member can run SELECT durable.grant_namespace('%s', '%s', '%s').",
+						 namespace, rolename ? rolename : "?", name)));
+	}
+}
+
+/* CheckNamespacePrivilegeOf for the caller of the API (DurableCaller). */
+void
+CheckNamespacePrivilege(const char *namespace, int privilege)
+{
+	CheckNamespacePrivilegeOf(DurableCaller(), namespace, privilege);
+}
+
+PG_FUNCTION_INFO_V1(durable_may_read_namespace);
+/*
+ * durable.may_read_namespace(namespace): whether the current role has the
+ * client privilege there (false for an unknown namespace).  The views'
+ * filter: a hash lookup a row, the membership checked once per namespace.
+ */
+Datum
+durable_may_read_namespace(PG_FUNCTION_ARGS)
+{
+	char	   *namespace = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	NamespaceEntry *entry;
+	bool		connected = false;
+	bool		result;
+
+	if (strlen(namespace) > DURABLE_MAX_NAME_LEN)
+		PG_RETURN_BOOL(false);
+	if (namespace_cache_valid && namespace_cache != NULL)
+		entry = hash_search(namespace_cache, namespace, HASH_FIND, NULL);
+	else
+		entry = NULL;
+	if (entry == NULL)
+	{
+		/* Not DurableSPIConnect: an engine call may be under way. */
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		connected = true;
+		entry = lookup_namespace(namespace);
+	}
+	result = entry != NULL &&
+		(privileges_of(entry, GetUserId()) & NSPRIV_CLIENT) != 0;
+	if (connected && SPI_finish() != SPI_OK_FINISH)
+		elog(ERROR, "SPI_finish failed");
+	PG_RETURN_BOOL(result);
+}
+
+/*
+ * The role argument of grant_namespace and revoke_namespace: 'PUBLIC' (in
+ * any case: no role may be named so) is InvalidOid, every role.
+ */
+static Oid
+grantee_argument(FunctionCallInfo fcinfo, int argno)
+{
+	char	   *name;
+	Oid			role;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("role must not be null")));
+	name = text_to_cstring(PG_GETARG_TEXT_PP(argno));
+	if (pg_strcasecmp(name, "public") == 0)
+		return InvalidOid;
+	role = get_role_oid(name, true);
+	if (!OidIsValid(role))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("role \"%s\" does not exist", name),
+				 errhint("Give the role's name as it is stored (no quotes), or 'PUBLIC' for every role.")));
+	return role;
+}
+
+/* grant_namespace and revoke_namespace */
+static void
+change_grant(FunctionCallInfo fcinfo, bool grant)
+{
+	char	   *namespace = CheckName(PG_ARGISNULL(0) ? NULL : PG_GETARG_TEXT_PP(0),
+									  "namespace");
+	Oid			grantee = grantee_argument(fcinfo, 1);
+	char	   *privilege = CheckName(PG_ARGISNULL(2) ? NULL : PG_GETARG_TEXT_PP(2),
+									  "privilege");
+	Oid			caller = DurableCaller();
+	Oid			owner;
+	Oid			admin = get_role_oid("durable_admin", true);
+	Datum		values[4];
+	bool		isnull;
+
+	if (privilege_bit(privilege) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("privilege must be \"client\" or \"worker\""),
+				 errdetail("It is \"%s\".", privilege)));
+	DurableSPIConnect();
+	values[0] = CStringGetTextDatum(namespace);
+	if (RunPlan(&namespace_owner, values, NULL, false, 1) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DURABLE_NOT_FOUND),
+				 errmsg("namespace \"%s\" does not exist", namespace)));
+	owner = DatumGetObjectId(SPIGetDatum(0, 1, &isnull));
+	if (isnull)
+		owner = InvalidOid;
+	if (!superuser_arg(caller) &&
+		!(OidIsValid(admin) && has_privs_of_role(caller, admin)) &&
+		!(OidIsValid(owner) && has_privs_of_role(caller, owner)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to %s privileges on namespace \"%s\"",
+						grant ? "grant" : "revoke", namespace),
+				 errdetail("Only the namespace's owner and durable_admin members may."),
+				 errhint("Ask a durable_admin member.")));
+	values[1] = ObjectIdGetDatum(grantee);
+	values[2] = CStringGetTextDatum(privilege);
+	values[3] = ObjectIdGetDatum(caller);
+	RunPlan(grant ? &insert_grant : &delete_grant, values, NULL, false, 0);
+	DurableSPIFinish();
+}
+
+PG_FUNCTION_INFO_V1(durable_grant_namespace);
+/* durable.grant_namespace(namespace, role, privilege) */
+Datum
+durable_grant_namespace(PG_FUNCTION_ARGS)
+{
+	RequireWritableTransaction("durable.grant_namespace()");
+	change_grant(fcinfo, true);
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(durable_revoke_namespace);
+/* durable.revoke_namespace(namespace, role, privilege) */
+Datum
+durable_revoke_namespace(PG_FUNCTION_ARGS)
+{
+	RequireWritableTransaction("durable.revoke_namespace()");
+	change_grant(fcinfo, false);
+	PG_RETURN_VOID();
 }
 
 PG_FUNCTION_INFO_V1(durable_namespaces_changed);
@@ -230,8 +617,8 @@ PG_FUNCTION_INFO_V1(durable_create_namespace);
 Datum
 durable_create_namespace(PG_FUNCTION_ARGS)
 {
-	Datum		values[4];
-	char		nulls[5] = "    ";
+	Datum		values[5];
+	char		nulls[6] = "     ";
 	char	   *name;
 
 	RequireWritableTransaction("durable.create_namespace()");
@@ -247,8 +634,11 @@ durable_create_namespace(PG_FUNCTION_ARGS)
 		nulls[3] = ' ';
 	}
 	name = TextDatumGetCString(values[0]);
+	values[4] = ObjectIdGetDatum(DurableCaller());
+	nulls[4] = ' ';
 	DurableSPIConnect();
-	if (RunPlan(&insert_namespace, values, nulls, false, 0) == 0)
+	if (RunPlan(NamespacePrivilegesEnforced() ? &insert_namespace_v3 :
+				&insert_namespace, values, nulls, false, 0) == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("namespace \"%s\" already exists", name)));
@@ -314,6 +704,8 @@ durable_drop_namespace(PG_FUNCTION_ARGS)
 				 errdetail("A namespace can be dropped once its runs are closed and purged."),
 				 errhint("Terminate its running workflows; closed runs are purged after the namespace's retention (durable.purge()).")));
 	RunPlan(&delete_namespace, values, NULL, false, 0);
+	if (NamespacePrivilegesEnforced())
+		RunPlan(&delete_namespace_grants, values, NULL, false, 0);
 	DurableSPIFinish();
 	PG_RETURN_VOID();
 }

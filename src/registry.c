@@ -398,7 +398,7 @@ register_type(FunctionCallInfo fcinfo, bool workflow)
 	SetUserIdAndSecContext(registrations_owner(),
 						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
 	DurableSPIConnect();
-	CheckNamespaceExists(namespace);
+	CheckNamespacePrivilegeOf(caller, namespace, NSPRIV_WORKER);
 	values[0] = CStringGetTextDatum(namespace);
 	values[1] = CStringGetTextDatum(workflow ? "workflow" : "activity");
 	values[2] = CStringGetTextDatum(type_name);
@@ -438,6 +438,8 @@ unregister_type(FunctionCallInfo fcinfo, bool workflow)
 	SetUserIdAndSecContext(registrations_owner(),
 						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
 	DurableSPIConnect();
+	if (NamespaceExists(namespace))
+		CheckNamespacePrivilegeOf(save_userid, namespace, NSPRIV_WORKER);
 	values[0] = CStringGetTextDatum(namespace);
 	values[1] = CStringGetTextDatum(workflow ? "workflow" : "activity");
 	values[2] = CStringGetTextDatum(type_name);

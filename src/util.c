@@ -283,11 +283,14 @@ ParseCanonicalUuid(const char *s, pg_uuid_t *out)
 	return true;
 }
 
-/* The role that called the API (not the SECURITY DEFINER owner). */
+/*
+ * The role that called the API (not the SECURITY DEFINER owner): see
+ * DurableCaller.
+ */
 const char *
 CallerIdentity(void)
 {
-	return GetUserNameFromId(GetOuterUserId(), true);
+	return GetUserNameFromId(DurableCaller(), true);
 }
 
 /*

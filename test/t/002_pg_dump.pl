@@ -27,12 +27,18 @@ $node->safe_psql('src', q{
     SET durable.test_time = '2026-05-01 00:01:00+00';
     SELECT durable.tick();
     SELECT durable.cancel_workflow('running-1', 'please stop');
+    CREATE ROLE dump_app;
+    SELECT durable.grant_namespace('billing', 'dump_app', 'client');
+    SELECT durable.grant_namespace('default', 'dump_app', 'worker');
 });
 
 # A canonical text of everything the engine keeps.
 my $state_sql = q{
     SELECT string_agg(t, E'\n' ORDER BY t) FROM (
-        SELECT 'ns ' || name || ' ' || retention || ' ' || activity_retry_policy::text AS t FROM durable.namespaces
+        SELECT 'ns ' || name || ' ' || retention || ' ' || activity_retry_policy::text
+               || ' ' || owner::text AS t FROM durable.namespaces
+        UNION ALL SELECT 'grant ' || namespace || ' ' || grantee::text || ' ' || privilege
+          FROM durable.namespace_grants
         UNION ALL SELECT 'run ' || row_to_json(r)::text FROM durable.runs r
         UNION ALL SELECT 'event ' || row_to_json(h)::text FROM durable.history h
         UNION ALL SELECT 'timer ' || kind || ' ' || due_at || ' ' || run_id FROM durable.timers
@@ -54,7 +60,9 @@ $node->command_ok(
     'pg_restore into a new database');
 
 my $after = $node->safe_psql('dst', $state_sql);
-is($after, $before, 'runs, history, timers, ready tasks and namespaces survive the round trip');
+like($before, qr/grant billing dump_app client/, 'source has a namespace grant');
+is($after, $before,
+	'runs, history, timers, ready tasks, namespaces and their grants survive the round trip');
 is($node->safe_psql('dst', q{SELECT count(*) FROM durable.namespaces WHERE name = 'default'}),
     '1', 'the default namespace exists once');
 

@@ -4,7 +4,8 @@
 # executors start, the old workflows carry on to completion through the
 # worker API and durable.tick(), a SQL workflow runs there, and the upgraded
 # schema is exactly that of a fresh CREATE EXTENSION (pg_dump --schema-only,
-# of the extension and of its objects).
+# of the extension and of its objects).  Namespace privileges: none before
+# the update, the existing namespaces open to PUBLIC after it.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -60,6 +61,19 @@ is($node->safe_psql('old', q{
 	  FROM unnest(ARRAY['act', 'later', 'tmr']) workflow_id}),
 	'act:running,later:running,tmr:running', 'three workflows wait at 0.1.0');
 
+# Namespace privileges (0.3.0) are not checked before the update: a client
+# acts in every namespace, as it did.
+$node->safe_psql('old', q{
+CREATE ROLE legacy_client;
+GRANT durable_client TO legacy_client;
+SELECT durable.create_namespace('team');
+SET ROLE legacy_client;
+SELECT durable.start_workflow('legacy', NULL, 'team-1', 'q_team', 'team');
+});
+is($node->safe_psql('old', q{SET ROLE legacy_client;
+	SELECT durable.describe_workflow('team-1', 'team')->>'status'}),
+	'running', 'before the update a client acts in every namespace');
+
 # The update.
 $node->safe_psql('old', 'ALTER EXTENSION durable UPDATE');
 my $default = $node->safe_psql('old', q{
@@ -100,7 +114,8 @@ is($node->safe_psql('old', q{
 is($node->safe_psql('old', q{
 	SELECT count(*) FROM durable.get_history('tmr') WHERE event_type = 'TimerFired'}),
 	'1', 'the timer set at 0.1.0 fired after it');
-is($node->safe_psql('old', q{SELECT count(*) FROM durable.ready_tasks}), '0', 'no task is left');
+is($node->safe_psql('old', q{SELECT count(*) FROM durable.ready_tasks WHERE namespace = 'default'}),
+	'0', 'no task is left');
 
 # The upgraded schema is the fresh one.
 $node->safe_psql('postgres', 'CREATE DATABASE fresh');
@@ -167,6 +182,24 @@ ok($node->poll_query_until('old', q{
 	'a SQL workflow completes in the upgraded database');
 is($node->safe_psql('old', q{SELECT durable.describe_workflow('sql-1')->>'result'}), '42',
 	'with its activity\'s result');
+
+# The namespaces that existed are granted to PUBLIC: their users see no
+# change.  A namespace created after the update is closed to them.
+is($node->safe_psql('old', q{SET ROLE legacy_client;
+	SELECT durable.describe_workflow('team-1', 'team')->>'status';
+	SELECT durable.start_workflow('legacy', NULL, 'default-1') IS NOT NULL;
+	SELECT count(*) FROM durable.workflows WHERE workflow_id = 'team-1'}),
+	"running\nt\n1", 'after it the same client still acts in default and in its namespace');
+$node->safe_psql('old', q{SELECT durable.create_namespace('closed')});
+my ($rc, $out, $err) = $node->psql('old', q{SET ROLE legacy_client;
+	SELECT durable.start_workflow('legacy', NULL, 'c-1', 'q', 'closed')});
+like($err, qr/permission denied for namespace "closed": privilege client required/,
+	'a namespace created after the update is closed to it');
+$node->safe_psql('old', q{SELECT durable.revoke_namespace('team', 'PUBLIC', 'client')});
+($rc, $out, $err) = $node->psql('old', q{SET ROLE legacy_client;
+	SELECT durable.describe_workflow('team-1', 'team')});
+like($err, qr/permission denied for namespace "team"/,
+	'an admin can revoke what the update granted');
 
 $node->stop;
 done_testing();
