@@ -45,6 +45,7 @@
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "tcop/tcopprot.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
@@ -161,6 +162,9 @@ DurableTimerWorkerMain(Datum main_arg)
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
 	pgstat_report_appname("durable timer worker");
+	/* Nothing this session runs looks up names in a schema users can write */
+	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET,
+					PGC_S_SESSION);
 	TimerWorkerAttach();
 	before_shmem_exit(TimerWorkerDetachCallback, (Datum) 0);
 
