@@ -471,8 +471,8 @@ role_name_for_log(Oid role)
  */
 void
 LogUserCodeFailure(const char *what, const char *type_name, RunState *rs,
-			const char *where, Oid run_as, const char *reason,
-			const char *message, const char *detail)
+				   const char *where, Oid run_as, const char *reason,
+				   const char *message, const char *detail)
 {
 	ereport(LOG,
 			(errmsg("durable %s \"%s\" of workflow \"%s\" failed: %s",
@@ -590,8 +590,8 @@ execute_decision_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt)
 	if (fault != NULL)
 	{
 		LogUserCodeFailure("workflow", rs.workflow_type, &rs, "decision task",
-					reg.run_as, cause, fault,
-					"The decision task is retried until this is fixed.");
+						   reg.run_as, cause, fault,
+						   "The decision task is retried until this is fixed.");
 		JsonBegin(&jb);
 		JsonAddText(&jb, "message", fault);
 		FailDecisionTask(&rs, now, cause, JsonFinish(&jb), identity, true);
@@ -609,11 +609,12 @@ execute_decision_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt)
 							 identity, true);
 			break;
 		case REPLAY_TIMED_OUT:
-			LogUserCodeFailure("workflow", rs.workflow_type, &rs, "decision task",
-						reg.run_as, "DecisionTaskTimedOut",
-						psprintf("its function ran past the decision timeout of %g s",
-								 rs.decision_timeout),
-						NULL);
+			LogUserCodeFailure("workflow", rs.workflow_type, &rs,
+							   "decision task", reg.run_as,
+							   "DecisionTaskTimedOut",
+							   psprintf("its function ran past the decision timeout of %g s",
+										rs.decision_timeout),
+							   NULL);
 			(void) DecisionTaskTimedOut(&rs, now, rs.decision_started_id);
 			break;
 		case REPLAY_DECIDED:
@@ -733,9 +734,9 @@ execute_activity_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt,
 		if (!lock_current_attempt(&ar))
 			return;
 		LogUserCodeFailure("activity", activity_type, &ar.rs,
-					psprintf("attempt %d of activity %lld", attempt,
-							 (long long) scheduled_id),
-					reg.run_as, cause, fault, NULL);
+						   psprintf("attempt %d of activity %lld", attempt,
+									(long long) scheduled_id),
+						   reg.run_as, cause, fault, NULL);
 		JsonBegin(&jb);
 		JsonAddText(&jb, "message", fault);
 		ar.a.started_time = started;
@@ -780,14 +781,15 @@ execute_activity_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt,
 	ar.a.started_time = started;
 	ar.a.last_worker_identity = (char *) identity;
 	LogUserCodeFailure("activity", activity_type, &ar.rs,
-				psprintf("attempt %d of activity %lld", attempt,
-						 (long long) scheduled_id),
-				reg.run_as,
-				timed_out ? "durable:Timeout START_TO_CLOSE" :
-				unpack_sql_state(error->sqlerrcode),
-				timed_out ? psprintf("it ran past its StartToClose timeout of %g s",
-									 timeout) : error->message,
-				timed_out ? NULL : error->detail);
+					   psprintf("attempt %d of activity %lld", attempt,
+								(long long) scheduled_id),
+					   reg.run_as,
+					   timed_out ? "durable:Timeout START_TO_CLOSE" :
+					   unpack_sql_state(error->sqlerrcode),
+					   timed_out ?
+					   psprintf("it ran past its StartToClose timeout of %g s",
+								timeout) : error->message,
+					   timed_out ? NULL : error->detail);
 	if (timed_out)
 		FailActivityAttempt(&ar.rs, &ar.a, DurableNow(),
 							"durable:Timeout START_TO_CLOSE", NULL, -1,

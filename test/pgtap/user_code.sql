@@ -6,7 +6,7 @@
 -- search_path at its own `=` operator for uuid must not get it run by the engine as the
 -- superuser that owns run_tasks().
 BEGIN;
-SELECT plan(14);
+SELECT plan(16);
 SET LOCAL durable.test_time = '2026-01-01 00:00:00+00';
 
 -- uc_app: an application role whose search_path names its schema, where its code
@@ -107,6 +107,21 @@ SELECT is((SELECT failure_reason || ': ' || (failure_details->>'message') FROM d
 SELECT is(durable.describe_workflow('uc-flow')->'result'->6, '"ucdb, pg_temp"',
     'ALTER ROLE ... IN DATABASE ... SET beats ALTER ROLE ... SET, as at login');
 SELECT is(current_setting('work_mem') <> '1234kB', true, 'the caller of run_tasks() keeps its settings');
+
+-- run_tasks() called by a durable_admin that is no superuser: the code runs as its
+-- run_as role, not as the caller nor as run_tasks()' owner.
+CREATE ROLE uc_admin;
+GRANT durable_admin TO uc_admin;
+CREATE FUNCTION ucapp.whoami(input jsonb) RETURNS jsonb LANGUAGE sql AS $$
+    SELECT jsonb_build_object('user', current_user, 'superuser', rolsuper)
+      FROM pg_roles WHERE rolname = current_user $$;
+SELECT durable.register_activity('whoami', 'ucapp.whoami(jsonb)', 'uc', run_as => 'uc_app');
+SELECT durable.start_workflow('flow', '{"steps": ["whoami"]}', 'uc-admin', 'uc') IS NOT NULL AS started;
+SET LOCAL ROLE uc_admin;
+SELECT cmp_ok(durable.run_tasks(), '>', 0, 'a durable_admin that is no superuser runs the tasks');
+RESET ROLE;
+SELECT is(durable.describe_workflow('uc-admin')->'result', '[{"user": "uc_app", "superuser": false}]',
+    'the activity ran as its run_as role');
 
 -- The attack, with the role setup of examples/subscription.sql.
 CREATE ROLE mallory;
