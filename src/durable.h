@@ -608,6 +608,10 @@ extern void CallAsRole(Oid role, FmgrInfo *flinfo, Jsonb *input,
 					   double timeout_seconds, bool (*keep) (void *),
 					   void *keep_arg, Jsonb **result, ErrorData **error,
 					   bool *timed_out);
+extern void LogUserCodeFailure(const char *what, const char *type_name,
+							   RunState *rs, const char *where, Oid run_as,
+							   const char *reason, const char *message,
+							   const char *detail);
 extern Jsonb *ErrorDetailsJson(ErrorData *edata);
 extern ReplayOutcome ReplayWorkflow(RunState *rs, Registration *reg,
 									TimestampTz now, Jsonb **decisions,

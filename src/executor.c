@@ -27,8 +27,18 @@
  * a SQL workflow's quick steps commit together.  A crash undoes the whole
  * chain with its writes, and it runs again: nothing is done twice.
  *
- * Functions run as the role they were registered with, with the database's
- * default search_path.
+ * User code (a workflow function, a SQL activity) runs as PostgreSQL runs
+ * index expressions and maintenance for another role (CallAsRole): as the
+ * role it was registered to run as, in a security-restricted operation
+ * (no temporary objects, PREPARE, LISTEN, cursors WITH HOLD or SET ROLE,
+ * which would outlive it in the session), with that role's own search_path
+ * (as a login of the role would get it, pg_temp last), and every setting it
+ * changes rolled back after the call, whatever the outcome.  The role must
+ * still exist and may still execute the function at each call.  So nothing
+ * the code does changes what the engine's statements, which run as the
+ * engine's owner, mean afterwards; and those statements do not depend on
+ * the search_path anyway (spi.c).  A failure of user code is logged (LOG)
+ * besides being recorded in history.
  *
  * A task that fails in the engine (an error that is not the outcome of the
  * user's function: a function whose library cannot be loaded, a run the
@@ -47,21 +57,30 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_db_role_setting.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/latch.h"
+#include "storage/proc.h"
+#include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/guc_tables.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/regproc.h"
 #include "utils/resowner.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/timeout.h"
+#include "utils/varlena.h"
 
 #include "durable.h"
 
@@ -148,17 +167,151 @@ executor_identity(void)
 	return psprintf("durable-executor:%d", MyProcPid);
 }
 
+/* The search_path of a setconfig array of pg_db_role_setting, or NULL. */
+static char *
+setting_search_path(Datum setconfig)
+{
+	ArrayType  *array = DatumGetArrayTypeP(setconfig);
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	char	   *found = NULL;
+
+	deconstruct_array(array, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls,
+					  &n);
+	for (int i = 0; i < n && found == NULL; i++)
+	{
+		char	   *item;
+
+		if (nulls[i])
+			continue;
+		item = TextDatumGetCString(elems[i]);
+		if (pg_strncasecmp(item, "search_path=", 12) == 0)
+			found = pstrdup(item + 12);
+		pfree(item);
+	}
+	return found;
+}
+
 /*
- * Call a function f(jsonb) RETURNS jsonb as role, in a subtransaction, with
- * a statement timeout (0: none) and the database's default search_path.
- * Without keep, or when keep(keep_arg) returns false after the call, the
- * function's writes are rolled back.  Its result or error (copied out)
- * comes back in *result or *error; *timed_out when the timeout cut it.
+ * The search_path the server gives a session before any per-database or
+ * per-role setting: postgresql.conf's or the command line's, else the
+ * built-in default.
+ */
+static const char *
+server_search_path(void)
+{
+	static struct config_string *record = NULL;
+
+	if (record == NULL)
+	{
+		struct config_generic **vars = get_guc_variables();
+		int			n = GetNumConfigOptions();
+
+		for (int i = 0; i < n; i++)
+			if (strcmp(vars[i]->name, "search_path") == 0)
+				record = (struct config_string *) vars[i];
+		if (record == NULL)
+			elog(ERROR, "search_path is not a setting");
+	}
+	if (record->gen.reset_source <= PGC_S_ARGV && record->reset_val != NULL)
+		return record->reset_val;
+	return record->boot_val;
+}
+
+/*
+ * The search_path a login of role to this database would get: from
+ * ALTER ROLE role IN DATABASE, ALTER ROLE role, ALTER DATABASE, ALTER ROLE
+ * ALL (in PostgreSQL's order of precedence), else the server's.  pg_temp
+ * goes last unless the setting places it, as in a SECURITY DEFINER
+ * function: a temporary table of the session (durable.run_tasks()) does
+ * not capture the code's unqualified names.  Read once per transaction
+ * for each role in turn (the catalog has no cache to invalidate).
+ */
+static const char *
+role_search_path(Oid role)
+{
+	static Oid	cached_role = InvalidOid;
+	static LocalTransactionId cached_lxid = InvalidLocalTransactionId;
+	static char *cached = NULL;
+	Relation	rel;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	int			best = 4;
+	char	   *path = NULL;
+	char	   *copy;
+	List	   *names;
+	bool		has_temp = false;
+	ListCell   *lc;
+
+	if (cached != NULL && cached_role == role && cached_lxid == MyProc->lxid)
+		return cached;
+
+	rel = table_open(DbRoleSettingRelationId, AccessShareLock);
+	scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
+	while ((tup = systable_getnext(scan)) != NULL)
+	{
+		Form_pg_db_role_setting setting = (Form_pg_db_role_setting) GETSTRUCT(tup);
+		int			rank;
+		bool		isnull;
+		Datum		config;
+		char	   *value;
+
+		if ((setting->setdatabase != MyDatabaseId &&
+			 OidIsValid(setting->setdatabase)) ||
+			(setting->setrole != role && OidIsValid(setting->setrole)))
+			continue;
+		/* 0: role in database, 1: role, 2: database, 3: every role */
+		rank = (OidIsValid(setting->setrole) ? 0 : 2) +
+			(OidIsValid(setting->setdatabase) ? 0 : 1);
+		if (rank >= best)
+			continue;
+		config = heap_getattr(tup, Anum_pg_db_role_setting_setconfig,
+							  RelationGetDescr(rel), &isnull);
+		if (isnull || (value = setting_search_path(config)) == NULL)
+			continue;
+		best = rank;
+		path = value;
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	if (path == NULL)
+		path = pstrdup(server_search_path());
+
+	copy = pstrdup(path);
+	if (SplitIdentifierString(copy, ',', &names))
+	{
+		foreach(lc, names)
+			if (strncmp((char *) lfirst(lc), "pg_temp", 7) == 0)
+				has_temp = true;
+		if (names == NIL)
+			path = "pg_temp";
+		else if (!has_temp)
+			path = psprintf("%s, pg_temp", path);
+	}
+
+	if (cached != NULL)
+		pfree(cached);
+	cached = MemoryContextStrdup(TopMemoryContext, path);
+	cached_role = role;
+	cached_lxid = MyProc->lxid;
+	return cached;
+}
+
+/*
+ * Call a function f(jsonb) RETURNS jsonb as role, in a subtransaction, as
+ * PostgreSQL runs an index expression for a table's owner: a security-
+ * restricted operation, with role's own search_path (role_search_path) and
+ * a statement timeout (0: none); every setting the function changes, with
+ * SET or set_config(), is rolled back when it returns or fails.  Without
+ * keep, or when keep(keep_arg) returns false after the call, the function's
+ * writes are rolled back.  Its result or error (copied out) comes back in
+ * *result or *error; *timed_out when the timeout cut it.
  *
  * The caller's own statement timeout (durable.run_tasks() in a session) still
  * applies when it comes first: its cancel comes back as an error that is not
  * *timed_out, for the caller to rethrow.  Whatever the outcome, the caller's
- * user, security context, GUC level, memory context and resource owner are
+ * user, security context, settings, memory context and resource owner are
  * restored (the subtransaction's abort restores the first three).
  */
 void
@@ -200,11 +353,12 @@ CallAsRole(Oid role, FmgrInfo *flinfo, Jsonb *input, double timeout_seconds,
 		bool		keep_it;
 
 		nestlevel = NewGUCNestLevel();
-		(void) set_config_option("search_path",
-								 GetConfigOptionResetString("search_path"),
+		(void) set_config_option("search_path", role_search_path(role),
 								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
 								 true, 0, false);
-		SetUserIdAndSecContext(role, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+		SetUserIdAndSecContext(role, save_sec_context |
+							   SECURITY_LOCAL_USERID_CHANGE |
+							   SECURITY_RESTRICTED_OPERATION);
 		if (own_timeout)
 			enable_timeout_after(STATEMENT_TIMEOUT, timeout_ms);
 
@@ -231,7 +385,8 @@ CallAsRole(Oid role, FmgrInfo *flinfo, Jsonb *input, double timeout_seconds,
 			disable_timeout(STATEMENT_TIMEOUT, false);
 		SetUserIdAndSecContext(save_userid, save_sec_context);
 		durable_user_code_role = save_user_code_role;
-		AtEOXact_GUC(true, nestlevel);
+		/* What the function set (SET, set_config) ends with it. */
+		AtEOXact_GUC(false, nestlevel);
 		MemoryContextSwitchTo(oldcxt);
 		if (!fcinfo->isnull)
 			*result = DatumGetJsonbPCopy(value);
@@ -271,11 +426,68 @@ CallAsRole(Oid role, FmgrInfo *flinfo, Jsonb *input, double timeout_seconds,
 		enable_timeout_at(STATEMENT_TIMEOUT, outer_timeout);
 }
 
-/* Whether the function of a registration still exists. */
-static bool
-function_exists(Oid function)
+/*
+ * Why the function of a registration cannot be called now, or NULL: it was
+ * dropped (*cause unknown_cause), or its run_as role was dropped or may no
+ * longer execute it (*cause "PermissionDenied" with prefix).  Checked at
+ * each call, since fmgr does not check EXECUTE and a grant may have been
+ * revoked since the registration.
+ */
+static char *
+registration_fault(Registration *reg, const char *kind, const char *type_name,
+				   const char *unknown_cause, const char *prefix,
+				   const char **cause)
 {
-	return SearchSysCacheExists1(PROCOID, ObjectIdGetDatum(function));
+	char	   *role_name;
+
+	if (!SearchSysCacheExists1(PROCOID, ObjectIdGetDatum(reg->function)))
+	{
+		*cause = unknown_cause;
+		return psprintf("function %u of %s type \"%s\" does not exist",
+						reg->function, kind, type_name);
+	}
+	*cause = psprintf("%sPermissionDenied", prefix);
+	role_name = GetUserNameFromId(reg->run_as, true);
+	if (role_name == NULL)
+		return psprintf("role %u that %s type \"%s\" runs as does not exist",
+						reg->run_as, kind, type_name);
+	if (pg_proc_aclcheck(reg->function, reg->run_as, ACL_EXECUTE) != ACLCHECK_OK)
+		return psprintf("role \"%s\" may not execute function %s of %s type \"%s\"",
+						role_name, format_procedure(reg->function), kind,
+						type_name);
+	return NULL;
+}
+
+/* The name of role for a message, or its oid if it was dropped. */
+static char *
+role_name_for_log(Oid role)
+{
+	char	   *name = GetUserNameFromId(role, true);
+
+	return name ? name : psprintf("%u", role);
+}
+
+/*
+ * Log the failure of user code (or the reason it could not run), of what
+ * ("workflow" or "activity") type_name in where: one LOG
+ * line and its DETAIL, as pg_cron logs a failed job; the server log is where
+ * an operator looks, the history only says it to whoever asks.  LOG is not
+ * sent to the client of durable.run_tasks().
+ */
+void
+LogUserCodeFailure(const char *what, const char *type_name, RunState *rs,
+				   const char *where, Oid run_as, const char *reason,
+				   const char *message, const char *detail)
+{
+	ereport(LOG,
+			(errmsg("durable %s \"%s\" of workflow \"%s\" failed: %s",
+					what, type_name, rs->workflow_id,
+					message ? message : "(no message)"),
+			 errdetail("Reason %s; %s of run %s, namespace \"%s\", task queue \"%s\", run as role \"%s\".%s%s",
+					   reason, where, UuidToCString(&rs->run_id),
+					   rs->namespace, rs->task_queue,
+					   role_name_for_log(run_as), detail ? " " : "",
+					   detail ? detail : "")));
 }
 
 /*
@@ -353,6 +565,8 @@ execute_decision_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt)
 	Jsonb	   *decisions;
 	Jsonb	   *failure;
 	JsonBuilder jb;
+	char	   *fault;
+	const char *cause;
 
 	if (!LoadRunById(run_id, false, &rs))
 		return;
@@ -376,14 +590,16 @@ execute_decision_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt)
 							   psprintf("durable: workflow %s (%s)",
 										rs.workflow_id, rs.workflow_type));
 
-	if (!function_exists(reg.function))
+	fault = registration_fault(&reg, "workflow", rs.workflow_type,
+							   "UnknownWorkflowType", "", &cause);
+	if (fault != NULL)
 	{
+		LogUserCodeFailure("workflow", rs.workflow_type, &rs, "decision task",
+						   reg.run_as, cause, fault,
+						   "The decision task is retried until this is fixed.");
 		JsonBegin(&jb);
-		JsonAddText(&jb, "message",
-					psprintf("function %u of workflow type \"%s\" does not exist",
-							 reg.function, rs.workflow_type));
-		FailDecisionTask(&rs, now, "UnknownWorkflowType", JsonFinish(&jb),
-						 identity, true);
+		JsonAddText(&jb, "message", fault);
+		FailDecisionTask(&rs, now, cause, JsonFinish(&jb), identity, true);
 		return;
 	}
 	switch (ReplayWorkflow(&rs, &reg, now, &decisions, &failure))
@@ -398,6 +614,12 @@ execute_decision_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt)
 							 identity, true);
 			break;
 		case REPLAY_TIMED_OUT:
+			LogUserCodeFailure("workflow", rs.workflow_type, &rs,
+							   "decision task", reg.run_as,
+							   "DecisionTaskTimedOut",
+							   psprintf("its function ran past the decision timeout of %g s",
+										rs.decision_timeout),
+							   NULL);
 			(void) DecisionTaskTimedOut(&rs, now, rs.decision_started_id);
 			break;
 		case REPLAY_DECIDED:
@@ -464,6 +686,8 @@ execute_activity_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt,
 	Jsonb	   *result;
 	ErrorData  *error;
 	bool		timed_out;
+	char	   *fault;
+	const char *cause;
 
 	values[0] = UUIDPGetDatum(run_id);
 	values[1] = Int64GetDatum(scheduled_id);
@@ -505,21 +729,25 @@ execute_activity_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt,
 		pgstat_report_activity(STATE_RUNNING,
 							   psprintf("durable: activity %s", activity_type));
 
-	if (!function_exists(reg.function))
+	fault = registration_fault(&reg, "activity", activity_type,
+							   "durable:UnknownActivityType", "durable:",
+							   &cause);
+	if (fault != NULL)
 	{
 		JsonBuilder jb;
 
 		if (!lock_current_attempt(&ar))
 			return;
+		LogUserCodeFailure("activity", activity_type, &ar.rs,
+						   psprintf("attempt %d of activity %lld", attempt,
+									(long long) scheduled_id),
+						   reg.run_as, cause, fault, NULL);
 		JsonBegin(&jb);
-		JsonAddText(&jb, "message",
-					psprintf("function %u of activity type \"%s\" does not exist",
-							 reg.function, activity_type));
+		JsonAddText(&jb, "message", fault);
 		ar.a.started_time = started;
 		ar.a.last_worker_identity = (char *) identity;
-		FailActivityAttempt(&ar.rs, &ar.a, DurableNow(),
-							"durable:UnknownActivityType", JsonFinish(&jb),
-							-1, NULL);
+		FailActivityAttempt(&ar.rs, &ar.a, DurableNow(), cause,
+							JsonFinish(&jb), -1, NULL);
 		if (RunIsOpen(&ar.rs))
 			SaveRun(&ar.rs);
 		return;
@@ -557,6 +785,16 @@ execute_activity_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt,
 		ReThrowError(error);
 	ar.a.started_time = started;
 	ar.a.last_worker_identity = (char *) identity;
+	LogUserCodeFailure("activity", activity_type, &ar.rs,
+					   psprintf("attempt %d of activity %lld", attempt,
+								(long long) scheduled_id),
+					   reg.run_as,
+					   timed_out ? "durable:Timeout START_TO_CLOSE" :
+					   unpack_sql_state(error->sqlerrcode),
+					   timed_out ?
+					   psprintf("it ran past its StartToClose timeout of %g s",
+								timeout) : error->message,
+					   timed_out ? NULL : error->detail);
 	if (timed_out)
 		FailActivityAttempt(&ar.rs, &ar.a, DurableNow(),
 							"durable:Timeout START_TO_CLOSE", NULL, -1,

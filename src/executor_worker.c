@@ -36,6 +36,7 @@
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "tcop/tcopprot.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -146,6 +147,9 @@ DurableExecutorMain(Datum main_arg)
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
 	pgstat_report_appname("durable executor");
+	/* Nothing this session runs looks up names in a schema users can write */
+	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET,
+					PGC_S_SESSION);
 	ExecutorWorkerAttach(index);
 	before_shmem_exit(executor_detach_callback, (Datum) 0);
 

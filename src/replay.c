@@ -1125,6 +1125,9 @@ ReplayWorkflow(RunState *rs, Registration *reg, TimestampTz now,
 	}
 	else
 	{
+		LogUserCodeFailure("workflow", rs->workflow_type, rs, "decision task",
+						   reg->run_as, unpack_sql_state(error->sqlerrcode),
+						   error->message, error->detail);
 		JsonAddText(&jb, "decisionType", "FailWorkflowExecution");
 		JsonAddText(&jb, "reason", unpack_sql_state(error->sqlerrcode));
 		JsonAddJsonb(&jb, "details", ErrorDetailsJson(error));

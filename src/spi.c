@@ -4,21 +4,35 @@
  *	  SPI plans prepared once per backend and kept, and result accessors.
  *
  * Each caller declares a static KeptPlan with its SQL and argument types;
- * GetPlan prepares it on first use.  Every statement is schema-qualified, so
- * the plans do not depend on the caller's search_path.
+ * GetPlan prepares it on first use.  Every table is schema-qualified, and
+ * every plan is prepared and run with pg_catalog as the whole search path
+ * (RunPlan): an operator, function or type named without a schema is
+ * pg_catalog's, whatever search_path the session, or user code run before
+ * in it, has set.  The plan cache replans a kept plan when the search path
+ * in force differs from the one it was made under, so the path must be the
+ * same at every execution, not only at the first.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "catalog/namespace.h"
 #include "executor/spi.h"
 #include "nodes/parsenodes.h"
 #include "utils/builtins.h"
 
 #include "durable.h"
 
+/* pg_catalog alone: the search path of every engine statement */
+static OverrideSearchPath engine_search_path = {
+	.schemas = NIL,
+	.addCatalog = true,
+	.addTemp = false
+};
+
 /*
- * The kept plan of kp, prepared on first use.  Every statement of the engine
+ * The kept plan of kp, prepared on first use (under the engine's search
+ * path: called by RunPlan).  Every statement of the engine
  * is a lookup by key whose best plan does not depend on the values, so the
  * plans are generic from the start: no planning per call.
  */
@@ -40,14 +54,21 @@ GetPlan(KeptPlan *kp)
 	return kp->plan;
 }
 
-/* Execute a kept plan; returns the number of rows processed. */
+/*
+ * Execute a kept plan; returns the number of rows processed.  It is planned
+ * and run with pg_catalog as the only schema searched (not even pg_temp).
+ * An error leaves the override pushed: the abort of the (sub)transaction,
+ * which every caller that catches errors does, pops it.
+ */
 int
 RunPlan(KeptPlan *kp, Datum *values, const char *nulls, bool read_only,
 		long count)
 {
 	int			rc;
 
+	PushOverrideSearchPath(&engine_search_path);
 	rc = SPI_execute_plan(GetPlan(kp), values, nulls, read_only, count);
+	PopOverrideSearchPath();
 	if (rc < 0)
 		elog(ERROR, "SPI_execute_plan failed for \"%s\": %s",
 			 kp->sql, SPI_result_code_string(rc));

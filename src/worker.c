@@ -61,6 +61,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -236,6 +237,9 @@ DurableTimerWorkerMain(Datum main_arg)
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
 	pgstat_report_appname("durable timer worker");
+	/* Nothing this session runs looks up names in a schema users can write */
+	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET,
+					PGC_S_SESSION);
 	TimerWorkerAttach();
 	before_shmem_exit(TimerWorkerDetachCallback, (Datum) 0);
 
