@@ -333,6 +333,13 @@ def expand(tokens, macros, where, depth=0):
     out, i = [], 0
     while i < len(tokens):
         kind, val = tokens[i]
+        # c.h's CppAsString2(x): x macro-expanded, then made a string literal.
+        if (kind == "id" and val == "CppAsString2" and i + 3 < len(tokens)
+                and tokens[i + 1] == ("punct", "(") and tokens[i + 3] == ("punct", ")")):
+            arg = expand([tokens[i + 2]], macros, where, depth + 1)
+            out.append(("str", '"' + " ".join(t[1] for t in arg) + '"'))
+            i += 4
+            continue
         if kind == "id" and val in macros:
             mac = macros[val]
             if mac.params is None:
