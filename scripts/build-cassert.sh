@@ -137,6 +137,10 @@ else
         exit 1
     (
         cd "$SRCDIR/postgresql" || exit 1
+        # Run from `make test-cassert`, this is a nested make: PostgreSQL's
+        # makefiles build their generated headers (utils/errcodes.h ...) first only
+        # at MAKELEVEL 0, so the outer make's level and flags must not leak in.
+        unset MAKELEVEL MAKEFLAGS MFLAGS
         log "configure (log in $SRCDIR/postgresql/configure.out)"
         ./configure --prefix="$PREFIX" --enable-cassert --enable-debug --enable-tap-tests \
             --without-icu --with-readline --with-zlib >configure.out 2>&1 ||

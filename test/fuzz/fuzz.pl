@@ -604,8 +604,10 @@ sub gen_ops
 # read-only and aborted transactions.  Everything else is a finding.
 my %EXPECTED = map { $_ => 1 } qw(22004 22023 42501 25006 25P02 55000 55006 42710
   WF001 WF002 WF003 WF005 WF006 WF007 WF008 54001);
-# Per function, on top: cron_next refuses an infinite or unreachable fire time with 22008.
-my %EXPECTED_FOR = (cron_next => { '22008' => 1 });
+# Per function, on top: cron_next refuses an infinite or unreachable fire time with 22008;
+# grant_namespace and revoke_namespace name a role, 42704 when there is no such role.
+my %EXPECTED_FOR = (cron_next => { '22008' => 1 }, grant_namespace => { '42704' => 1 },
+	revoke_namespace => { '42704' => 1 });
 
 my ($dbh, $client, $current_role, $clock, $backend_pid, @ring, %stats, @findings);
 my $in_read_only = 0;
@@ -1076,7 +1078,11 @@ sub engine_op
 		my $s = pick(
 			"SELECT durable.create_namespace(" . lit($n) . ", " . gen_interval() . ", " . gen_policy() . ", 'fuzz')",
 			"SELECT durable.alter_namespace(" . lit(pick($n, 'fz1', 'fz2')) . ", " . gen_interval() . ", " . gen_policy() . ")",
-			"SELECT durable.drop_namespace(" . lit($n) . ")");
+			"SELECT durable.drop_namespace(" . lit($n) . ")",
+			"SELECT durable." . pick('grant_namespace', 'revoke_namespace') . "("
+			  . lit(pick($n, 'fz1', 'fz2')) . ", "
+			  . lit(pick('fuzz_client', 'fuzz_worker', 'fuzz_app', 'PUBLIC')) . ", "
+			  . lit(pick('client', 'worker')) . ")");
 		my ($fn) = $s =~ /durable\.(\w+)\(/;
 		call($s, $fn);
 	}
