@@ -162,6 +162,19 @@ else
     log "assert-enabled PostgreSQL $built_pg installed in $PREFIX"
 fi
 
+# contrib's test_decoding, the output plugin of test/t/010_standby_decoding.pl (Debian's
+# postgresql-15 ships it): built from the same source tree, once.
+if [ ! -f "$PREFIX/lib/test_decoding.so" ]; then
+    [ -d "$SRCDIR/postgresql/contrib/test_decoding" ] ||
+        die "no PostgreSQL source in $SRCDIR/postgresql for contrib/test_decoding (rm -rf $PREFIX to rebuild)"
+    (
+        unset MAKELEVEL MAKEFLAGS MFLAGS
+        make -C "$SRCDIR/postgresql/contrib/test_decoding" -s install \
+            >"$SRCDIR/test_decoding.make.out" 2>&1
+    ) || { tail -n 20 "$SRCDIR/test_decoding.make.out"; die "building contrib/test_decoding failed"; }
+    log "contrib/test_decoding built into $PREFIX"
+fi
+
 # pgTAP is SQL only: the installed package's files serve any server of the same major.
 sysshare=$("/usr/lib/postgresql/$PG_MAJOR/bin/pg_config" --sharedir 2>/dev/null || true)
 if [ -n "$PGTAP_VERSION_DEB" ] && [ -n "$sysshare" ]; then
