@@ -826,14 +826,7 @@ typedef struct TaskInHand
 bool
 TasksCanBePutOff(void)
 {
-	Oid			nsp = get_namespace_oid("durable", true);
-	Oid			relid;
-
-	if (!OidIsValid(nsp))
-		return false;
-	relid = get_relname_relid("ready_tasks", nsp);
-	return OidIsValid(relid) &&
-		get_attnum(relid, "not_before") != InvalidAttrNumber;
+	return DurableColumnExists("ready_tasks", "not_before");
 }
 
 /*

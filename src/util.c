@@ -243,12 +243,23 @@ NewTaskSecret(void)
 bool
 TaskSecretsStored(void)
 {
+	return DurableColumnExists("activities", "task_secret");
+}
+
+/*
+ * Whether durable.<relname> has a column of that name: how the library tells
+ * the version of the schema it runs on (a database is at the version of the
+ * last ALTER EXTENSION UPDATE, whatever the library).  Syscache lookups only.
+ */
+bool
+DurableColumnExists(const char *relname, const char *column)
+{
 	Oid			nsp = get_namespace_oid("durable", true);
 	Oid			relid = OidIsValid(nsp) ?
-		get_relname_relid("activities", nsp) : InvalidOid;
+		get_relname_relid(relname, nsp) : InvalidOid;
 
 	return OidIsValid(relid) &&
-		get_attnum(relid, "task_secret") != InvalidAttrNumber;
+		get_attnum(relid, column) != InvalidAttrNumber;
 }
 
 /* The canonical text form of a UUID. */
