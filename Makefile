@@ -14,16 +14,20 @@ EXTENSION = durable
 MODULE_big = durable
 OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c)))
 
-# The shipped scripts, and the fresh install script of the current version,
-# sql/durable--0.3.0.sql, which is built: the schema check at the top of
-# sql/durable--0.2.0--0.3.0.sql, then the scripts of the update path from
-# 0.1.0.  PostgreSQL runs it for a fresh CREATE EXTENSION instead of the path,
-# so that the check runs before anything else (see that script's comment).
-# A new version adds its update script to the path, names its own install
-# script here, and moves the check block to the top of its update script.
-DURABLE_INSTALL_SQL = sql/durable--0.3.0.sql
-DURABLE_UPDATE_PATH = sql/durable--0.1.0.sql sql/durable--0.1.0--0.2.0.sql \
+# The shipped scripts, and the fresh install scripts of the shipped and
+# current versions, sql/durable--0.3.0.sql and sql/durable--0.4.0.sql, which
+# are built: the schema check at the top of sql/durable--0.2.0--0.3.0.sql,
+# then the scripts of the update path from 0.1.0 to that version.
+# PostgreSQL runs one for a fresh CREATE EXTENSION instead of the path, so
+# that the check runs before anything else (see that script's comment).
+# 0.3.0's is still built so that CREATE EXTENSION durable VERSION '0.3.0'
+# installs what 0.3.0 shipped (the upgrade tests start from it).  A new
+# version adds its update script to a path of its own and its install
+# script to DURABLE_INSTALL_SQL.
+DURABLE_PATH_0.3.0 = sql/durable--0.1.0.sql sql/durable--0.1.0--0.2.0.sql \
 	sql/durable--0.2.0--0.3.0.sql
+DURABLE_PATH_0.4.0 = $(DURABLE_PATH_0.3.0) sql/durable--0.3.0--0.4.0.sql
+DURABLE_INSTALL_SQL = sql/durable--0.3.0.sql sql/durable--0.4.0.sql
 DATA = $(filter-out $(DURABLE_INSTALL_SQL),$(sort $(wildcard sql/durable--*.sql)))
 DATA_built = $(DURABLE_INSTALL_SQL)
 
@@ -33,18 +37,21 @@ PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare \
 	-Wno-missing-field-initializers
 
 EXTRA_CLEAN = tmp_check tmp_install results output_iso log regression.diffs regression.out \
-	demo_cluster .build-pg_config $(DURABLE_INSTALL_SQL).tmp
+	demo_cluster .build-pg_config $(addsuffix .tmp,$(DURABLE_INSTALL_SQL))
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 $(OBJS): $(wildcard src/*.h)
 
-$(DURABLE_INSTALL_SQL): $(DURABLE_UPDATE_PATH)
-	{ printf '%s\n' '-- durable 0.3.0, built by the Makefile from $(DURABLE_UPDATE_PATH): do not edit.' \
+# sql/durable--V.sql from $(DURABLE_PATH_V); the check block must come out
+# as its third line.
+.SECONDEXPANSION:
+$(DURABLE_INSTALL_SQL): sql/durable--%.sql: $$(DURABLE_PATH_%)
+	{ printf '%s\n' '-- durable $*, built by the Makefile from $(DURABLE_PATH_$*): do not edit.' \
 	    '\echo Use "CREATE EXTENSION durable" to load this file. \quit'; \
 	  sed -n '/^-- BEGIN schema check/,/^-- END schema check/p' sql/durable--0.2.0--0.3.0.sql; \
-	  cat $(DURABLE_UPDATE_PATH); } > $@.tmp
+	  cat $(DURABLE_PATH_$*); } > $@.tmp
 	sed -n 3p $@.tmp | grep -q '^-- BEGIN schema check'
 	mv $@.tmp $@
 
