@@ -297,13 +297,17 @@ claim_one(PollRequest *pr, char kind, pg_uuid_t *run_id, int64 *scheduled_id,
  * worker's task gets a timeout timer and is written at once; the executor
  * (save = false) completes the task in the same transaction, so it needs
  * neither.
+ *
+ * A transient task (a retry, DecisionIsTransient) starts without an event:
+ * its started id is the one after its scheduled id.  One that events have
+ * overtaken since it was scheduled (a signal) is a first attempt again, as in
+ * Cadence: DecisionTaskScheduled and DecisionTaskStarted are written after
+ * those events, and the task's scheduled id is the new one.
  */
 bool
 StartDecisionTask(RunState *rs, int64 scheduled_id, TimestampTz now,
 				  const char *identity, bool save)
 {
-	JsonBuilder jb;
-
 	if (!RunIsOpen(rs) || rs->decision_scheduled_id != scheduled_id ||
 		rs->decision_started_id != 0)
 		return false;
@@ -311,6 +315,8 @@ StartDecisionTask(RunState *rs, int64 scheduled_id, TimestampTz now,
 	/*
 	 * An external worker's task gets the secret of its token, kept in the
 	 * run's row (written by SaveRun below) when the database has the column.
+	 * Two attempts of a transient task have the same ids: only the secret
+	 * tells their tokens apart.
 	 */
 	if (save && rs->secret_stored)
 	{
@@ -318,11 +324,20 @@ StartDecisionTask(RunState *rs, int64 scheduled_id, TimestampTz now,
 		rs->task_secret_null = false;
 		rs->task_secret_changed = true;
 	}
-	JsonBegin(&jb);
-	JsonAddInt(&jb, "scheduledEventId", scheduled_id);
-	JsonAddText(&jb, "identity", identity);
-	rs->decision_started_id = AppendEvent(rs, now, "DecisionTaskStarted",
-										  JsonFinish(&jb));
+	if (TransientDecisionOvertaken(rs))
+	{
+		rs->decision_attempt = 1;
+		rs->decision_scheduled_id =
+			AppendEvent(rs, now, "DecisionTaskScheduled",
+						DecisionScheduledAttributes(rs));
+	}
+	if (DecisionIsTransient(rs))
+		rs->decision_started_id = rs->decision_scheduled_id + 1;
+	else
+		rs->decision_started_id =
+			AppendEvent(rs, now, "DecisionTaskStarted",
+						DecisionStartedAttributes(rs->decision_scheduled_id,
+												  identity));
 	rs->decision_started_time = now;
 	rs->decision_started_time_null = false;
 	if (!save)
@@ -361,9 +376,9 @@ claim_decision_task(void *arg)
 			continue;			/* stale: the run moved on */
 
 		token = make_token('D', rs.namespace, rs.workflow_id, &run_id,
-						   scheduled_id, rs.decision_started_id,
+						   rs.decision_scheduled_id, rs.decision_started_id,
 						   rs.task_secret_null, rs.task_secret);
-		return DecisionTaskJson(&rs, token);
+		return DecisionTaskJson(&rs, token, pr->identity);
 	}
 }
 
@@ -557,27 +572,32 @@ end_decision_task(RunState *rs)
 }
 
 /*
- * A decision task failed or timed out: the failure event, the events that
- * arrived meanwhile, and the next attempt (after a backoff for
+ * A decision task failed or timed out: the failure event (only for a first
+ * attempt: a transient task ends without one, as in Cadence), the events
+ * that arrived meanwhile, and the next attempt (after a backoff for
  * UnknownWorkflowType, rule 10).
  */
 static void
 retry_decision_task(RunState *rs, TimestampTz now, const char *event_type,
 					Jsonb *attributes, bool backoff)
 {
-	(void) AppendEvent(rs, now, event_type, attributes);
+	if (!DecisionIsTransient(rs))
+		(void) AppendEvent(rs, now, event_type, attributes);
 	end_decision_task(rs);
-	(void) FlushBufferedEvents(rs);
-	rs->decision_attempt++;
 	if (backoff)
 	{
-		double		delay = 5.0 * pow(2.0, Min(rs->decision_attempt - 2, 10));
+		double		delay;
 
+		if (FlushBufferedEvents(rs) > 0)
+			rs->decision_attempt = 1;
+		else
+			rs->decision_attempt++;
+		delay = 5.0 * pow(2.0, Min(rs->decision_attempt - 2, 10));
 		CreateTimer(&rs->run_id, TIMER_DECISION_RETRY,
 					TimestampPlusSeconds(now, Min(delay, 300.0)), 0, 0);
 	}
 	else
-		ScheduleDecisionTask(rs, now);
+		ScheduleNextDecisionAttempt(rs, now);
 	SaveRun(rs);
 }
 
@@ -602,7 +622,11 @@ DecisionTaskTimedOut(RunState *rs, TimestampTz now, int64 started_id)
 
 /*
  * Complete the started decision task of a locked run with a parsed list of
- * decisions, and write the run.
+ * decisions, and write the run.  As Cadence writes it: a transient task's
+ * DecisionTaskScheduled and DecisionTaskStarted (at the ids its poll
+ * response gave), DecisionTaskCompleted, the events of the decisions, then
+ * the events buffered while the task was started (rule 12), then the next
+ * decision task if one is needed.
  */
 void
 CompleteDecisionTask(RunState *rs, TimestampTz now, Decision *list, int n,
@@ -625,15 +649,24 @@ CompleteDecisionTask(RunState *rs, TimestampTz now, Decision *list, int n,
 		JsonAddInt(&jb, "startedEventId", started_id);
 		JsonAddText(&jb, "cause", "UnhandledDecision");
 		JsonAddText(&jb, "identity", identity);
-		(void) AppendEvent(rs, now, "DecisionTaskFailed", JsonFinish(&jb));
-		end_decision_task(rs);
-		(void) FlushBufferedEvents(rs);
-		rs->decision_attempt = 0;
-		ScheduleDecisionTask(rs, now);
-		SaveRun(rs);
+		retry_decision_task(rs, now, "DecisionTaskFailed", JsonFinish(&jb),
+							false);
 		return;
 	}
 
+	if (DecisionIsTransient(rs))
+	{
+		TimestampTz started = rs->decision_started_time_null ? now :
+			rs->decision_started_time;
+
+		/* The scheduled time of a retry is not kept: its start's is used. */
+		if (AppendEvent(rs, started, "DecisionTaskScheduled",
+						DecisionScheduledAttributes(rs)) != scheduled_id ||
+			AppendEvent(rs, started, "DecisionTaskStarted",
+						DecisionStartedAttributes(scheduled_id, identity)) != started_id)
+			elog(ERROR, "transient decision task %lld of run %s is not at the end of its history",
+				 (long long) scheduled_id, UuidToCString(&rs->run_id));
+	}
 	JsonBegin(&jb);
 	JsonAddInt(&jb, "scheduledEventId", scheduled_id);
 	JsonAddInt(&jb, "startedEventId", started_id);
@@ -643,13 +676,22 @@ CompleteDecisionTask(RunState *rs, TimestampTz now, Decision *list, int n,
 	rs->decision_attempt = 0;
 	end_decision_task(rs);
 
-	/* Rule 12: what arrived meanwhile follows the completion. */
-	flushed = FlushBufferedEvents(rs);
+	/*
+	 * Rule 12: the decisions' events, then what arrived meanwhile (a
+	 * CancelTimer decision may drop a buffered TimerFired), then a decision
+	 * task the decisions or those events call for.
+	 */
+	rs->defer_decision = true;
 	ApplyDecisions(rs, now, list, n, completed_id);
+	rs->defer_decision = false;
 	if (RunIsOpen(rs))
 	{
-		if (flushed > 0)
+		flushed = FlushBufferedEvents(rs);
+		if (flushed > 0 || rs->decision_wanted)
+		{
+			rs->decision_wanted = false;
 			ScheduleDecisionTask(rs, now);
+		}
 		SaveRun(rs);
 	}
 }

@@ -634,15 +634,48 @@ EndHistoryScan(HistoryScan *hs)
 	PopActiveSnapshot();
 }
 
+/* Push one history event {eventId, eventTime, eventType, attributes}. */
+static void
+push_event(JsonbParseState **st, int64 event_id, TimestampTz event_time,
+		   const char *event_type, Jsonb *attributes)
+{
+	char		buf[MAXDATELEN + 1];
+	JsonbValue	v;
+
+	(void) pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
+	push_int(st, "eventId", event_id);
+	JsonEncodeDateTime(buf, TimestampTzGetDatum(event_time),
+					   TIMESTAMPTZOID, NULL);
+	push_string(st, "eventTime", pstrdup(buf));
+	push_string(st, "eventType", event_type);
+	push_key(st, "attributes");
+	if (attributes == NULL)
+	{
+		v.type = jbvNull;
+		(void) pushJsonbValue(st, WJB_VALUE, &v);
+	}
+	else
+	{
+		v.type = jbvBinary;
+		v.val.binary.data = &attributes->root;
+		v.val.binary.len = VARSIZE(attributes) - VARHDRSZ;
+		(void) pushJsonbValue(st, WJB_VALUE, &v);
+	}
+	(void) pushJsonbValue(st, WJB_END_OBJECT, NULL);
+}
+
 /*
  * The task a decision poll returns for the run rs (whose row was just
  * saved), with its whole history, read through the history's primary key.
  * The same value the statement
  *   jsonb_build_object('taskToken', ..., 'history', jsonb_agg(...))
- * built from the run row and its events.
+ * built from the run row and its events.  A transient task (a retry, not in
+ * history: DecisionIsTransient) ends the history with its
+ * DecisionTaskScheduled and DecisionTaskStarted, as Cadence's poll response
+ * does; they are written with these ids when the task completes.
  */
 Jsonb *
-DecisionTaskJson(RunState *rs, const char *token)
+DecisionTaskJson(RunState *rs, const char *token, const char *identity)
 {
 	JsonbParseState *st = NULL;
 	JsonbValue *res;
@@ -664,32 +697,18 @@ DecisionTaskJson(RunState *rs, const char *token)
 
 	BeginHistoryScan(&hs, &rs->run_id);
 	while (HistoryScanNext(&hs, &ev))
-	{
-		char		buf[MAXDATELEN + 1];
-		JsonbValue	v;
-
-		(void) pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
-		push_int(&st, "eventId", ev.event_id);
-		JsonEncodeDateTime(buf, TimestampTzGetDatum(ev.event_time),
-						   TIMESTAMPTZOID, NULL);
-		push_string(&st, "eventTime", pstrdup(buf));
-		push_string(&st, "eventType", ev.event_type);
-		push_key(&st, "attributes");
-		if (ev.attributes == NULL)
-		{
-			v.type = jbvNull;
-			(void) pushJsonbValue(&st, WJB_VALUE, &v);
-		}
-		else
-		{
-			v.type = jbvBinary;
-			v.val.binary.data = &ev.attributes->root;
-			v.val.binary.len = VARSIZE(ev.attributes) - VARHDRSZ;
-			(void) pushJsonbValue(&st, WJB_VALUE, &v);
-		}
-		(void) pushJsonbValue(&st, WJB_END_OBJECT, NULL);
-	}
+		push_event(&st, ev.event_id, ev.event_time, ev.event_type,
+				   ev.attributes);
 	EndHistoryScan(&hs);
+	if (DecisionIsTransient(rs))
+	{
+		push_event(&st, rs->decision_scheduled_id, rs->decision_started_time,
+				   "DecisionTaskScheduled", DecisionScheduledAttributes(rs));
+		push_event(&st, rs->decision_started_id, rs->decision_started_time,
+				   "DecisionTaskStarted",
+				   DecisionStartedAttributes(rs->decision_scheduled_id,
+											 identity));
+	}
 
 	(void) pushJsonbValue(&st, WJB_END_ARRAY, NULL);
 	res = pushJsonbValue(&st, WJB_END_OBJECT, NULL);

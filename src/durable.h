@@ -275,6 +275,9 @@ typedef struct RunState
 	int32		activity_attempts;
 	TimestampTz workflow_deadline;	/* run or execution timeout, DT_NOEND */
 	bool		has_buffered;	/* events wait in durable.buffered_events */
+	bool		new_event;		/* an event from outside was appended (runs.c) */
+	bool		defer_decision; /* completing a task: schedule at its end */
+	bool		decision_wanted;	/* ScheduleDecisionTask while deferred */
 	int64		pending_started_id; /* ActivityTaskStarted just appended */
 	bool		may_continue;	/* has a retry policy or a cron schedule */
 	bool		has_parent;		/* started by a StartChildWorkflowExecution */
@@ -309,6 +312,11 @@ extern void AppendEventOrBuffer(RunState *rs, TimestampTz now,
 								const char *event_type, Jsonb *attributes);
 extern int	FlushBufferedEvents(RunState *rs);
 extern void ScheduleDecisionTask(RunState *rs, TimestampTz now);
+extern void ScheduleNextDecisionAttempt(RunState *rs, TimestampTz now);
+extern bool DecisionIsTransient(RunState *rs);
+extern bool TransientDecisionOvertaken(RunState *rs);
+extern Jsonb *DecisionScheduledAttributes(RunState *rs);
+extern Jsonb *DecisionStartedAttributes(int64 scheduled_id, const char *identity);
 extern void EnqueueReadyTask(RunState *rs, const char *task_queue, char kind,
 							 const char *type_name, int64 scheduled_event_id,
 							 int32 attempt);
@@ -317,7 +325,8 @@ extern void CloseRun(RunState *rs, TimestampTz now, const char *status,
 					 Jsonb *result, Jsonb *failure);
 
 /* direct.c, reading */
-extern Jsonb *DecisionTaskJson(RunState *rs, const char *token);
+extern Jsonb *DecisionTaskJson(RunState *rs, const char *token,
+							   const char *identity);
 
 /* ----------------
  * namespaces.c: namespaces, cached per backend

@@ -491,7 +491,9 @@ LogUserCodeFailure(const char *what, const char *type_name, RunState *rs,
 }
 
 /*
- * Complete the decision task with the decisions of the workflow function.
+ * Complete the decision task with the decisions of the workflow function
+ * (scheduled_id: the task as claimed, before StartDecisionTask, which may
+ * have given it a new id).
  * Decisions the function could not check (a limit reached while applying
  * them) fail the workflow instead of the task, which would fail again.  An
  * error that says nothing of the decisions (a cancel, a deadlock, a lock
@@ -502,13 +504,12 @@ LogUserCodeFailure(const char *what, const char *type_name, RunState *rs,
  * of the transaction would jump into it.
  */
 static void
-complete_decisions(RunState *rs, TimestampTz now, Jsonb *decisions,
-				   const char *identity)
+complete_decisions(RunState *rs, int64 scheduled_id, TimestampTz now,
+				   Jsonb *decisions, const char *identity)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
 	ResourceOwner oldowner = CurrentResourceOwner;
 	pg_uuid_t	run_id = rs->run_id;
-	int64		scheduled_id = rs->decision_scheduled_id;
 	ErrorData  *volatile edata = NULL;
 	JsonBuilder jb;
 	Decision   *list;
@@ -623,7 +624,7 @@ execute_decision_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt)
 			(void) DecisionTaskTimedOut(&rs, now, rs.decision_started_id);
 			break;
 		case REPLAY_DECIDED:
-			complete_decisions(&rs, now, decisions, identity);
+			complete_decisions(&rs, scheduled_id, now, decisions, identity);
 			break;
 	}
 }

@@ -68,6 +68,11 @@ static KeptPlan buffer_event = {
 	" (run_id, event_time, event_type, attributes) VALUES ($1, $2, $3, $4)",
 	4, {UUIDOID, TIMESTAMPTZOID, TEXTOID, JSONBOID}
 };
+static KeptPlan event_type_at = {
+	NULL, "SELECT event_type FROM durable.history"
+	" WHERE run_id = $1 AND event_id = $2",
+	2, {UUIDOID, INT8OID}
+};
 static KeptPlan take_buffered = {
 	NULL, "WITH taken AS (DELETE FROM durable.buffered_events WHERE run_id = $1"
 	" RETURNING seq, event_time, event_type, attributes)"
@@ -232,6 +237,9 @@ read_run_row(RunState *rs)
 	rs->events = NULL;
 	rs->ready = NULL;
 	rs->pending_started_id = 0;
+	rs->new_event = false;
+	rs->defer_decision = false;
+	rs->decision_wanted = false;
 	d = SPIGetDatum(0, 20, &isnull);
 	rs->has_parent = !isnull;
 	if (!isnull)
@@ -390,6 +398,9 @@ read_run_slot(RunState *rs, TupleTableSlot *slot)
 	rs->events = NULL;
 	rs->ready = NULL;
 	rs->pending_started_id = 0;
+	rs->new_event = false;
+	rs->defer_decision = false;
+	rs->decision_wanted = false;
 	rs->has_parent = !RN(RC_PARENT_RUN_ID);
 	if (rs->has_parent)
 		memcpy(&rs->parent_run_id, DatumGetUUIDP(RV(RC_PARENT_RUN_ID)),
@@ -556,7 +567,9 @@ AppendEvent(RunState *rs, TimestampTz now, const char *event_type,
 /*
  * Append an event from outside the workflow (signal, cancel request, activity
  * outcome).  While a decision task is started it is buffered and appended
- * after that task's DecisionTaskCompleted (rule 12).
+ * after that task's DecisionTaskCompleted and the events of its decisions
+ * (rule 12).  An event appended now is new to the workflow: the next decision
+ * task starts again from attempt 1 (ScheduleDecisionTask).
  */
 void
 AppendEventOrBuffer(RunState *rs, TimestampTz now, const char *event_type,
@@ -567,6 +580,7 @@ AppendEventOrBuffer(RunState *rs, TimestampTz now, const char *event_type,
 	if (rs->decision_started_id == 0)
 	{
 		(void) AppendEvent(rs, now, event_type, attributes);
+		rs->new_event = true;
 		return;
 	}
 	values[0] = UUIDPGetDatum(&rs->run_id);
@@ -650,26 +664,130 @@ EnqueueReadyTask(RunState *rs, const char *task_queue, char kind,
 }
 
 /*
- * Schedule a decision task unless one is already scheduled or started (a
- * started one is followed by another when events were buffered meanwhile).
+ * Whether the run's decision task is transient (Cadence's term): a retry of a
+ * failed or timed-out task whose DecisionTaskScheduled and DecisionTaskStarted
+ * are not in history.  Its ids are the next ones after the end of history,
+ * where CompleteDecisionTask writes its two events; nothing else is appended
+ * while it is started (events are buffered), so while it is started, or
+ * scheduled and not overtaken (TransientDecisionOvertaken), its scheduled id
+ * is past the end of history, and a written task's never is.
  */
-void
-ScheduleDecisionTask(RunState *rs, TimestampTz now)
+bool
+DecisionIsTransient(RunState *rs)
+{
+	return rs->decision_scheduled_id > rs->last_event_id;
+}
+
+/*
+ * Whether the scheduled (not started) decision task of a run is a transient
+ * one that events appended since it was scheduled have overtaken: its
+ * scheduled id is now the id of one of them.  A task scheduled before 0.4.0
+ * wrote its DecisionTaskScheduled whatever its attempt: that event is at its
+ * id.  Looked up only for a retry whose id is inside history.
+ */
+bool
+TransientDecisionOvertaken(RunState *rs)
+{
+	Datum		values[2];
+	bool		overtaken = false;
+
+	if (rs->decision_attempt <= 1 || rs->decision_started_id != 0 ||
+		rs->decision_scheduled_id == 0 || DecisionIsTransient(rs))
+		return false;
+	values[0] = UUIDPGetDatum(&rs->run_id);
+	values[1] = Int64GetDatum(rs->decision_scheduled_id);
+	if (RunPlan(&event_type_at, values, NULL, false, 1) > 0)
+	{
+		char	   *type = SPIGetText(0, 1);
+
+		overtaken = strcmp(type, "DecisionTaskScheduled") != 0;
+		SPI_freetuptable(SPI_tuptable);
+	}
+	return overtaken;
+}
+
+/* The attributes of the run's DecisionTaskScheduled. */
+Jsonb *
+DecisionScheduledAttributes(RunState *rs)
 {
 	JsonBuilder jb;
-
-	if (rs->decision_scheduled_id != 0)
-		return;
-	rs->decision_attempt = rs->decision_attempt > 0 ? rs->decision_attempt : 1;
 
 	JsonBegin(&jb);
 	JsonAddText(&jb, "taskQueue", rs->task_queue);
 	JsonAddFloat(&jb, "startToCloseTimeoutSeconds", rs->decision_timeout);
 	JsonAddInt(&jb, "attempt", rs->decision_attempt);
-	rs->decision_scheduled_id = AppendEvent(rs, now, "DecisionTaskScheduled",
-											JsonFinish(&jb));
+	return JsonFinish(&jb);
+}
+
+/* The attributes of a DecisionTaskStarted. */
+Jsonb *
+DecisionStartedAttributes(int64 scheduled_id, const char *identity)
+{
+	JsonBuilder jb;
+
+	JsonBegin(&jb);
+	JsonAddInt(&jb, "scheduledEventId", scheduled_id);
+	JsonAddText(&jb, "identity", identity);
+	return JsonFinish(&jb);
+}
+
+/*
+ * Schedule the run's decision task, with its current attempt.  A first
+ * attempt writes DecisionTaskScheduled; a retry (attempt > 1) is transient
+ * and writes nothing: its id is the next event id (DecisionIsTransient).  A
+ * database at 0.2.0 keeps writing every attempt: its task tokens have no
+ * secret, and two attempts of a transient task have the same ids.
+ */
+static void
+schedule_decision(RunState *rs, TimestampTz now)
+{
+	rs->decision_attempt = Max(rs->decision_attempt, 1);
+	if (rs->decision_attempt > 1 && TaskSecretsStored())
+		rs->decision_scheduled_id = rs->last_event_id + 1;
+	else
+		rs->decision_scheduled_id = AppendEvent(rs, now, "DecisionTaskScheduled",
+												DecisionScheduledAttributes(rs));
 	EnqueueReadyTask(rs, rs->task_queue, 'd', rs->workflow_type,
 					 rs->decision_scheduled_id, rs->decision_attempt);
+}
+
+/*
+ * Schedule a decision task unless one is already scheduled or started (a
+ * started one is followed by another when events were buffered meanwhile).
+ * A new event (AppendEventOrBuffer) starts the attempts again from 1, as
+ * Cadence resets its decision attempt; a retry's backoff timer keeps it.
+ * While a decision task completes (CompleteDecisionTask), the task is
+ * scheduled after its decisions and the buffered events.
+ */
+void
+ScheduleDecisionTask(RunState *rs, TimestampTz now)
+{
+	if (rs->decision_scheduled_id != 0)
+		return;
+	if (rs->defer_decision)
+	{
+		rs->decision_wanted = true;
+		return;
+	}
+	if (rs->new_event)
+		rs->decision_attempt = 1;
+	schedule_decision(rs, now);
+}
+
+/*
+ * Schedule the next attempt of a decision task that failed or timed out
+ * (ended, its failure written or not): events buffered meanwhile go to
+ * history first and make it a first attempt again, as in Cadence; otherwise
+ * its attempt goes up and it is transient.
+ */
+void
+ScheduleNextDecisionAttempt(RunState *rs, TimestampTz now)
+{
+	if (FlushBufferedEvents(rs) > 0)
+		rs->decision_attempt = 1;
+	else
+		rs->decision_attempt++;
+	schedule_decision(rs, now);
 }
 
 /*
@@ -694,7 +812,8 @@ CloseRun(RunState *rs, TimestampTz now, const char *status,
 	bool		null;
 	int			i;
 
-	if (rs->decision_started_id != 0)
+	/* A transient task ends without an event (Cadence's ForceCloseDecision). */
+	if (rs->decision_started_id != 0 && !DecisionIsTransient(rs))
 	{
 		JsonBuilder jb;
 
@@ -703,8 +822,8 @@ CloseRun(RunState *rs, TimestampTz now, const char *status,
 		JsonAddInt(&jb, "startedEventId", rs->decision_started_id);
 		JsonAddText(&jb, "cause", "ForceCloseDecision");
 		(void) AppendEvent(rs, now, "DecisionTaskFailed", JsonFinish(&jb));
-		rs->decision_started_id = 0;
 	}
+	rs->decision_started_id = 0;
 	(void) FlushBufferedEvents(rs);
 	(void) AppendEvent(rs, now, event_type, attributes);
 

@@ -59,6 +59,24 @@ static KeptPlan take_user_timer_by_event = {
 	" WHERE run_id = $1 AND started_event_id = $2 RETURNING timer_id",
 	2, {UUIDOID, INT8OID}
 };
+/*
+ * The TimerFired of a timer that fired while the decision task now completing
+ * was started, dropped from the buffered events (the task cancels it); and
+ * whether any buffered event is left.
+ */
+static KeptPlan take_buffered_fire = {
+	NULL, "DELETE FROM durable.buffered_events WHERE run_id = $1 AND seq ="
+	" (SELECT seq FROM durable.buffered_events WHERE run_id = $1"
+	"  AND event_type = 'TimerFired' AND attributes->>'timerId' = $2"
+	"  ORDER BY seq LIMIT 1)"
+	" RETURNING (attributes->>'startedEventId')::bigint",
+	2, {UUIDOID, TEXTOID}
+};
+static KeptPlan any_buffered = {
+	NULL, "SELECT EXISTS (SELECT 1 FROM durable.buffered_events"
+	" WHERE run_id = $1)",
+	1, {UUIDOID}
+};
 static KeptPlan postpone_plan = {
 	NULL, "UPDATE durable.timers SET due_at = $4"
 	" WHERE run_id = $1 AND kind = $2 AND ref_id = $3",
@@ -187,7 +205,34 @@ StartUserTimer(RunState *rs, TimestampTz now, const char *timer_id,
 	CreateTimer(&rs->run_id, TIMER_USER, fire, started_id, 0);
 }
 
-/* CancelTimer decision: TimerCanceled, or CancelTimerFailed if unknown. */
+/*
+ * Take the TimerFired of timer_id from the run's buffered events: the timer
+ * fired while the decision task that cancels it was started.  Returns its
+ * started event id, 0 when there is none.
+ */
+static int64
+take_buffered_fire_event(RunState *rs, Datum *values)
+{
+	bool		isnull;
+	int64		started_id;
+
+	if (!rs->has_buffered ||
+		RunPlan(&take_buffered_fire, values, NULL, false, 1) == 0)
+		return 0;
+	started_id = DatumGetInt64(SPIGetDatum(0, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	RunPlan(&any_buffered, values, NULL, false, 1);
+	rs->has_buffered = DatumGetBool(SPIGetDatum(0, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	return started_id;
+}
+
+/*
+ * CancelTimer decision: TimerCanceled, or CancelTimerFailed if unknown.  A
+ * timer whose TimerFired is still buffered (it fired while this decision
+ * task was started, so the workflow has not seen it) is canceled as in
+ * Cadence: TimerCanceled, and the TimerFired is dropped.
+ */
 void
 CancelUserTimer(RunState *rs, TimestampTz now, const char *timer_id,
 				int64 completed_id)
@@ -201,16 +246,19 @@ CancelUserTimer(RunState *rs, TimestampTz now, const char *timer_id,
 	values[1] = CStringGetTextDatum(timer_id);
 	JsonBegin(&jb);
 	JsonAddText(&jb, "timerId", timer_id);
-	if (RunPlan(&take_user_timer, values, NULL, false, 1) == 0)
+	if (RunPlan(&take_user_timer, values, NULL, false, 1) > 0)
+	{
+		started_id = DatumGetInt64(SPIGetDatum(0, 1, &isnull));
+		SPI_freetuptable(SPI_tuptable);
+		DeleteTimer(&rs->run_id, TIMER_USER, started_id);
+	}
+	else if ((started_id = take_buffered_fire_event(rs, values)) == 0)
 	{
 		JsonAddText(&jb, "cause", "TIMER_ID_UNKNOWN");
 		JsonAddInt(&jb, "decisionTaskCompletedEventId", completed_id);
 		(void) AppendEvent(rs, now, "CancelTimerFailed", JsonFinish(&jb));
 		return;
 	}
-	started_id = DatumGetInt64(SPIGetDatum(0, 1, &isnull));
-	SPI_freetuptable(SPI_tuptable);
-	DeleteTimer(&rs->run_id, TIMER_USER, started_id);
 	JsonAddInt(&jb, "startedEventId", started_id);
 	JsonAddInt(&jb, "decisionTaskCompletedEventId", completed_id);
 	(void) AppendEvent(rs, now, "TimerCanceled", JsonFinish(&jb));
