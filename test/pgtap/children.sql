@@ -117,7 +117,7 @@ SELECT t.decide('p1', jsonb_build_array(pg_temp.child('taken'),
     pg_temp.child('c1', '{"workflowIdReusePolicy": "RejectDuplicate"}'),
     pg_temp.child('c1', '{"workflowIdReusePolicy": "AllowDuplicate"}'))) IS NOT NULL;
 SELECT is(t.events('p1', from_id => 42),
-    '{DecisionTaskCompleted,StartChildWorkflowExecutionInitiated,StartChildWorkflowExecutionFailed,DecisionTaskScheduled,StartChildWorkflowExecutionInitiated,StartChildWorkflowExecutionFailed,StartChildWorkflowExecutionInitiated,ChildWorkflowExecutionStarted}',
+    '{DecisionTaskCompleted,StartChildWorkflowExecutionInitiated,StartChildWorkflowExecutionFailed,StartChildWorkflowExecutionInitiated,StartChildWorkflowExecutionFailed,StartChildWorkflowExecutionInitiated,ChildWorkflowExecutionStarted,DecisionTaskScheduled}',
     'a running id and a refused reuse fail the start, not the completion');
 SELECT is(t.attrs('p1', 'StartChildWorkflowExecutionFailed'),
     '{"initiatedEventId": 43, "namespace": "default", "workflowId": "taken", "workflowType": "kid",
@@ -213,18 +213,19 @@ SELECT t.decide('sender', '[
     {"decisionType": "SignalExternalWorkflowExecution", "workflowId": "target", "signalName": "kids", "childWorkflowOnly": true},
     {"decisionType": "RequestCancelExternalWorkflowExecution", "workflowId": "nobody"}]') IS NOT NULL;
 SELECT is(t.events('sender', from_id => 4), '{DecisionTaskCompleted,
-    SignalExternalWorkflowExecutionInitiated,ExternalWorkflowExecutionSignaled,DecisionTaskScheduled,
+    SignalExternalWorkflowExecutionInitiated,ExternalWorkflowExecutionSignaled,
     SignalExternalWorkflowExecutionInitiated,SignalExternalWorkflowExecutionFailed,
     SignalExternalWorkflowExecutionInitiated,WorkflowExecutionSignaled,ExternalWorkflowExecutionSignaled,
     SignalExternalWorkflowExecutionInitiated,SignalExternalWorkflowExecutionFailed,
-    RequestCancelExternalWorkflowExecutionInitiated,RequestCancelExternalWorkflowExecutionFailed}',
+    RequestCancelExternalWorkflowExecutionInitiated,RequestCancelExternalWorkflowExecutionFailed,
+    DecisionTaskScheduled}',
     'signalled, not found, itself (no deadlock), not a child, cancel not found');
 SELECT is(t.attrs('sender', 'ExternalWorkflowExecutionSignaled'),
     jsonb_build_object('initiatedEventId', 5, 'namespace', 'default', 'workflowId', 'target',
         'runId', durable.resolve_run_id('target'), 'control', 'c1'),
     'ExternalWorkflowExecutionSignaled');
 SELECT is(t.attrs('sender', 'SignalExternalWorkflowExecutionFailed'),
-    '{"initiatedEventId": 8, "namespace": "default", "workflowId": "nobody",
+    '{"initiatedEventId": 7, "namespace": "default", "workflowId": "nobody",
       "cause": "EXTERNAL_WORKFLOW_EXECUTION_NOT_FOUND", "decisionTaskCompletedEventId": 4}'::jsonb,
     'SignalExternalWorkflowExecutionFailed');
 SELECT is(t.attrs('sender', 'RequestCancelExternalWorkflowExecutionFailed')->>'cause',
