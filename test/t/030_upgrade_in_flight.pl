@@ -83,6 +83,19 @@ foreach my $from ('0.2.0', '0.3.0')
 	SELECT durable.complete_decision_task(durable.poll_decision_task('q_tmr')->>'taskToken',
 	    '[{"decisionType": "StartTimer", "timerId": "t1", "startToFireTimeoutSeconds": 60}]');
 	});
+	# A decider in a crash loop: two failed attempts of its decision task.
+	# At 0.2.0 each attempt is written (its tokens have no secret to tell two
+	# attempts of a transient task apart); from 0.3.0 the retries are
+	# transient (Cadence): only the first failure is in history.
+	as_role('app_client', q{SELECT durable.start_workflow('legacy', NULL, 'crash', task_queue => 'q_crash')});
+	as_role('app_worker', q{
+	SELECT durable.fail_decision_task(durable.poll_decision_task('q_crash')->>'taskToken', 'WorkflowWorkerUnhandledFailure');
+	SELECT durable.fail_decision_task(durable.poll_decision_task('q_crash')->>'taskToken', 'WorkflowWorkerUnhandledFailure');
+	});
+	is($node->safe_psql($old, q{SELECT count(*) FROM durable.get_history('crash')}),
+		$from eq '0.2.0' ? '8' : '4',
+		"at $from the crash loop's history: " .
+		($from eq '0.2.0' ? 'every attempt' : 'the first failure'));
 	ok($node->poll_query_until($old, q{
 		SELECT count(*) = 1 FROM durable.get_history('sql-wait')
 		 WHERE event_type = 'DecisionTaskCompleted'}),
@@ -111,6 +124,19 @@ foreach my $from ('0.2.0', '0.3.0')
 	SELECT durable.complete_decision_task(durable.poll_decision_task('q_tmr')->>'taskToken',
 	    '[{"decisionType": "CompleteWorkflowExecution", "result": "tmr done"}]');
 	});
+	is(as_role('app_worker', q{
+		SELECT t AS task, t->>'attempt' AS attempt FROM durable.poll_decision_task('q_crash') t \gset
+		SELECT :'attempt' || '|' || count(*) FROM durable.complete_decision_task(:'task'::jsonb->>'taskToken',
+		    '[{"decisionType": "CompleteWorkflowExecution", "result": "crash done"}]');}),
+		"3|1", 'the crash loop\'s attempt 3 completes after the update');
+	is($node->safe_psql($old, q{
+		SELECT string_agg(event_id || ':' || event_type || COALESCE(':' || (attributes->>'attempt'), ''), ','
+		                  ORDER BY event_id)
+		  FROM durable.get_history('crash') WHERE event_id > 4}),
+		$from eq '0.2.0'
+		? '5:DecisionTaskScheduled:2,6:DecisionTaskStarted,7:DecisionTaskFailed,8:DecisionTaskScheduled:3,9:DecisionTaskStarted,10:DecisionTaskCompleted,11:WorkflowExecutionCompleted'
+		: '5:DecisionTaskScheduled:3,6:DecisionTaskStarted,7:DecisionTaskCompleted,8:WorkflowExecutionCompleted',
+		"its history after the first failure, from $from");
 	as_role('app_client', q{SELECT durable.signal_workflow('sql-wait', 'go', '{"n": 21}')});
 	ok($node->poll_query_until($old, q{
 		SELECT durable.describe_workflow('sql-wait')->>'status' = 'completed'}),
