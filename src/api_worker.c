@@ -642,7 +642,7 @@ CompleteDecisionTask(RunState *rs, TimestampTz now, Decision *list, int n,
 	 * A decision that closes the workflow while events wait unseen would lose
 	 * them: fail the task instead, as Cadence does, and decide again.
 	 */
-	if (DecisionsCloseRun(list, n) && rs->has_buffered)
+	if (DecisionsCloseRun(list, n) && DecisionsLeaveUnhandledEvents(rs, list, n))
 	{
 		JsonBegin(&jb);
 		JsonAddInt(&jb, "scheduledEventId", scheduled_id);

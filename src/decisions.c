@@ -15,6 +15,9 @@
 #include <ctype.h>
 #include <math.h>
 
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/numeric.h"
@@ -585,6 +588,48 @@ bool
 DecisionsCloseRun(Decision *list, int n)
 {
 	return n > 0 && is_close_decision(list[n - 1].type);
+}
+
+/* Whether a run has buffered events other than the TimerFired of timers $2 */
+static KeptPlan unhandled_buffered = {
+	NULL, "SELECT EXISTS (SELECT 1 FROM durable.buffered_events"
+	" WHERE run_id = $1 AND NOT (event_type = 'TimerFired'"
+	"   AND (attributes->>'timerId') = ANY ($2)))",
+	2, {UUIDOID, TEXTARRAYOID}
+};
+
+/*
+ * Whether a buffered event is left that the decisions do not account for:
+ * one other than the TimerFired of a timer that a CancelTimer of the list
+ * cancels (CancelUserTimer drops it).  Cadence's handler recomputes its
+ * "unhandled events" after each such TimerCanceled, so that [CancelTimer,
+ * CompleteWorkflowExecution] completes when that TimerFired is all that was
+ * buffered.
+ */
+bool
+DecisionsLeaveUnhandledEvents(RunState *rs, Decision *list, int n)
+{
+	Datum	   *ids = palloc(sizeof(Datum) * Max(n, 1));
+	int			nids = 0;
+	Datum		values[2];
+	bool		isnull;
+	bool		left;
+	int			i;
+
+	if (!rs->has_buffered)
+		return false;
+	for (i = 0; i < n; i++)
+		if (list[i].type == D_CANCEL_TIMER)
+			ids[nids++] = CStringGetTextDatum(list[i].id);
+	if (nids == 0)
+		return true;
+	values[0] = UUIDPGetDatum(&rs->run_id);
+	values[1] = PointerGetDatum(construct_array(ids, nids, TEXTOID, -1, false,
+												TYPALIGN_INT));
+	RunPlan(&unhandled_buffered, values, NULL, false, 1);
+	left = DatumGetBool(SPIGetDatum(0, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	return left;
 }
 
 /* Apply one decision; the run stays locked throughout. */

@@ -566,6 +566,7 @@ typedef struct Decision Decision;
 extern int	ParseDecisions(RunState *rs, Jsonb *decisions, Decision **out);
 extern void SetDecisionLabel(const char *label);
 extern bool DecisionsCloseRun(Decision *list, int n);
+extern bool DecisionsLeaveUnhandledEvents(RunState *rs, Decision *list, int n);
 extern void ApplyDecisions(RunState *rs, TimestampTz now, Decision *list,
 						   int n, int64 completed_id);
 

@@ -6,7 +6,7 @@
 -- longer pending, so its cancel request fails (ACTIVITY_ID_UNKNOWN) and its
 -- buffered completion is written.
 BEGIN;
-SELECT plan(10);
+SELECT plan(12);
 SET LOCAL durable.test_time = '2026-01-01 00:00:00+00';
 
 CREATE FUNCTION pg_temp.hist(wid text, from_id int DEFAULT 1) RETURNS text[] LANGUAGE sql AS $$
@@ -51,7 +51,37 @@ SELECT is(pg_temp.hist('ct2', 8),
     '{8:DecisionTaskStarted,9:DecisionTaskCompleted,10:TimerCanceled,11:WorkflowExecutionSignaled,12:DecisionTaskScheduled}',
     'TimerCanceled, the buffered signal, a decision task');
 
--- 3. An activity that completes while the decision task that cancels it is started.
+-- 3. Cancel the timer and complete the workflow: the TimerFired was all that
+-- was buffered, and it is dropped, so nothing is left unhandled (Cadence
+-- recomputes its unhandled events after the TimerCanceled).
+SELECT t.at('2026-01-02 12:00:00+00');
+SELECT durable.start_workflow('wf', NULL, 'ct3', 'ct3', decision_timeout => '5 minutes') IS NOT NULL AS started;
+SELECT t.decide('ct3', '[{"decisionType": "StartTimer", "timerId": "t1", "startToFireTimeoutSeconds": 60}]') IS NOT NULL;
+SELECT durable.signal_workflow('ct3', 'wake');
+SELECT durable.poll_decision_task('ct3') AS d \gset
+SELECT t.at('2026-01-02 12:01:00+00');
+SELECT durable.tick() AS fired \gset
+SELECT durable.complete_decision_task(:'d'::jsonb->>'taskToken',
+    '[{"decisionType": "CancelTimer", "timerId": "t1"}, {"decisionType": "CompleteWorkflowExecution", "result": 1}]');
+SELECT is(pg_temp.hist('ct3', 8),
+    '{8:DecisionTaskStarted,9:DecisionTaskCompleted,10:TimerCanceled,11:WorkflowExecutionCompleted}',
+    'TimerCanceled, WorkflowExecutionCompleted');
+-- With a signal buffered too, the completion is refused (UnhandledDecision): no
+-- event of the decisions is written, and the TimerFired is kept.
+SELECT durable.start_workflow('wf', NULL, 'ct4', 'ct4', decision_timeout => '5 minutes') IS NOT NULL AS started;
+SELECT t.decide('ct4', '[{"decisionType": "StartTimer", "timerId": "t1", "startToFireTimeoutSeconds": 60}]') IS NOT NULL;
+SELECT durable.signal_workflow('ct4', 'wake');
+SELECT durable.poll_decision_task('ct4') AS d \gset
+SELECT t.at('2026-01-02 12:02:00+00');
+SELECT durable.tick() AS fired \gset
+SELECT durable.signal_workflow('ct4', 'late');
+SELECT durable.complete_decision_task(:'d'::jsonb->>'taskToken',
+    '[{"decisionType": "CancelTimer", "timerId": "t1"}, {"decisionType": "CompleteWorkflowExecution", "result": 1}]');
+SELECT is(pg_temp.hist('ct4', 8),
+    '{8:DecisionTaskStarted,9:DecisionTaskFailed,10:TimerFired,11:WorkflowExecutionSignaled,12:DecisionTaskScheduled}',
+    'with a signal buffered too: DecisionTaskFailed (UnhandledDecision), the TimerFired, the signal, a decision task');
+
+-- 4. An activity that completes while the decision task that cancels it is started.
 SELECT t.at('2026-01-03 00:00:00+00');
 SELECT durable.start_workflow('wf', NULL, 'ca', 'ca', decision_timeout => '5 minutes') IS NOT NULL AS started;
 SELECT t.decide('ca', jsonb_build_array(t.sched('a1', '{"startToCloseTimeoutSeconds": 60}'))) IS NOT NULL;
