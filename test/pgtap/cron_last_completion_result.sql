@@ -10,7 +10,7 @@ SELECT plan(16);
 SET LOCAL durable.test_time = '2026-01-01 00:00:30+00';
 
 SELECT durable.start_workflow('wf', '{"job": 1}', 'cron', 'cron',
-    cron_schedule => '0 * * * *', run_timeout => '10 minutes') AS r1 \gset
+    cron_schedule => '0 * * * *') AS r1 \gset
 SELECT is(t.attrs('cron', 'WorkflowExecutionStarted') ? 'lastCompletionResult', false,
     'the first run has no last completion result');
 
@@ -37,14 +37,14 @@ SELECT is(t.events('cron', :'r2'),
     '{WorkflowExecutionStarted,DecisionTaskScheduled,DecisionTaskStarted,DecisionTaskCompleted,WorkflowExecutionContinuedAsNew}',
     'the failed cron run closes with WorkflowExecutionContinuedAsNew');
 SELECT is(t.attrs('cron', 'WorkflowExecutionContinuedAsNew', 1, :'r2') - 'newExecutionRunId',
-    '{"workflowType": "wf", "taskQueue": "cron", "input": {"job": 1}, "workflowRunTimeoutSeconds": 600,
+    '{"workflowType": "wf", "taskQueue": "cron", "input": {"job": 1},
       "taskStartToCloseTimeoutSeconds": 10, "backoffStartIntervalInSeconds": 3600, "initiator": "CronSchedule",
       "failure": {"reason": "oops", "details": {"e": 2}}, "lastCompletionResult": {"run": 1},
       "decisionTaskCompletedEventId": 4}'::jsonb,
     'WorkflowExecutionContinuedAsNew: initiator CronSchedule, the failure and the last completion result');
 SELECT is(t.attrs('cron', 'WorkflowExecutionStarted', 1, :'r3') - 'identity' - 'firstExecutionRunId'
           - 'continuedExecutionRunId',
-    '{"workflowType": "wf", "taskQueue": "cron", "input": {"job": 1}, "workflowRunTimeoutSeconds": 600,
+    '{"workflowType": "wf", "taskQueue": "cron", "input": {"job": 1},
       "taskStartToCloseTimeoutSeconds": 10, "attempt": 1, "initiator": "CronSchedule",
       "continuedFailure": {"reason": "oops", "details": {"e": 2}}, "lastCompletionResult": {"run": 1},
       "firstDecisionTaskBackoffSeconds": 3600, "cronSchedule": "0 * * * *"}'::jsonb,
@@ -54,28 +54,35 @@ SELECT is(t.attrs('cron', 'WorkflowExecutionStarted', 1, :'r3')->>'continuedExec
 SELECT is(durable.describe_workflow('cron', run_id => :'r2')->'result', 'null',
     'the failed run itself has no result');
 
--- Run 3 times out (its decision task is never answered): run 1's result again.
+-- Run 3 completes: its own result is passed on from now on.
 SELECT t.at('2026-01-01 03:00:00+00');
 SELECT durable.tick() AS fired \gset
-SELECT t.at('2026-01-01 03:10:00+00');
+SELECT t.decide('cron', '[{"decisionType": "CompleteWorkflowExecution", "result": {"run": 3}}]') IS NOT NULL;
+SELECT is(t.attrs('cron', 'WorkflowExecutionStarted')->'lastCompletionResult', '{"run": 3}',
+    'a later completion replaces it');
+
+-- A cron run that times out (its decision task is never answered).
+SET LOCAL durable.test_time = '2026-03-01 00:00:30+00';
+SELECT durable.start_workflow('wf', NULL, 'crontimeout', 'crontimeout',
+    cron_schedule => '0 * * * *', run_timeout => '10 minutes') AS t1 \gset
+SELECT t.at('2026-03-01 01:00:00+00');
 SELECT durable.tick() AS fired \gset
-SELECT durable.resolve_run_id('cron') AS r4 \gset
-SELECT is(t.events('cron', :'r3'),
+SELECT t.decide('crontimeout', '[{"decisionType": "CompleteWorkflowExecution", "result": {"run": 1}}]') IS NOT NULL;
+SELECT durable.resolve_run_id('crontimeout') AS t2 \gset
+SELECT t.at('2026-03-01 02:00:00+00');
+SELECT durable.tick() AS fired \gset
+SELECT t.at('2026-03-01 02:10:00+00');
+SELECT durable.tick() AS fired \gset
+SELECT durable.resolve_run_id('crontimeout') AS t3 \gset
+SELECT is(t.events('crontimeout', :'t2'),
     '{WorkflowExecutionStarted,DecisionTaskScheduled,WorkflowExecutionContinuedAsNew}',
     'the timed-out cron run continues at the next fire time');
-SELECT is(t.attrs('cron', 'WorkflowExecutionContinuedAsNew', 1, :'r3')->'failure',
+SELECT is(t.attrs('crontimeout', 'WorkflowExecutionContinuedAsNew', 1, :'t2')->'failure',
     '{"reason": "durable:Timeout START_TO_CLOSE", "details": null}', 'its failure is the run timeout');
-SELECT is(t.attrs('cron', 'WorkflowExecutionContinuedAsNew', 1, :'r3')->'lastCompletionResult', '{"run": 1}',
+SELECT is(t.attrs('crontimeout', 'WorkflowExecutionContinuedAsNew', 1, :'t2')->'lastCompletionResult', '{"run": 1}',
     'a timed-out cron run passes the last completion result on');
-SELECT is(t.attrs('cron', 'WorkflowExecutionStarted', 1, :'r4')->'lastCompletionResult', '{"run": 1}',
+SELECT is(t.attrs('crontimeout', 'WorkflowExecutionStarted', 1, :'t3')->'lastCompletionResult', '{"run": 1}',
     'the run after it starts with it');
-
--- Run 4 completes: its own result is passed on from now on.
-SELECT t.at('2026-01-01 04:00:00+00');
-SELECT durable.tick() AS fired \gset
-SELECT t.decide('cron', '[{"decisionType": "CompleteWorkflowExecution", "result": {"run": 4}}]') IS NOT NULL;
-SELECT is(t.attrs('cron', 'WorkflowExecutionStarted')->'lastCompletionResult', '{"run": 4}',
-    'a later completion replaces it');
 
 -- A cron workflow with a retry policy: the retry carries it too.
 SET LOCAL durable.test_time = '2026-02-01 00:00:30+00';
