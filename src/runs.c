@@ -29,32 +29,55 @@
 	"parent_run_id, parent_initiated_id, first_run_id, start_time, run_timeout"
 
 /*
- * The loads of a run, each in two forms: [1] reads run_deadline (0.4.0),
- * [0] a NULL in its place for a database not yet updated.
+ * The loads of a run.  A database not yet updated to 0.4.0 has no
+ * run_deadline: the _v3 forms read a NULL in its place.
  */
-#define LOAD_LATEST(v4, lock) \
-	{NULL, "SELECT " RUN_COLUMNS v4 " FROM durable.runs" \
-	 " WHERE namespace = $1 AND workflow_id = $2" \
-	 " ORDER BY run_seq DESC LIMIT 1" lock, 2, {TEXTOID, TEXTOID}}
-#define LOAD_GIVEN(v4, lock) \
-	{NULL, "SELECT " RUN_COLUMNS v4 " FROM durable.runs" \
-	 " WHERE run_id = $3 AND namespace = $1 AND workflow_id = $2" lock, \
-	 3, {TEXTOID, TEXTOID, UUIDOID}}
-static KeptPlan load_latest[2] = {
-	LOAD_LATEST(", NULL::timestamptz", ""),
-	LOAD_LATEST(", run_deadline", "")
+#define RUN_COLUMNS_V4 RUN_COLUMNS ", run_deadline"
+#define RUN_COLUMNS_V3 RUN_COLUMNS ", NULL::timestamptz"
+
+static KeptPlan load_latest = {
+	NULL, "SELECT " RUN_COLUMNS_V4 " FROM durable.runs"
+	" WHERE namespace = $1 AND workflow_id = $2"
+	" ORDER BY run_seq DESC LIMIT 1",
+	2, {TEXTOID, TEXTOID}
 };
-static KeptPlan load_latest_locked[2] = {
-	LOAD_LATEST(", NULL::timestamptz", " FOR UPDATE"),
-	LOAD_LATEST(", run_deadline", " FOR UPDATE")
+static KeptPlan load_latest_locked = {
+	NULL, "SELECT " RUN_COLUMNS_V4 " FROM durable.runs"
+	" WHERE namespace = $1 AND workflow_id = $2"
+	" ORDER BY run_seq DESC LIMIT 1 FOR UPDATE",
+	2, {TEXTOID, TEXTOID}
 };
-static KeptPlan load_given[2] = {
-	LOAD_GIVEN(", NULL::timestamptz", ""),
-	LOAD_GIVEN(", run_deadline", "")
+static KeptPlan load_given = {
+	NULL, "SELECT " RUN_COLUMNS_V4 " FROM durable.runs"
+	" WHERE run_id = $3 AND namespace = $1 AND workflow_id = $2",
+	3, {TEXTOID, TEXTOID, UUIDOID}
 };
-static KeptPlan load_given_locked[2] = {
-	LOAD_GIVEN(", NULL::timestamptz", " FOR UPDATE"),
-	LOAD_GIVEN(", run_deadline", " FOR UPDATE")
+static KeptPlan load_given_locked = {
+	NULL, "SELECT " RUN_COLUMNS_V4 " FROM durable.runs"
+	" WHERE run_id = $3 AND namespace = $1 AND workflow_id = $2 FOR UPDATE",
+	3, {TEXTOID, TEXTOID, UUIDOID}
+};
+static KeptPlan load_latest_v3 = {
+	NULL, "SELECT " RUN_COLUMNS_V3 " FROM durable.runs"
+	" WHERE namespace = $1 AND workflow_id = $2"
+	" ORDER BY run_seq DESC LIMIT 1",
+	2, {TEXTOID, TEXTOID}
+};
+static KeptPlan load_latest_locked_v3 = {
+	NULL, "SELECT " RUN_COLUMNS_V3 " FROM durable.runs"
+	" WHERE namespace = $1 AND workflow_id = $2"
+	" ORDER BY run_seq DESC LIMIT 1 FOR UPDATE",
+	2, {TEXTOID, TEXTOID}
+};
+static KeptPlan load_given_v3 = {
+	NULL, "SELECT " RUN_COLUMNS_V3 " FROM durable.runs"
+	" WHERE run_id = $3 AND namespace = $1 AND workflow_id = $2",
+	3, {TEXTOID, TEXTOID, UUIDOID}
+};
+static KeptPlan load_given_locked_v3 = {
+	NULL, "SELECT " RUN_COLUMNS_V3 " FROM durable.runs"
+	" WHERE run_id = $3 AND namespace = $1 AND workflow_id = $2 FOR UPDATE",
+	3, {TEXTOID, TEXTOID, UUIDOID}
 };
 static KeptPlan set_run_deadline = {
 	NULL, "UPDATE durable.runs SET run_deadline = $2 WHERE run_id = $1",
@@ -235,7 +258,7 @@ StoreRunDeadline(pg_uuid_t *run_id, TimestampTz deadline)
 	RunPlan(&set_run_deadline, values, NULL, false, 0);
 }
 
-/* Fill rs from row 0 of the last SPI result (columns RUN_COLUMNS). */
+/* Fill rs from row 0 of the last SPI result (RUN_COLUMNS_V4 or _V3). */
 static void
 read_run_row(RunState *rs)
 {
@@ -304,17 +327,22 @@ LoadRun(const char *namespace, const char *workflow_id, pg_uuid_t *run_id,
 {
 	Datum		values[3];
 	KeptPlan   *kp;
-	int			v4 = DurableColumnExists("runs", "run_deadline") ? 1 : 0;
+	bool		v4 = DurableColumnExists("runs", "run_deadline");
 
 	values[0] = CStringGetTextDatum(namespace);
 	values[1] = CStringGetTextDatum(workflow_id);
 	if (run_id != NULL)
 	{
 		values[2] = UUIDPGetDatum(run_id);
-		kp = for_update ? &load_given_locked[v4] : &load_given[v4];
+		if (v4)
+			kp = for_update ? &load_given_locked : &load_given;
+		else
+			kp = for_update ? &load_given_locked_v3 : &load_given_v3;
 	}
+	else if (v4)
+		kp = for_update ? &load_latest_locked : &load_latest;
 	else
-		kp = for_update ? &load_latest_locked[v4] : &load_latest[v4];
+		kp = for_update ? &load_latest_locked_v3 : &load_latest_v3;
 
 	if (RunPlan(kp, values, NULL, false, 1) == 0)
 		return false;
