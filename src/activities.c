@@ -377,7 +377,13 @@ schedule_to_close_deadline(ActivityState *a)
 	return TimestampPlusSeconds(a->first_scheduled_time, a->schedule_to_close);
 }
 
-/* The attempt's heartbeat deadline, TS_NONE if it has none. */
+/*
+ * The attempt's heartbeat deadline, TS_NONE if it has none: its heartbeat
+ * timeout after its start or its last heartbeat, whichever is later.  The
+ * last heartbeat time is kept across attempts (describe_workflow shows it,
+ * as Cadence's PendingActivityInfo does), so an earlier attempt's is older
+ * than this attempt's start.
+ */
 static TimestampTz
 heartbeat_deadline(ActivityState *a)
 {
@@ -385,7 +391,9 @@ heartbeat_deadline(ActivityState *a)
 
 	if (a->heartbeat_timeout <= 0 || a->started_time == TS_NONE)
 		return TS_NONE;
-	last = a->last_heartbeat_time != TS_NONE ? a->last_heartbeat_time : a->started_time;
+	last = a->started_time;
+	if (a->last_heartbeat_time != TS_NONE && a->last_heartbeat_time > last)
+		last = a->last_heartbeat_time;
 	return TimestampPlusSeconds(last, a->heartbeat_timeout);
 }
 
@@ -771,7 +779,6 @@ FailActivityAttempt(RunState *rs, ActivityState *a, TimestampTz now,
 		a->last_failure_reason = (char *) reason;
 		a->last_failure_details = details;
 		a->started_time = TS_NONE;
-		a->last_heartbeat_time = TS_NONE;
 		a->cancel_requested = false;
 		rs->activity_attempts++;
 		if (delay > 0)

@@ -48,6 +48,7 @@
 	"   pg_catalog.jsonb_build_object(" \
 	"     'activityId', a.activity_id, 'activityType', a.activity_type," \
 	"     'state', a.state, 'attempt', a.attempt," \
+	"     'maximumAttempts', COALESCE(a.retry_policy->'maximumAttempts', '1')," \
 	"     'scheduledTime', a.scheduled_time," \
 	"     'lastStartedTime', a.started_time," \
 	"     'lastHeartbeatTime', a.last_heartbeat_time," \

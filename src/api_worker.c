@@ -716,6 +716,34 @@ FailDecisionTask(RunState *rs, TimestampTz now, const char *cause,
 						backoff);
 }
 
+static KeptPlan started_identity_plan = {
+	NULL, "SELECT attributes ->> 'identity' FROM durable.history"
+	" WHERE run_id = $1 AND event_id = $2",
+	2, {UUIDOID, INT8OID}
+};
+
+/*
+ * The identity a decision task's answer is recorded with: the one the worker
+ * passes, else the one it polled with (DecisionTaskStarted's), as a Cadence
+ * worker sends the same identity to both; the session's role only when
+ * neither is known.
+ */
+static const char *
+decision_identity(const char *passed, RunState *rs)
+{
+	Datum		values[2];
+	char	   *identity = NULL;
+
+	if (passed != NULL)
+		return passed;
+	values[0] = UUIDPGetDatum(&rs->run_id);
+	values[1] = Int64GetDatum(rs->decision_started_id);
+	if (RunPlan(&started_identity_plan, values, NULL, false, 1) == 1)
+		identity = SPIGetText(0, 1);
+	SPI_freetuptable(SPI_tuptable);
+	return identity != NULL ? identity : CallerIdentity();
+}
+
 PG_FUNCTION_INFO_V1(durable_complete_decision_task);
 /* durable.complete_decision_task(task_token, decisions, identity) */
 Datum
@@ -723,8 +751,9 @@ durable_complete_decision_task(PG_FUNCTION_ARGS)
 {
 	text	   *token = ARG_TEXT(0);
 	Jsonb	   *decisions = ARG_JSONB(1);
-	const char *identity = PG_ARGISNULL(2) ? CallerIdentity() :
+	const char *passed = PG_ARGISNULL(2) ? NULL :
 		CheckName(PG_GETARG_TEXT_PP(2), "identity");
+	const char *identity;
 	TimestampTz now = DurableNow();
 	TaskToken	t;
 	RunState	rs;
@@ -735,6 +764,7 @@ durable_complete_decision_task(PG_FUNCTION_ARGS)
 
 	DurableSPIConnect();
 	load_decision(token, &t, &rs);
+	identity = decision_identity(passed, &rs);
 	n = ParseDecisions(&rs, decisions, &list);
 	CompleteDecisionTask(&rs, now, list, n, identity);
 	DurableSPIFinish();
@@ -749,8 +779,9 @@ durable_fail_decision_task(PG_FUNCTION_ARGS)
 	text	   *token = ARG_TEXT(0);
 	char	   *cause = CheckName(ARG_TEXT(1), "cause");
 	Jsonb	   *details = ARG_JSONB(2);
-	const char *identity = PG_ARGISNULL(3) ? CallerIdentity() :
+	const char *passed = PG_ARGISNULL(3) ? NULL :
 		CheckName(PG_GETARG_TEXT_PP(3), "identity");
+	const char *identity;
 	TimestampTz now = DurableNow();
 	TaskToken	t;
 	RunState	rs;
@@ -760,6 +791,7 @@ durable_fail_decision_task(PG_FUNCTION_ARGS)
 	CheckPayload(details, "details");
 	DurableSPIConnect();
 	load_decision(token, &t, &rs);
+	identity = decision_identity(passed, &rs);
 	FailDecisionTask(&rs, now, cause, details, identity,
 					 strcmp(cause, "UnknownWorkflowType") == 0);
 	DurableSPIFinish();

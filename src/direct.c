@@ -1248,8 +1248,7 @@ DirectDeleteRunTimers(pg_uuid_t *run_id, const char *except_kind)
 /*
  * Start an attempt of an activity, as
  *   UPDATE durable.activities SET state = 'STARTED', started_time = $4,
- *     last_heartbeat_time = NULL, last_worker_identity = $5,
- *     task_secret = $6
+ *     last_worker_identity = $5, task_secret = $6
  *   WHERE run_id = $1 AND scheduled_event_id = $2 AND attempt = $3
  *     AND state = 'SCHEDULED' AND next_attempt_time IS NULL
  * does (a row another transaction holds is waited for, and its latest
@@ -1280,7 +1279,6 @@ DirectStartActivityAttempt(pg_uuid_t *run_id, int64 scheduled_event_id,
 	int			c_state;
 	int			c_next;
 	int			c_started;
-	int			c_heartbeat;
 	int			c_identity;
 	int			c_secret;
 	bool		user_checks;
@@ -1296,8 +1294,6 @@ DirectStartActivityAttempt(pg_uuid_t *run_id, int64 scheduled_event_id,
 	c_state = column_index_typed(rel, "state", TEXTOID);
 	c_next = column_index_typed(rel, "next_attempt_time", TIMESTAMPTZOID);
 	c_started = column_index_typed(rel, "started_time", TIMESTAMPTZOID);
-	c_heartbeat = column_index_typed(rel, "last_heartbeat_time",
-									 TIMESTAMPTZOID);
 	c_identity = column_index_typed(rel, "last_worker_identity", TEXTOID);
 	c_secret = column_index_optional(rel, "task_secret", INT8OID);
 	ScanKeyInit(&keys[0], column_index_typed(rel, "run_id", UUIDOID) + 1,
@@ -1341,13 +1337,12 @@ DirectStartActivityAttempt(pg_uuid_t *run_id, int64 scheduled_event_id,
 
 				repl[c_state] = CStringGetTextDatum("STARTED");
 				repl[c_started] = TimestampTzGetDatum(now);
-				repl_null[c_heartbeat] = true;
 				if (identity != NULL)
 					repl[c_identity] = CStringGetTextDatum(identity);
 				else
 					repl_null[c_identity] = true;
 				replace[c_state] = replace[c_started] = true;
-				replace[c_heartbeat] = replace[c_identity] = true;
+				replace[c_identity] = true;
 				if (c_secret >= 0)
 				{
 					repl[c_secret] = Int64GetDatum(secret);

@@ -299,6 +299,10 @@ extern bool LoadRun(const char *namespace, const char *workflow_id,
 extern void LoadRunOrError(const char *namespace, const char *workflow_id,
 						   pg_uuid_t *run_id, bool for_update, RunState *rs);
 extern bool LoadRunById(pg_uuid_t *run_id, bool skip_locked, RunState *rs);
+extern TimestampTz RunDeadline(TimestampTz start_time, double backoff,
+							   double run_timeout);
+extern void StoreRunDeadline(pg_uuid_t *run_id, TimestampTz deadline);
+extern bool RunAwaitsFirstDecision(RunState *rs);
 extern void SaveRun(RunState *rs);
 extern void FlushEvents(RunState *rs);
 extern void ResetEventBatches(void);

@@ -28,27 +28,60 @@
 	"has_buffered, retry_policy IS NOT NULL OR cron_schedule IS NOT NULL, " \
 	"parent_run_id, parent_initiated_id, first_run_id, start_time, run_timeout"
 
+/*
+ * The loads of a run.  A database not yet updated to 0.4.0 has no
+ * run_deadline: the _v3 forms read a NULL in its place.
+ */
+#define RUN_COLUMNS_V4 RUN_COLUMNS ", run_deadline"
+#define RUN_COLUMNS_V3 RUN_COLUMNS ", NULL::timestamptz"
+
 static KeptPlan load_latest = {
-	NULL, "SELECT " RUN_COLUMNS " FROM durable.runs"
+	NULL, "SELECT " RUN_COLUMNS_V4 " FROM durable.runs"
 	" WHERE namespace = $1 AND workflow_id = $2"
 	" ORDER BY run_seq DESC LIMIT 1",
 	2, {TEXTOID, TEXTOID}
 };
 static KeptPlan load_latest_locked = {
-	NULL, "SELECT " RUN_COLUMNS " FROM durable.runs"
+	NULL, "SELECT " RUN_COLUMNS_V4 " FROM durable.runs"
 	" WHERE namespace = $1 AND workflow_id = $2"
 	" ORDER BY run_seq DESC LIMIT 1 FOR UPDATE",
 	2, {TEXTOID, TEXTOID}
 };
 static KeptPlan load_given = {
-	NULL, "SELECT " RUN_COLUMNS " FROM durable.runs"
+	NULL, "SELECT " RUN_COLUMNS_V4 " FROM durable.runs"
 	" WHERE run_id = $3 AND namespace = $1 AND workflow_id = $2",
 	3, {TEXTOID, TEXTOID, UUIDOID}
 };
 static KeptPlan load_given_locked = {
-	NULL, "SELECT " RUN_COLUMNS " FROM durable.runs"
+	NULL, "SELECT " RUN_COLUMNS_V4 " FROM durable.runs"
 	" WHERE run_id = $3 AND namespace = $1 AND workflow_id = $2 FOR UPDATE",
 	3, {TEXTOID, TEXTOID, UUIDOID}
+};
+static KeptPlan load_latest_v3 = {
+	NULL, "SELECT " RUN_COLUMNS_V3 " FROM durable.runs"
+	" WHERE namespace = $1 AND workflow_id = $2"
+	" ORDER BY run_seq DESC LIMIT 1",
+	2, {TEXTOID, TEXTOID}
+};
+static KeptPlan load_latest_locked_v3 = {
+	NULL, "SELECT " RUN_COLUMNS_V3 " FROM durable.runs"
+	" WHERE namespace = $1 AND workflow_id = $2"
+	" ORDER BY run_seq DESC LIMIT 1 FOR UPDATE",
+	2, {TEXTOID, TEXTOID}
+};
+static KeptPlan load_given_v3 = {
+	NULL, "SELECT " RUN_COLUMNS_V3 " FROM durable.runs"
+	" WHERE run_id = $3 AND namespace = $1 AND workflow_id = $2",
+	3, {TEXTOID, TEXTOID, UUIDOID}
+};
+static KeptPlan load_given_locked_v3 = {
+	NULL, "SELECT " RUN_COLUMNS_V3 " FROM durable.runs"
+	" WHERE run_id = $3 AND namespace = $1 AND workflow_id = $2 FOR UPDATE",
+	3, {TEXTOID, TEXTOID, UUIDOID}
+};
+static KeptPlan set_run_deadline = {
+	NULL, "UPDATE durable.runs SET run_deadline = $2 WHERE run_id = $1",
+	2, {UUIDOID, TIMESTAMPTZOID}
 };
 /* The columns CloseRun writes */
 static const char *const close_run_columns[] = {
@@ -179,25 +212,58 @@ FlushEvents(RunState *rs)
 }
 
 /*
- * The run's deadline: the earlier of its execution deadline and start_time +
- * run_timeout, DT_NOEND for none.  Computed in C with saturating arithmetic,
- * not in SQL: a run_timeout stored by an older version (up to 1e15 seconds)
- * would make "start_time + run_timeout * interval '1 second'" raise
- * "interval out of range" at every load of the run, and so at every poll of
- * its queue.
+ * The run's deadline: the earlier of its execution deadline and its run
+ * deadline, DT_NOEND for none.  The run deadline is run_deadline when stored
+ * (a run whose first decision task waited: RunDeadline), else start_time +
+ * run_timeout.  Computed in C with saturating arithmetic, not in SQL: a
+ * run_timeout stored by an older version (up to 1e15 seconds) would make
+ * "start_time + run_timeout * interval '1 second'" raise "interval out of
+ * range" at every load of the run, and so at every poll of its queue.
  */
 static TimestampTz
 run_deadline(bool exec_null, TimestampTz exec_deadline,
-			 TimestampTz start_time, bool timeout_null, double run_timeout)
+			 TimestampTz start_time, bool timeout_null, double run_timeout,
+			 bool stored_null, TimestampTz stored)
 {
 	TimestampTz deadline = exec_null ? DT_NOEND : exec_deadline;
 
-	if (!timeout_null)
+	if (!stored_null)
+		deadline = Min(deadline, stored);
+	else if (!timeout_null)
 		deadline = Min(deadline, TimestampPlusSeconds(start_time, run_timeout));
 	return deadline;
 }
 
-/* Fill rs from row 0 of the last SPI result (columns RUN_COLUMNS). */
+/*
+ * The deadline of a run's timeout, counted as Cadence counts it from the
+ * first decision task: start + backoff (a delay, the wait for a cron fire
+ * time, a retry's backoff) + run timeout.
+ */
+TimestampTz
+RunDeadline(TimestampTz start_time, double backoff, double run_timeout)
+{
+	return TimestampPlusSeconds(TimestampPlusSeconds(start_time, backoff),
+								run_timeout);
+}
+
+/*
+ * Keep the run deadline of a new run whose first decision task waits: the
+ * loads read it back (a database not yet updated to 0.4.0 has no column, and
+ * its runs count from their start, as before the update).
+ */
+void
+StoreRunDeadline(pg_uuid_t *run_id, TimestampTz deadline)
+{
+	Datum		values[2];
+
+	if (!DurableColumnExists("runs", "run_deadline"))
+		return;
+	values[0] = UUIDPGetDatum(run_id);
+	values[1] = TimestampTzGetDatum(deadline);
+	RunPlan(&set_run_deadline, values, NULL, false, 0);
+}
+
+/* Fill rs from row 0 of the last SPI result (RUN_COLUMNS_V4 or _V3). */
 static void
 read_run_row(RunState *rs)
 {
@@ -228,9 +294,12 @@ read_run_row(RunState *rs)
 		TimestampTz exec_deadline = DatumGetTimestampTz(SPIGetDatum(0, 17, &exec_null));
 		TimestampTz start_time = DatumGetTimestampTz(SPIGetDatum(0, 23, &isnull));
 		double		run_timeout = DatumGetFloat8(SPIGetDatum(0, 24, &timeout_null));
+		bool		stored_null;
+		TimestampTz stored = DatumGetTimestampTz(SPIGetDatum(0, 25, &stored_null));
 
 		rs->workflow_deadline = run_deadline(exec_null, exec_deadline, start_time,
-											 timeout_null, run_timeout);
+											 timeout_null, run_timeout,
+											 stored_null, stored);
 	}
 	rs->has_buffered = DatumGetBool(SPIGetDatum(0, 18, &isnull));
 	rs->may_continue = DatumGetBool(SPIGetDatum(0, 19, &isnull));
@@ -266,16 +335,22 @@ LoadRun(const char *namespace, const char *workflow_id, pg_uuid_t *run_id,
 {
 	Datum		values[3];
 	KeptPlan   *kp;
+	bool		v4 = DurableColumnExists("runs", "run_deadline");
 
 	values[0] = CStringGetTextDatum(namespace);
 	values[1] = CStringGetTextDatum(workflow_id);
 	if (run_id != NULL)
 	{
 		values[2] = UUIDPGetDatum(run_id);
-		kp = for_update ? &load_given_locked : &load_given;
+		if (v4)
+			kp = for_update ? &load_given_locked : &load_given;
+		else
+			kp = for_update ? &load_given_locked_v3 : &load_given_v3;
 	}
-	else
+	else if (v4)
 		kp = for_update ? &load_latest_locked : &load_latest;
+	else
+		kp = for_update ? &load_latest_locked_v3 : &load_latest_v3;
 
 	if (RunPlan(kp, values, NULL, false, 1) == 0)
 		return false;
@@ -311,7 +386,8 @@ enum
 	RC_DECISION_ATTEMPT, RC_DECISION_STARTED_TIME, RC_PREVIOUS_STARTED_ID,
 	RC_ACTIVITY_ATTEMPTS, RC_EXECUTION_DEADLINE, RC_START_TIME, RC_RUN_TIMEOUT,
 	RC_HAS_BUFFERED, RC_RETRY_POLICY, RC_CRON_SCHEDULE, RC_PARENT_RUN_ID,
-	RC_PARENT_INITIATED_ID, RC_FIRST_RUN_ID, RC_TASK_SECRET, RC_COUNT
+	RC_PARENT_INITIATED_ID, RC_FIRST_RUN_ID, RC_TASK_SECRET, RC_RUN_DEADLINE,
+	RC_COUNT
 };
 static const char *const run_column_names[RC_COUNT] = {
 	"run_id", "namespace", "workflow_id", "workflow_type", "task_queue",
@@ -320,7 +396,7 @@ static const char *const run_column_names[RC_COUNT] = {
 	"decision_attempt", "decision_started_time", "previous_started_id",
 	"activity_attempts", "execution_deadline", "start_time", "run_timeout",
 	"has_buffered", "retry_policy", "cron_schedule", "parent_run_id",
-	"parent_initiated_id", "first_run_id", "task_secret"
+	"parent_initiated_id", "first_run_id", "task_secret", "run_deadline"
 };
 
 /* Attribute numbers of those columns, for the runs table they were read of */
@@ -353,8 +429,12 @@ read_run_slot(RunState *rs, TupleTableSlot *slot)
 					strcmp(NameStr(TupleDescAttr(desc, j)->attname),
 						   run_column_names[i]) == 0)
 					run_columns[i] = j;
-			/* task_secret is new in 0.3.0: a database at 0.2.0 lacks it */
-			if (run_columns[i] < 0 && i != RC_TASK_SECRET)
+			/*
+			 * task_secret is new in 0.3.0, run_deadline in 0.4.0: a database
+			 * not yet updated lacks them
+			 */
+			if (run_columns[i] < 0 && i != RC_TASK_SECRET &&
+				i != RC_RUN_DEADLINE)
 				elog(ERROR, "durable.runs lacks column \"%s\"",
 					 run_column_names[i]);
 		}
@@ -392,7 +472,10 @@ read_run_slot(RunState *rs, TupleTableSlot *slot)
 					 DatumGetTimestampTz(RV(RC_EXECUTION_DEADLINE)),
 					 DatumGetTimestampTz(RV(RC_START_TIME)),
 					 RN(RC_RUN_TIMEOUT),
-					 RN(RC_RUN_TIMEOUT) ? 0 : DatumGetFloat8(RV(RC_RUN_TIMEOUT)));
+					 RN(RC_RUN_TIMEOUT) ? 0 : DatumGetFloat8(RV(RC_RUN_TIMEOUT)),
+					 run_columns[RC_RUN_DEADLINE] < 0 || RN(RC_RUN_DEADLINE),
+					 run_columns[RC_RUN_DEADLINE] < 0 || RN(RC_RUN_DEADLINE) ? 0 :
+					 DatumGetTimestampTz(RV(RC_RUN_DEADLINE)));
 	rs->has_buffered = DatumGetBool(RV(RC_HAS_BUFFERED));
 	rs->may_continue = !RN(RC_RETRY_POLICY) || !RN(RC_CRON_SCHEDULE);
 	rs->events = NULL;
@@ -788,6 +871,18 @@ ScheduleNextDecisionAttempt(RunState *rs, TimestampTz now)
 	else
 		rs->decision_attempt++;
 	schedule_decision(rs, now);
+}
+
+/*
+ * Whether the run has had no decision task yet: its first one waits for a
+ * timer (TIMER_FIRST_DECISION: a delay, a cron fire time, a retry backoff).
+ * Cadence's !HasProcessedOrPendingDecision.
+ */
+bool
+RunAwaitsFirstDecision(RunState *rs)
+{
+	return rs->decision_scheduled_id == 0 && rs->decision_started_id == 0 &&
+		rs->previous_started_id == 0 && rs->decision_attempt == 0;
 }
 
 /*

@@ -80,6 +80,11 @@ static KeptPlan set_continued_to = {
 	NULL, "UPDATE durable.runs SET continued_to = $2 WHERE run_id = $1",
 	2, {UUIDOID, UUIDOID}
 };
+static KeptPlan load_last_completion_result = {
+	NULL, "SELECT attributes -> 'lastCompletionResult'"
+	" FROM durable.history WHERE run_id = $1 AND event_id = 1",
+	1, {UUIDOID}
+};
 static KeptPlan set_search_attributes = {
 	NULL, "UPDATE durable.runs SET search_attributes ="
 	" COALESCE(search_attributes, '{}') || $2 WHERE run_id = $1",
@@ -294,9 +299,18 @@ create_run(NewRun *nr, TimestampTz now, bool only_first)
 		ScheduleDecisionTask(&rs, now);
 	Assert(rs.last_event_id == events);
 
+	/*
+	 * The run timeout counts from the first decision task, as Cadence's
+	 * does: a delay, a cron fire time or a retry backoff is not part of it.
+	 */
 	if (nr->run_timeout > 0)
-		CreateTimer(nr->run_id, TIMER_RUN_TIMEOUT,
-					TimestampPlusSeconds(now, nr->run_timeout), 0, 0);
+	{
+		TimestampTz deadline = RunDeadline(now, nr->backoff, nr->run_timeout);
+
+		CreateTimer(nr->run_id, TIMER_RUN_TIMEOUT, deadline, 0, 0);
+		if (nr->backoff > 0)
+			StoreRunDeadline(nr->run_id, deadline);
+	}
 	if (nr->execution_deadline != DT_NOEND)
 		CreateTimer(nr->run_id, TIMER_EXECUTION_TIMEOUT,
 					nr->execution_deadline, 0, 0);
@@ -315,6 +329,23 @@ report_already_started(StartRequest *req, RunState *running)
 					req->workflow_id, req->namespace,
 					UuidToCString(&running->run_id)),
 			 errhint("Signal or cancel the running execution, or start with id_reuse_policy terminate_if_running.")));
+}
+
+#define TERMINATE_IF_RUNNING_REASON \
+	"terminated by a new start (id_reuse_policy terminate_if_running)"
+
+/*
+ * The details of a run terminated by terminate_if_running: the run that
+ * replaces it, as Cadence's "New runID: ..." says.
+ */
+static Jsonb *
+replaced_by(pg_uuid_t *new_run_id)
+{
+	JsonBuilder jb;
+
+	JsonBegin(&jb);
+	JsonAddText(&jb, "newRunId", UuidToCString(new_run_id));
+	return JsonFinish(&jb);
 }
 
 /* Terminate a running run (terminate_workflow, terminate_if_running). */
@@ -336,6 +367,13 @@ TerminateRun(RunState *rs, TimestampTz now, const char *reason,
  * Append WorkflowExecutionSignaled (buffered during a decision task) and
  * schedule a decision task.  external names the signalling workflow.  The
  * caller saves the run.
+ *
+ * A run whose first decision task waits (a cron schedule's first fire time,
+ * a delay, a retry's backoff) records the signal and still waits: its body
+ * starts when the wait ends and sees the signal then.  Cadence does so for a
+ * cron run ("the cron has not been started yet"); durable does it for every
+ * wait, so that a delay means what it says (README, Differences from
+ * Cadence).
  */
 void
 SignalRun(RunState *rs, TimestampTz now, const char *signal_name,
@@ -350,7 +388,8 @@ SignalRun(RunState *rs, TimestampTz now, const char *signal_name,
 	if (external != NULL)
 		JsonAddJsonb(&jb, "externalWorkflowExecution", external);
 	AppendEventOrBuffer(rs, now, "WorkflowExecutionSignaled", JsonFinish(&jb));
-	ScheduleDecisionTask(rs, now);
+	if (!RunAwaitsFirstDecision(rs))
+		ScheduleDecisionTask(rs, now);
 }
 
 /*
@@ -473,17 +512,15 @@ StartWorkflowExecution(StartRequest *req, TimestampTz now)
 					req->refused = true;
 					return NULL;
 				}
-				TerminateRun(&prev, now,
-							 "terminated by a new start (id_reuse_policy terminate_if_running)",
-							 NULL);
+				TerminateRun(&prev, now, TERMINATE_IF_RUNNING_REASON,
+							 replaced_by(nr.run_id));
 			}
 			else if (RunIsOpen(&prev))
 			{
 				if (!terminate || tries >= 3)
 					report_already_started(req, &prev);
-				TerminateRun(&prev, now,
-							 "terminated by a new start (id_reuse_policy terminate_if_running)",
-							 NULL);
+				TerminateRun(&prev, now, TERMINATE_IF_RUNNING_REASON,
+							 replaced_by(nr.run_id));
 			}
 			else if (!reuse_allowed(req->id_reuse_policy, prev.status))
 			{
@@ -635,8 +672,11 @@ ContinueRun(RunState *rs, TimestampTz now, ContinueRequest *cr,
 		JsonAddJsonb(&jb, "lastCompletionResult", cr->last_completion_result);
 	if (completed_id > 0)
 		JsonAddInt(&jb, "decisionTaskCompletedEventId", completed_id);
+	/* The run's own result: not one it passes on after a failure. */
 	CloseRun(rs, now, "continued_as_new", "WorkflowExecutionContinuedAsNew",
-			 JsonFinish(&jb), cr->last_completion_result, cr->failure);
+			 JsonFinish(&jb),
+			 cr->failure == NULL ? cr->last_completion_result : NULL,
+			 cr->failure);
 
 	values[0] = UUIDPGetDatum(&old_run_id);
 	values[1] = UUIDPGetDatum(nr.run_id);
@@ -670,8 +710,28 @@ cron_backoff(const char *schedule, TimestampTz now)
 }
 
 /*
+ * The lastCompletionResult the run was started with (its
+ * WorkflowExecutionStarted), or NULL: what a run that does not complete
+ * passes on to the next run of its chain.
+ */
+static Jsonb *
+inherited_completion_result(RunState *rs)
+{
+	Datum		values[1];
+	Jsonb	   *result = NULL;
+
+	values[0] = UUIDPGetDatum(&rs->run_id);
+	if (RunPlan(&load_last_completion_result, values, NULL, false, 1) == 1)
+		result = SPIGetJsonbCopy(0, 1);
+	SPI_freetuptable(SPI_tuptable);
+	return result;
+}
+
+/*
  * Retry a failed or timed-out run per its retry policy (rule 7), or continue
- * its cron schedule; returns false when neither applies.
+ * its cron schedule; returns false when neither applies.  The next run gets
+ * the last completion result this run got, as in Cadence: a cron run that
+ * fails or times out passes on the result of the last one that completed.
  */
 static bool
 retry_or_continue_cron(RunState *rs, TimestampTz now, const char *reason,
@@ -686,6 +746,7 @@ retry_or_continue_cron(RunState *rs, TimestampTz now, const char *reason,
 	memset(&cr, 0, sizeof(cr));
 	cr.inherit_input = true;
 	cr.failure = failure;
+	cr.last_completion_result = inherited_completion_result(rs);
 
 	if (chain.retry_policy != NULL)
 	{

@@ -12,8 +12,8 @@ SELECT t.decide('backoff', jsonb_build_array(t.sched('a1', '{"startToCloseTimeou
 SELECT durable.poll_activity_task('backoff', identity => 'w-1') AS task \gset
 SELECT durable.fail_activity(:'task'::jsonb->>'taskToken', 'boom', '{"try": 1}');
 SELECT is(t.pending('backoff') - 'activityType' - 'expirationTime' - 'lastWorkerIdentity',
-    '{"activityId": "a1", "state": "SCHEDULED", "attempt": 2, "scheduledTime": "2026-01-01T00:00:01+00:00",
-      "lastStartedTime": null, "lastHeartbeatTime": null, "heartbeatDetails": null,
+    '{"activityId": "a1", "state": "SCHEDULED", "attempt": 2, "maximumAttempts": 6,
+      "scheduledTime": "2026-01-01T00:00:01+00:00", "lastStartedTime": null, "lastHeartbeatTime": null, "heartbeatDetails": null,
       "lastFailureReason": "boom", "lastFailureDetails": {"try": 1},
       "nextAttemptScheduledTime": "2026-01-01T00:00:01+00:00"}'::jsonb,
     'describe during the backoff: attempt 2, last failure, next attempt in 1 s');

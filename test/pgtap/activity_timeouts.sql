@@ -28,7 +28,7 @@ SELECT is(t.pending('stc')->>'state' || '/' || (t.pending('stc')->>'attempt'), '
 SELECT t.at('2026-01-01 01:00:30+00');
 SELECT durable.tick() AS fired \gset
 SELECT is(t.pending('stc') - 'activityType' - 'expirationTime' - 'lastWorkerIdentity' - 'activityId' - 'lastHeartbeatTime' - 'heartbeatDetails',
-    '{"state": "SCHEDULED", "attempt": 2, "scheduledTime": "2026-01-01T01:00:31+00:00", "lastStartedTime": null,
+    '{"state": "SCHEDULED", "attempt": 2, "maximumAttempts": 2, "scheduledTime": "2026-01-01T01:00:31+00:00", "lastStartedTime": null,
       "lastFailureReason": "durable:Timeout START_TO_CLOSE", "lastFailureDetails": null,
       "nextAttemptScheduledTime": "2026-01-01T01:00:31+00:00"}'::jsonb, 'attempt 2 after 1 s, reason durable:Timeout START_TO_CLOSE');
 SELECT throws_ok(format($$SELECT durable.complete_activity(%L)$$, :'task1'::jsonb->>'taskToken'), 'WF005', NULL,

@@ -14,7 +14,7 @@ SELECT durable.poll_activity_task('hb', identity => 'w-2') AS task2 \gset
 SELECT t.at('2026-01-01 00:00:07+00');
 SELECT is(durable.heartbeat_activity(:'task1'::jsonb->>'taskToken', '{"done": 7}'), false, 'a heartbeat returns false without a cancel request');
 SELECT is(t.pending('hb') - 'activityType' - 'expirationTime' - 'nextAttemptScheduledTime' - 'lastFailureReason' - 'lastFailureDetails',
-    '{"activityId": "a1", "state": "STARTED", "attempt": 1, "scheduledTime": "2026-01-01T00:00:00+00:00",
+    '{"activityId": "a1", "state": "STARTED", "attempt": 1, "maximumAttempts": 10, "scheduledTime": "2026-01-01T00:00:00+00:00",
       "lastStartedTime": "2026-01-01T00:00:00+00:00", "lastHeartbeatTime": "2026-01-01T00:00:07+00:00",
       "heartbeatDetails": {"done": 7}, "lastWorkerIdentity": "w-1"}'::jsonb,
     'describe shows the heartbeat time and details');

@@ -64,7 +64,8 @@ SELECT is(t.attrs('slow', 'WorkflowExecutionContinuedAsNew', 1, :'slow1')->'fail
 SELECT is(t.attrs('slow', 'WorkflowExecutionStarted') - 'identity' - 'retryPolicy' - 'continuedExecutionRunId' - 'firstExecutionRunId' - 'continuedFailure',
     '{"workflowType": "wf", "taskQueue": "slow", "input": null, "workflowRunTimeoutSeconds": 60, "taskStartToCloseTimeoutSeconds": 10,
       "attempt": 2, "initiator": "RetryPolicy", "firstDecisionTaskBackoffSeconds": 5}'::jsonb, 'attempt 2 after 5 s');
-SELECT t.at('2026-01-01 01:02:00+00');
+-- Its minute counts from its first decision task, after the 5 s backoff (issue 13).
+SELECT t.at('2026-01-01 01:02:05+00');
 SELECT durable.tick() AS fired \gset
 SELECT is(t.events('slow'), '{WorkflowExecutionStarted,DecisionTaskScheduled,WorkflowExecutionTimedOut}', 'attempt 2 times out for good');
 SELECT is(durable.describe_workflow('slow')->>'status', 'timed_out', 'status timed_out');

@@ -75,6 +75,8 @@ foreach my $from ('0.2.0', '0.3.0')
 	SELECT durable.start_workflow('waiter', NULL, 'sql-wait', task_queue => 'sq');
 	SELECT durable.start_workflow('legacy', '{"n": 1}', 'act', task_queue => 'q_act');
 	SELECT durable.start_workflow('legacy', NULL, 'tmr', task_queue => 'q_tmr');
+	SELECT durable.start_workflow('legacy', NULL, 'late', task_queue => 'q_late',
+	    delay => '1 hour', run_timeout => '2 hours');
 	});
 	as_role('app_worker', q{
 	SELECT durable.complete_decision_task(durable.poll_decision_task('q_act')->>'taskToken',
@@ -111,6 +113,13 @@ foreach my $from ('0.2.0', '0.3.0')
 		$default, "ALTER EXTENSION UPDATE reaches the default version, $default");
 
 	# ---- After the update: the work in flight completes ----
+	# A run whose first decision task still waits for its delay (issue 13):
+	# a signal is recorded and waits with it.
+	as_role('app_client', q{SELECT durable.signal_workflow('late', 'early')});
+	is($node->safe_psql($old, q{
+		SELECT string_agg(event_type, ',' ORDER BY event_id) FROM durable.get_history('late')}),
+		'WorkflowExecutionStarted,WorkflowExecutionSignaled',
+		"the delayed run started at $from gets a signal without a decision task");
 	as_role('app_worker', q{
 	SELECT durable.complete_activity(durable.poll_activity_task('q_act')->>'taskToken', '"charged"');
 	SELECT durable.complete_decision_task(durable.poll_decision_task('q_act')->>'taskToken',
@@ -148,6 +157,8 @@ foreach my $from ('0.2.0', '0.3.0')
 		       durable.describe_workflow(workflow_id) d}),
 		'act:completed:act done,sql-wait:completed:42,tmr:completed:tmr done',
 		'the three complete, as app_client sees them');
+	is(status_of('late'), 'timed_out',
+		"the delayed run started at $from timed out by the clock of 2100");
 	is($node->safe_psql($old, q{SELECT count(*) FROM durable.ready_tasks}), '0', 'no task is left');
 
 	# ---- After the update: the roles go on working, without a new grant ----
