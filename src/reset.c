@@ -81,7 +81,8 @@ static KeptPlan pending_children = {
  * The new run's row, from the old one's: the same workflow, type, queue,
  * input, attempt, options, memo, search attributes and parent; started now
  * (its run and execution timeouts count from the reset); cancel requested if
- * the copied history requested it; history up to the reset point.
+ * the copied history requested it; history up to the reset point, whose
+ * last completed decision task is the poll's previousStartedEventId.
  */
 static KeptPlan insert_reset_run = {
 	NULL, "INSERT INTO durable.runs (run_id, run_seq, namespace, workflow_id,"
@@ -90,7 +91,7 @@ static KeptPlan insert_reset_run = {
 	" run_timeout, decision_timeout, execution_deadline, cron_schedule, memo,"
 	" search_attributes, parent_namespace, parent_workflow_id, parent_run_id,"
 	" parent_initiated_id, cancel_requested, last_event_id, activity_attempts,"
-	" reset_from, origin)"
+	" previous_started_id, reset_from, origin)"
 	" SELECT $2, pg_catalog.nextval('durable.run_seq'), r.namespace,"
 	" r.workflow_id, r.workflow_type, r.task_queue, r.input, r.attempt,"
 	" r.first_run_id, $4, $4, r.retry_policy, r.execution_timeout,"
@@ -105,6 +106,9 @@ static KeptPlan insert_reset_run = {
 	" $3 - 1,"
 	" (SELECT count(*) FROM durable.history h WHERE h.run_id = $1"
 	"   AND h.event_id < $3 AND h.event_type = 'ActivityTaskScheduled'),"
+	" (SELECT COALESCE(max((h.attributes->>'startedEventId')::int8), 0)"
+	"   FROM durable.history h WHERE h.run_id = $1 AND h.event_id < $3"
+	"   AND h.event_type = 'DecisionTaskCompleted'),"
 	" $1, $5"
 	" FROM durable.runs r WHERE r.run_id = $1"
 	" ON CONFLICT (namespace, workflow_id) WHERE status = 'running' DO NOTHING"

@@ -111,6 +111,11 @@ SELECT is(t.attrs('r1', 'WorkflowExecutionTerminated', 1, :'reset1'),
         'details', jsonb_build_object('newRunId', :'reset2', 'baseRunId', :'base'), 'identity', current_user),
     'WorkflowExecutionTerminated names the new run');
 SELECT is(durable.describe_workflow('r1', run_id => :'base')->>'resetTo', :'reset2', 'resetTo: the latest reset');
+SELECT durable.poll_decision_task('r1') AS r1task \gset
+SELECT is(:'r1task'::jsonb->>'runId', :'reset2', 'the decider gets the new run''s task');
+SELECT is(:'r1task'::jsonb->'previousStartedEventId', '3',
+    'previousStartedEventId: the last decision task completed before the point');
+SELECT is(jsonb_array_length(:'r1task'::jsonb->'history'), 13, 'with the whole new history');
 SELECT is((SELECT count(*) FROM durable.workflows WHERE workflow_id = 'r1' AND status = 'running'), 1::bigint,
     'one running run per workflow id');
 
@@ -154,7 +159,9 @@ SELECT is(pg_temp.hist('run1', :'run1'),
 SELECT is(pg_temp.hist('run1', :'run1b'),
     '{1:WorkflowExecutionStarted,2:DecisionTaskScheduled,3:DecisionTaskStarted,4:DecisionTaskFailed,5:WorkflowExecutionSignaled,6:DecisionTaskScheduled}',
     'the new run: the signal after the point re-applied, the activity after it gone');
-SELECT is(durable.poll_decision_task('run1')->>'runId', :'run1b', 'the decision task is the new run''s');
+SELECT durable.poll_decision_task('run1') AS run1task \gset
+SELECT is(:'run1task'::jsonb->>'runId', :'run1b', 'the decision task is the new run''s');
+SELECT is(:'run1task'::jsonb->'previousStartedEventId', '0', 'previousStartedEventId: no decision task completed before the point');
 SELECT is(durable.poll_activity_task('run1a'), NULL, 'the old run''s activity is not run');
 
 -- 6. A SQL workflow resumed after its code was fixed: the step before the failure is
