@@ -114,10 +114,10 @@ static KeptPlan describe_plan_v3 = {
  * the new run's origin (who, why, when).
  */
 static KeptPlan describe_links = {
-	NULL, "SELECT $2 || pg_catalog.jsonb_build_object("
+	NULL, "SELECT $2 || pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object("
 	" 'resetFrom', r.reset_from, 'resetTo', r.reset_to,"
 	" 'restartedFrom', r.restarted_from, 'restartedTo', r.restarted_to,"
-	" 'origin', r.origin)"
+	" 'origin', r.origin))"
 	" FROM durable.runs r WHERE r.run_id = $1",
 	2, {UUIDOID, JSONBOID}
 };
