@@ -936,3 +936,23 @@ RequestCancelActivity(RunState *rs, ActivityState *a, TimestampTz now,
 	a->cancel_requested = true;
 	save_activity_row(a);
 }
+
+/*
+ * Put a pending activity of a locked run back on its queue as a new first
+ * attempt: its row was just rebuilt from history by a reset (reset.c), which
+ * has no task or timer for it yet.  Arms its ScheduleToStart and
+ * ScheduleToClose timer, as ScheduleActivity does.
+ */
+void
+RequeueActivity(RunState *rs, int64 scheduled_event_id)
+{
+	ActivityState a;
+
+	if (!LoadActivity(&rs->run_id, scheduled_event_id, &a))
+		elog(ERROR, "activity %lld of run %s vanished",
+			 (long long) scheduled_event_id, UuidToCString(&rs->run_id));
+	if (next_deadline(&a) != TS_NONE)
+		arm_activity_timer(&a);
+	EnqueueReadyTask(rs, a.task_queue, 'a', a.activity_type,
+					 scheduled_event_id, a.attempt);
+}

@@ -110,6 +110,20 @@ static KeptPlan describe_plan_v3 = {
 };
 
 /*
+ * From 0.4.0, describe_workflow's links of reset and restart (reset.c): the
+ * run reset or restarted from, the latest run reset or restarted to, and
+ * the new run's origin (who, why, when).
+ */
+static KeptPlan describe_links = {
+	NULL, "SELECT $2 || pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object("
+	" 'resetFrom', r.reset_from, 'resetTo', r.reset_to,"
+	" 'restartedFrom', r.restarted_from, 'restartedTo', r.restarted_to,"
+	" 'origin', r.origin))"
+	" FROM durable.runs r WHERE r.run_id = $1",
+	2, {UUIDOID, JSONBOID}
+};
+
+/*
  * The options that start_workflow and signal_with_start share, from argument
  * first on: task_queue, namespace, retry_policy, id_reuse_policy,
  * execution_timeout, run_timeout, decision_timeout, cron_schedule, delay,
@@ -345,7 +359,18 @@ durable_describe_workflow(PG_FUNCTION_ARGS)
 	if (RunPlan(TasksCanBePutOff() ? &describe_plan_v3 : &describe_plan,
 				values, NULL, true, 1) != 1)
 		elog(ERROR, "run %s vanished", UuidToCString(&rs.run_id));
-	result = SPI_datumTransfer(SPIGetDatum(0, 1, &isnull), false, -1);
+	result = SPIGetDatum(0, 1, &isnull);
+	if (DurableColumnExists("runs", "origin"))
+	{
+		Datum		args[2];
+
+		args[0] = UUIDPGetDatum(&rs.run_id);
+		args[1] = result;
+		if (RunPlan(&describe_links, args, NULL, true, 1) != 1)
+			elog(ERROR, "run %s vanished", UuidToCString(&rs.run_id));
+		result = SPIGetDatum(0, 1, &isnull);
+	}
+	result = SPI_datumTransfer(result, false, -1);
 	DurableSPIFinish();
 	PG_RETURN_DATUM(result);
 }

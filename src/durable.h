@@ -558,6 +558,7 @@ extern void FailActivityAttempt(RunState *rs, ActivityState *a,
 								const char *timeout_type);
 extern bool FireActivityTimer(RunState *rs, int64 scheduled_event_id,
 							  TimestampTz now);
+extern void RequeueActivity(RunState *rs, int64 scheduled_event_id);
 extern void RequestCancelActivity(RunState *rs, ActivityState *a,
 								  TimestampTz now, int64 completed_event_id);
 
@@ -668,6 +669,9 @@ typedef struct StartRequest
 	RunState   *parent;			/* the parent, locked; NULL for a client start */
 	int64		parent_initiated_id;
 	bool		refused;		/* out: a child start found the id taken */
+	/* restart_workflow (reset.c): the run restarted, and why */
+	pg_uuid_t  *restarted_from;
+	const char *restart_reason;
 } StartRequest;
 
 /* How the next run of a chain differs from the run it continues */

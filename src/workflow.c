@@ -121,6 +121,8 @@ typedef struct NewRun
 	Jsonb	   *last_completion_result;
 	const char *signal_name;	/* signal_with_start: the first signal */
 	Jsonb	   *signal_input;
+	pg_uuid_t  *restarted_from; /* restart_workflow */
+	const char *restart_reason;
 } NewRun;
 
 static const char *const id_reuse_policy_names[] = {
@@ -194,6 +196,12 @@ started_attributes(NewRun *nr)
 	{
 		JsonAddText(&jb, "continuedExecutionRunId", UuidToCString(nr->continued_from));
 		JsonAddText(&jb, "initiator", nr->initiator);
+	}
+	if (nr->restarted_from != NULL)
+	{
+		JsonAddText(&jb, "initiator", "Restart");
+		JsonAddText(&jb, "restartedFromRunId", UuidToCString(nr->restarted_from));
+		JsonAddText(&jb, "restartReason", nr->restart_reason);
 	}
 	if (nr->continued_failure != NULL)
 		JsonAddJsonb(&jb, "continuedFailure", nr->continued_failure);
@@ -460,6 +468,8 @@ StartWorkflowExecution(StartRequest *req, TimestampTz now)
 	nr.backoff = req->delay;
 	nr.signal_name = req->signal_name;
 	nr.signal_input = req->signal_input;
+	nr.restarted_from = req->restarted_from;
+	nr.restart_reason = req->restart_reason;
 	if (req->parent != NULL)
 	{
 		nr.parent_namespace = req->parent->namespace;

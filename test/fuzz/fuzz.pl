@@ -866,6 +866,7 @@ sub gen_arg
 	}
 	return gen_interval($name) if $type eq 'interval';
 	return gen_int() if $type eq 'integer';
+	return pick(gen_int(), '9223372036854775807', '-9223372036854775808') if $type eq 'bigint';
 	return gen_float() if $type eq 'double precision';
 	return gen_uuid() if $type eq 'uuid';
 	return gen_ts() if $type eq 'timestamp with time zone';
@@ -1043,7 +1044,21 @@ sub client_op
 		call("SELECT durable.terminate_workflow(" . lit($w) . ", " . gen_text('reason') . ", " . gen_payload() . ", "
 			  . lit($ns) . ", $run)", 'terminate_workflow');
 	}
-	elsif ($r < 0.85)
+	elsif ($r < 0.71)
+	{
+		# Reset to a DecisionTaskCompleted of the run (or the default, or any number).
+		my $event = pick('NULL', gen_int(),
+			"(SELECT max(event_id) FROM durable.get_history(" . lit($w) . ", " . lit($ns) . ", $run)"
+			  . " WHERE event_type = 'DecisionTaskCompleted' AND event_id < " . rint(2, 40) . ")");
+		call("SELECT durable.reset_workflow(" . lit($w) . ", " . gen_text('reason') . ", " . lit($ns)
+			  . ", $run, $event)", 'reset_workflow');
+	}
+	elsif ($r < 0.75)
+	{
+		call("SELECT durable.restart_workflow(" . lit($w) . ", " . gen_text('reason') . ", " . lit($ns)
+			  . ", $run, " . (chance(0.5) ? 'NULL' : gen_payload()) . ")", 'restart_workflow');
+	}
+	elsif ($r < 0.87)
 	{
 		call("SELECT durable.describe_workflow(" . lit($w) . ", " . lit($ns) . ", $run)", 'describe_workflow');
 	}

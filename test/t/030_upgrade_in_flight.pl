@@ -161,6 +161,20 @@ foreach my $from ('0.2.0', '0.3.0')
 		"the delayed run started at $from timed out by the clock of 2100");
 	is($node->safe_psql($old, q{SELECT count(*) FROM durable.ready_tasks}), '0', 'no task is left');
 
+	# ---- After the update: a run of before it is reset (issue 14) ----
+	is(as_role('app_client', q{
+		SELECT durable.reset_workflow('act', 'reset after the update') IS NOT NULL;
+		SELECT string_agg(event_type || COALESCE(':' || (attributes->>'cause'), ''), ',' ORDER BY event_id)
+		  FROM durable.get_history('act') WHERE event_id >= 9;
+		SELECT durable.describe_workflow('act')->>'resetFrom' = durable.describe_workflow('act')->>'firstRunId';}),
+		"t\nDecisionTaskStarted,DecisionTaskFailed:ResetWorkflow,DecisionTaskScheduled\nt",
+		"app_client resets a workflow of $from to its last DecisionTaskCompleted");
+	as_role('app_worker', q{
+	SELECT durable.complete_decision_task(durable.poll_decision_task('q_act')->>'taskToken',
+	    '[{"decisionType": "CompleteWorkflowExecution", "result": "act again"}]');
+	});
+	is(status_of('act'), 'completed', 'the reset run completes');
+
 	# ---- After the update: the roles go on working, without a new grant ----
 	is(as_role('app_client', q{
 		SELECT durable.start_workflow('legacy', NULL, 'after', task_queue => 'q_after') IS NOT NULL;
