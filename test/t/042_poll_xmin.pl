@@ -36,7 +36,7 @@ sub start_session
 	my $s = { in => '', out => '', err => '' };
 	PostgreSQL::Test::Utils::append_to_file("$scripts/$name.sql", $sql);
 	$s->{h} = IPC::Run::start(
-		[ 'psql', '-X', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-f', "$scripts/$name.sql", '-d',
+		[ 'psql', '-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-f', "$scripts/$name.sql", '-d',
 		  $node->connstr('app') . " application_name=$name" ],
 		'<', \$s->{in}, '>', \$s->{out}, '2>', \$s->{err},
 		IPC::Run::timeout(60));
