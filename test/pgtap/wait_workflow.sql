@@ -7,6 +7,8 @@
 BEGIN;
 SELECT plan(40);
 SET LOCAL durable.test_time = '2026-01-01 00:00:00+00';
+-- A wait that is not cut short fails here instead of hanging the run.
+SET LOCAL statement_timeout = '60s';
 
 -- What wait_workflow returns, without closeTime (checked on its own).
 CREATE FUNCTION pg_temp.outcome(wid text, rid uuid DEFAULT NULL, w interval DEFAULT '0')
