@@ -75,3 +75,21 @@ REVOKE ALL ON FUNCTION durable.reset_workflow(text, text, text, uuid, bigint),
     durable.restart_workflow(text, text, text, uuid, jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION durable.reset_workflow(text, text, text, uuid, bigint),
     durable.restart_workflow(text, text, text, uuid, jsonb) TO durable_client;
+-- ---------------------------------------------------------------------------
+-- Issue 14, part 1: durable.wait_workflow(), the close of a workflow's chain
+-- as soon as it commits (woken like the long polls, holding no xmin while
+-- it sleeps), for the roles that may describe the workflow.  A client
+-- function: durable_client, with the namespace's 'client' privilege.
+CREATE FUNCTION durable.wait_workflow(
+        workflow_id text,
+        namespace text DEFAULT 'default',
+        run_id uuid DEFAULT NULL,
+        wait interval DEFAULT '30 seconds')
+    RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'durable_wait_workflow'
+    LANGUAGE C VOLATILE
+    SECURITY DEFINER SET search_path = pg_catalog, durable, pg_temp;
+REVOKE ALL ON FUNCTION durable.wait_workflow(text, text, uuid, interval)
+    FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION durable.wait_workflow(text, text, uuid, interval)
+    TO durable_client;

@@ -10,8 +10,10 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 
 #include "cron.h"
@@ -372,5 +374,126 @@ durable_describe_workflow(PG_FUNCTION_ARGS)
 	}
 	result = SPI_datumTransfer(result, false, -1);
 	DurableSPIFinish();
+	PG_RETURN_DATUM(result);
+}
+
+/*
+ * wait_workflow: a run of the chain, with its close when it closed.  A run
+ * closed by ContinueAsNew (a retry, a cron fire, a ContinueAsNew decision)
+ * names the next run of its chain in continued_to, set in the same
+ * transaction.
+ */
+static KeptPlan wait_run_plan = {
+	NULL,
+	"SELECT r.status, r.continued_to, pg_catalog.jsonb_build_object("
+	" 'runId', r.run_id, 'status', r.status, 'result', r.result,"
+	" 'failure', r.failure, 'closeTime', r.close_time)"
+	" FROM durable.runs r WHERE r.run_id OPERATOR(pg_catalog.=) $1",
+	1, {UUIDOID}
+};
+
+/* What wait_workflow waits for: the chain from run_id on */
+typedef struct WorkflowWait
+{
+	char	   *namespace;
+	char	   *workflow_id;
+	pg_uuid_t	run_id;			/* the first run not yet seen closed */
+} WorkflowWait;
+
+/*
+ * Follow the chain from ww->run_id to its last run: its close object, or
+ * NULL while that run is open (ww->run_id is then that run).  Each read
+ * takes a fresh snapshot (read_only = false), so that a close committed
+ * while the caller slept is seen.
+ */
+static void *
+check_chain_closed(void *arg)
+{
+	WorkflowWait *ww = (WorkflowWait *) arg;
+
+	for (;;)
+	{
+		Datum		values[1];
+		char	   *status;
+		Datum		next;
+		bool		next_null;
+
+		CHECK_FOR_INTERRUPTS();
+		values[0] = UUIDPGetDatum(&ww->run_id);
+		if (RunPlan(&wait_run_plan, values, NULL, false, 1) != 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_DURABLE_NOT_FOUND),
+					 errmsg("workflow \"%s\" has no run %s in namespace \"%s\"",
+							ww->workflow_id, UuidToCString(&ww->run_id),
+							ww->namespace),
+					 errdetail("The run was purged after its retention.")));
+		status = SPIGetText(0, 1);
+		next = SPIGetDatum(0, 2, &next_null);
+		if (strcmp(status, "running") == 0)
+		{
+			pfree(status);
+			SPI_freetuptable(SPI_tuptable);
+			return NULL;
+		}
+		if (strcmp(status, "continued_as_new") == 0 && !next_null)
+		{
+			memcpy(&ww->run_id, DatumGetUUIDP(next), sizeof(pg_uuid_t));
+			SPI_freetuptable(SPI_tuptable);
+			continue;
+		}
+		return SPIGetJsonbCopy(0, 3);
+	}
+}
+
+PG_FUNCTION_INFO_V1(durable_wait_workflow);
+/*
+ * durable.wait_workflow(workflow_id, namespace, run_id, wait): the close of
+ * the workflow's chain, {runId, status, result, failure, closeTime} of its
+ * last run, as soon as it closes; NULL when wait passes first.  Like
+ * Temporal's handle.result() it follows retries, ContinueAsNew and cron runs
+ * from the given run (or the latest) to the last.  It sleeps on the
+ * workflow's bucket (shmem.c), woken by the commit of a close.
+ */
+Datum
+durable_wait_workflow(PG_FUNCTION_ARGS)
+{
+	char	   *workflow_id = CheckName(ARG_TEXT(0), "workflow_id");
+	char	   *namespace = CheckName(ARG_TEXT(1), "namespace");
+	pg_uuid_t  *run_id = ARG_UUID(2);
+	double		wait_ms = PG_ARGISNULL(3) ? 0 :
+		IntervalToSeconds(PG_GETARG_INTERVAL_P(3), "wait", true) * 1000.0;
+	WorkflowWait ww;
+	RunState	rs;
+	Jsonb	   *closed;
+	Datum		result = (Datum) 0;
+
+	DurableSPIConnect();
+	CheckNamespacePrivilege(namespace, NSPRIV_CLIENT);
+	LoadRunOrError(namespace, workflow_id, run_id, false, &rs);
+	ww.namespace = namespace;
+	ww.workflow_id = workflow_id;
+	memcpy(&ww.run_id, &rs.run_id, sizeof(pg_uuid_t));
+
+	/*
+	 * In REPEATABLE READ or SERIALIZABLE every read sees the transaction's
+	 * snapshot: a close committed later would never be seen, so refuse to
+	 * wait for one rather than sleep for nothing.
+	 */
+	closed = check_chain_closed(&ww);
+	if (closed == NULL && wait_ms > 0 && IsolationUsesXactSnapshot())
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TRANSACTION_STATE),
+				 errmsg("durable.wait_workflow() cannot wait in a REPEATABLE READ or SERIALIZABLE transaction"),
+				 errdetail("Its snapshot would never see the workflow close."),
+				 errhint("Call it in READ COMMITTED, or with wait => '0'.")));
+	if (closed == NULL && wait_ms > 0)
+		closed = WaitForWorkflowClose(namespace, workflow_id, wait_ms,
+									  fcinfo->flinfo->fn_oid,
+									  check_chain_closed, &ww);
+	if (closed != NULL)
+		result = SPI_datumTransfer(JsonbPGetDatum(closed), false, -1);
+	DurableSPIFinish();
+	if (closed == NULL)
+		PG_RETURN_NULL();
 	PG_RETURN_DATUM(result);
 }

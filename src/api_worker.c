@@ -462,7 +462,8 @@ poll_for(FunctionCallInfo fcinfo, char kind, void *(*claim) (void *),
 	wait_ms = poll_wait_ms(fcinfo, 3);
 	DurableSPIConnect();
 	CheckNamespacePrivilege(pr.namespace, NSPRIV_WORKER);
-	task = WaitForTask(pr.namespace, pr.task_queue, kind, wait_ms, claim, &pr);
+	task = WaitForTask(pr.namespace, pr.task_queue, kind, wait_ms,
+					   fcinfo->flinfo->fn_oid, claim, &pr);
 	if (task != NULL)
 		result = SPI_datumTransfer(JsonbPGetDatum(task), false, -1);
 	DurableSPIFinish();
@@ -529,7 +530,7 @@ durable_poll_activity_tasks(PG_FUNCTION_ARGS)
 	DurableSPIConnect();
 	CheckNamespacePrivilege(pr.namespace, NSPRIV_WORKER);
 	task = WaitForTask(pr.namespace, pr.task_queue, 'a', wait_ms,
-					   claim_activity_task, &pr);
+					   fcinfo->flinfo->fn_oid, claim_activity_task, &pr);
 	while (task != NULL)
 	{
 		Datum		value = JsonbPGetDatum(task);

@@ -241,6 +241,8 @@ _PG_init(void)
 								PGC_POSTMASTER, 0,
 								NULL, NULL, NULL);
 
+	DefineNotifyGuc();
+
 	MarkGUCPrefixReserved("durable");
 
 	if (durable_library_preloaded)

@@ -434,15 +434,25 @@ extern bool FireClosePolicyTimer(pg_uuid_t *run_id, int64 ref_id,
 extern int	PurgeClosedRuns(TimestampTz now, int max_runs);
 
 /* ----------------
- * shmem.c: long polls woken at commit
+ * shmem.c: long polls and wait_workflow woken at commit
  * ----------------
  */
+extern bool durable_notify_workflow_closed;
 extern void DurableShmemInit(void);
+extern void DefineNotifyGuc(void);
 extern void WakeQueueAtCommit(const char *namespace, const char *task_queue,
 							  char kind);
+extern void WorkflowClosedAtCommit(const char *namespace,
+								   const char *workflow_id,
+								   const pg_uuid_t *run_id,
+								   const char *status);
 extern void *WaitForTask(const char *namespace, const char *task_queue,
-						 char kind, double wait_ms, void *(*claim) (void *),
-						 void *arg);
+						 char kind, double wait_ms, Oid fn_oid,
+						 void *(*claim) (void *), void *arg);
+extern void *WaitForWorkflowClose(const char *namespace,
+								  const char *workflow_id, double wait_ms,
+								  Oid fn_oid, void *(*check) (void *),
+								  void *arg);
 
 /* ----------------
  * launcher.c and worker.c: the background workers

@@ -955,6 +955,7 @@ CloseRun(RunState *rs, TimestampTz now, const char *status,
 	DirectUpdateRun(&rs->run_id, lengthof(close_run_columns),
 					close_run_columns, values, isnull);
 	events_written(rs);			/* tasks it queued are moot: dropped */
+	WorkflowClosedAtCommit(rs->namespace, rs->workflow_id, &rs->run_id, status);
 
 	/*
 	 * Lock order: run, activities, timers.  Activities and user timers are

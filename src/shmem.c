@@ -15,28 +15,62 @@
  * executor workers of the database instead (launcher.c), which sleep in
  * WaitForExecutorTask with the same generation counter rule.
  *
- * Without shared_preload_libraries there is no shared memory; polls then
- * re-check every 100 ms until their wait ends.
+ * durable.wait_workflow() waits the same way on the bucket of its workflow
+ * (a hash of database, namespace and workflow id, in a second array): every
+ * run that closes broadcasts its workflow's bucket at commit (CloseRun), and
+ * the waiter reads the chain again.
+ *
+ * A waiter does not hold back the vacuum horizon while it sleeps when that
+ * is safe (see may_release_xmin below): its xmin is cleared before each sleep
+ * and the next check takes a fresh snapshot.
+ *
+ * Without shared_preload_libraries there is no shared memory, and on a hot
+ * standby no commit of this server closes a run: waits then re-check every
+ * 100 ms until they end.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/transam.h"
 #include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/pg_proc.h"
+#include "commands/async.h"
 #include "common/hashfn.h"
+#include "executor/execdesc.h"
 #include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "nodes/plannodes.h"
 #include "port/atomics.h"
 #include "storage/condition_variable.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
+#include "storage/proc.h"
 #include "storage/shmem.h"
+#include "tcop/pquery.h"
+#include "utils/guc.h"
+#include "utils/json.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
 #include "utils/wait_event.h"
 
 #include "durable.h"
 
-#define WAIT_BUCKETS			256
+#define QUEUE_BUCKETS			256
+#define WORKFLOW_BUCKETS		1024
+#define ALL_BUCKETS				(QUEUE_BUCKETS + WORKFLOW_BUCKETS)
 #define UNSHARED_POLL_MS		100
+
+/* The channel of the NOTIFY sent when a run closes (README "wait_workflow") */
+#define CLOSED_CHANNEL			"durable_workflow_closed"
+/*
+ * Longest payload NOTIFY takes: async.c refuses one of NOTIFY_PAYLOAD_MAX_LENGTH
+ * (BLCKSZ - NAMEDATALEN - 128, 8000 bytes by default) or more.
+ */
+#define CLOSED_PAYLOAD_MAX		(BLCKSZ - NAMEDATALEN - 128 - 1)
 
 typedef struct WaitBucket
 {
@@ -45,22 +79,40 @@ typedef struct WaitBucket
 	pg_atomic_uint64 generation;
 } WaitBucket;
 
+/* QUEUE_BUCKETS for the task queues, then WORKFLOW_BUCKETS for workflows */
 static WaitBucket *wait_buckets = NULL;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
-/* Buckets this transaction enqueued tasks for, woken at commit */
-static bool pending_wake[WAIT_BUCKETS];
+/* Buckets this transaction enqueued tasks for or closed runs of, woken at commit */
+static bool pending_wake[ALL_BUCKETS];
 static bool any_pending_wake = false;
 static bool xact_callback_registered = false;
+
+/* durable.notify_workflow_closed: NOTIFY CLOSED_CHANNEL when a run closes */
+bool		durable_notify_workflow_closed = false;
+
+/*
+ * NOTIFY payloads of the runs this transaction closed, sent at pre-commit
+ * (in TopTransactionContext).  Sent there, not at CloseRun, so that a
+ * transaction that closes a run can still be PREPAREd (PostgreSQL refuses to
+ * prepare one that ran NOTIFY); each carries the subtransaction level it was
+ * made at, so that a rolled-back subtransaction sends nothing.
+ */
+typedef struct PendingClose
+{
+	int			level;
+	char	   *payload;
+} PendingClose;
+static List *pending_closes = NIL;
 
 static void
 durable_shmem_request(void)
 {
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
-	RequestAddinShmemSpace(MAXALIGN(sizeof(WaitBucket) * WAIT_BUCKETS));
+	RequestAddinShmemSpace(MAXALIGN(sizeof(WaitBucket) * ALL_BUCKETS));
 	RequestAddinShmemSpace(LauncherShmemSize());
 }
 
@@ -75,10 +127,10 @@ durable_shmem_startup(void)
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	wait_buckets = ShmemInitStruct("durable wait buckets",
-								   sizeof(WaitBucket) * WAIT_BUCKETS, &found);
+								   sizeof(WaitBucket) * ALL_BUCKETS, &found);
 	if (!found)
 	{
-		for (i = 0; i < WAIT_BUCKETS; i++)
+		for (i = 0; i < ALL_BUCKETS; i++)
 		{
 			ConditionVariableInit(&wait_buckets[i].cv);
 			pg_atomic_init_u32(&wait_buckets[i].waiters, 0);
@@ -99,6 +151,24 @@ DurableShmemInit(void)
 	shmem_startup_hook = durable_shmem_startup;
 }
 
+/* Called from _PG_init: the GUC of the NOTIFY of a close. */
+void
+DefineNotifyGuc(void)
+{
+	/*
+	 * PGC_SUSET: any role that may connect may LISTEN, and would see the ids
+	 * of the closes of every namespace, so only a superuser turns it on
+	 * (README "wait_workflow").
+	 */
+	DefineCustomBoolVariable("durable.notify_workflow_closed",
+							 "Sends a NOTIFY on channel " CLOSED_CHANNEL " when a workflow run closes.",
+							 "Every role that may connect to the database can LISTEN to it, whatever its namespace privileges.",
+							 &durable_notify_workflow_closed,
+							 false,
+							 PGC_SUSET, 0,
+							 NULL, NULL, NULL);
+}
+
 /* The bucket of a queue in this database. */
 static int
 queue_bucket(const char *namespace, const char *task_queue, char kind)
@@ -110,35 +180,118 @@ queue_bucket(const char *namespace, const char *task_queue, char kind)
 								   strlen(task_queue)));
 	h = hash_combine(h, (uint32) kind);
 	h = hash_combine(h, (uint32) MyDatabaseId);
-	return (int) (h % WAIT_BUCKETS);
+	return (int) (h % QUEUE_BUCKETS);
 }
 
-/* Broadcast the buckets this transaction enqueued for, once it committed. */
+/* The bucket of a workflow id in this database (after the queues'). */
+static int
+workflow_bucket(const char *namespace, const char *workflow_id)
+{
+	uint32		h;
+
+	h = hash_bytes((const unsigned char *) namespace, strlen(namespace));
+	h = hash_combine(h, hash_bytes((const unsigned char *) workflow_id,
+								   strlen(workflow_id)));
+	h = hash_combine(h, (uint32) MyDatabaseId);
+	return QUEUE_BUCKETS + (int) (h % WORKFLOW_BUCKETS);
+}
+
+/* Forget what this transaction was to wake and notify. */
+static void
+reset_pending(void)
+{
+	if (any_pending_wake)
+		memset(pending_wake, 0, sizeof(pending_wake));
+	any_pending_wake = false;
+	pending_closes = NIL;		/* freed with TopTransactionContext */
+}
+
+/*
+ * Send the NOTIFYs of the closes (before commit, where PostgreSQL's own
+ * NOTIFYs are queued), and broadcast the buckets this transaction enqueued
+ * for or closed runs of, once it committed.
+ */
 static void
 durable_xact_callback(XactEvent event, void *arg)
 {
 	int			i;
+	ListCell   *lc;
 
-	if (!any_pending_wake)
-		return;
-	if (event == XACT_EVENT_COMMIT && wait_buckets != NULL)
+	switch (event)
 	{
-		for (i = 0; i < WAIT_BUCKETS; i++)
+		case XACT_EVENT_PRE_COMMIT:
+			foreach(lc, pending_closes)
+				Async_Notify(CLOSED_CHANNEL,
+							 ((PendingClose *) lfirst(lc))->payload);
+			pending_closes = NIL;
+			break;
+		case XACT_EVENT_COMMIT:
+			if (any_pending_wake && wait_buckets != NULL)
+			{
+				for (i = 0; i < ALL_BUCKETS; i++)
+				{
+					if (!pending_wake[i])
+						continue;
+					pg_atomic_fetch_add_u64(&wait_buckets[i].generation, 1);
+					if (pg_atomic_read_u32(&wait_buckets[i].waiters) > 0)
+						ConditionVariableBroadcast(&wait_buckets[i].cv);
+				}
+			}
+			reset_pending();
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PREPARE:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			reset_pending();
+			break;
+		default:
+			break;
+	}
+}
+
+/*
+ * A subtransaction that rolls back takes its closes' NOTIFYs with it; one
+ * that commits hands them to its parent.
+ */
+static void
+durable_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						 SubTransactionId parentSubid, void *arg)
+{
+	int			level = GetCurrentTransactionNestLevel();
+	ListCell   *lc;
+
+	if (pending_closes == NIL)
+		return;
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+	{
+		foreach(lc, pending_closes)
 		{
-			if (!pending_wake[i])
-				continue;
-			pg_atomic_fetch_add_u64(&wait_buckets[i].generation, 1);
-			if (pg_atomic_read_u32(&wait_buckets[i].waiters) > 0)
-				ConditionVariableBroadcast(&wait_buckets[i].cv);
+			if (((PendingClose *) lfirst(lc))->level >= level)
+				pending_closes = foreach_delete_current(pending_closes, lc);
 		}
 	}
-	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
-		event == XACT_EVENT_PARALLEL_COMMIT ||
-		event == XACT_EVENT_PARALLEL_ABORT)
+	else if (event == SUBXACT_EVENT_COMMIT_SUB)
 	{
-		memset(pending_wake, 0, sizeof(pending_wake));
-		any_pending_wake = false;
+		foreach(lc, pending_closes)
+		{
+			PendingClose *pc = (PendingClose *) lfirst(lc);
+
+			if (pc->level >= level)
+				pc->level = level - 1;
+		}
 	}
+}
+
+/* Register the transaction callbacks once per backend. */
+static void
+register_callbacks(void)
+{
+	if (xact_callback_registered)
+		return;
+	RegisterXactCallback(durable_xact_callback, NULL);
+	RegisterSubXactCallback(durable_subxact_callback, NULL);
+	xact_callback_registered = true;
 }
 
 /*
@@ -155,33 +308,266 @@ WakeQueueAtCommit(const char *namespace, const char *task_queue, char kind)
 		WakeExecutorsAtCommit();
 		return;
 	}
-	if (!xact_callback_registered)
-	{
-		RegisterXactCallback(durable_xact_callback, NULL);
-		xact_callback_registered = true;
-	}
+	register_callbacks();
 	pending_wake[queue_bucket(namespace, task_queue, kind)] = true;
 	any_pending_wake = true;
 }
 
 /*
- * Wait for a task on a queue: call claim until it returns non-NULL or
- * wait_ms pass.  Sleeps on the queue's condition variable between tries.
+ * The NOTIFY payload of a close: {namespace, workflowId, runId, status}.  A
+ * namespace and workflow id of up to 1000 bytes each may need six times that
+ * in JSON (\u0001): when the whole does not fit NOTIFY's limit, the ids are
+ * left out and "truncated": true says so (runId names the run in
+ * durable.workflows).
  */
-void *
-WaitForTask(const char *namespace, const char *task_queue, char kind,
-			double wait_ms, void *(*claim) (void *), void *arg)
+static char *
+close_payload(const char *namespace, const char *workflow_id,
+			  const pg_uuid_t *run_id, const char *status)
+{
+	StringInfoData buf;
+	char	   *tail = psprintf("\"runId\":\"%s\",\"status\":\"%s\"",
+								UuidToCString(run_id), status);
+
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, "{\"namespace\":");
+	escape_json(&buf, namespace);
+	appendStringInfoString(&buf, ",\"workflowId\":");
+	escape_json(&buf, workflow_id);
+	appendStringInfo(&buf, ",%s}", tail);
+	if (buf.len <= CLOSED_PAYLOAD_MAX)
+		return buf.data;
+	return psprintf("{%s,\"truncated\":true}", tail);
+}
+
+/*
+ * A run closed (CloseRun): when this transaction commits, wake the
+ * wait_workflow calls waiting on its workflow, and NOTIFY its close when
+ * durable.notify_workflow_closed is on.
+ */
+void
+WorkflowClosedAtCommit(const char *namespace, const char *workflow_id,
+					   const pg_uuid_t *run_id, const char *status)
+{
+	if (wait_buckets != NULL)
+	{
+		register_callbacks();
+		pending_wake[workflow_bucket(namespace, workflow_id)] = true;
+		any_pending_wake = true;
+	}
+	if (durable_notify_workflow_closed)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+		PendingClose *pc = palloc(sizeof(PendingClose));
+
+		register_callbacks();
+		pc->level = GetCurrentTransactionNestLevel();
+		pc->payload = close_payload(namespace, workflow_id, run_id, status);
+		pending_closes = lappend(pending_closes, pc);
+		MemoryContextSwitchTo(old);
+	}
+}
+
+/* ----------------
+ * Dropping the xmin while a wait sleeps
+ *
+ * A waiting call sleeps inside the statement that called it, whose snapshot
+ * the executor registered: PostgreSQL keeps the backend's xmin at that
+ * snapshot's until the statement ends, so a fleet of waiting pollers holds
+ * the vacuum horizon back for as long as they wait.  The waits need no old
+ * snapshot: every check after a sleep takes a fresh one (SPI and direct.c
+ * call GetTransactionSnapshot, which in READ COMMITTED is new).  So before a
+ * sleep the xmin is cleared, as SnapshotResetXmin does when a backend holds
+ * no snapshot, where nothing will read with an older snapshot afterwards:
+ *
+ * 1. READ COMMITTED: in REPEATABLE READ and SERIALIZABLE the transaction
+ *    snapshot must stay valid to the end of the transaction;
+ * 2. the call is the statement the backend runs (the active portal's, with
+ *    its snapshot active), not a statement of a function, procedure, DO
+ *    block or trigger whose caller goes on with its own snapshot;
+ * 3. that statement reads nothing after the call: its plan is a Result, a
+ *    ProjectSet over one, or a FunctionScan of the call, with no subplan, and
+ *    besides this one call only constants, parameters and built-in immutable
+ *    functions and operators (SELECT durable.poll_decision_task(...)->>'x' is
+ *    fine; SELECT durable.poll_decision_task(...) FROM t is not, since the
+ *    scan of t goes on with the statement's snapshot);
+ * 4. the statement's snapshot is the only one registered once the catalog
+ *    snapshot is dropped: no cursor or other portal of the transaction, no
+ *    exported snapshot, holds one (checked before each sleep, as COPY FREEZE
+ *    checks it).
+ *
+ * Otherwise the xmin is kept and the wait holds the horizon as before.  An
+ * xid the transaction has (it wrote before it waited) holds it regardless.
+ * ----------------
+ */
+
+typedef struct XminWalk
+{
+	Oid			fn_oid;			/* the waiting function */
+	int			calls;			/* its calls found */
+} XminWalk;
+
+/* A built-in function that reads no table: immutable, made by initdb. */
+static bool
+builtin_immutable(Oid funcid)
+{
+	return OidIsValid(funcid) && funcid < FirstNormalObjectId &&
+		func_volatile(funcid) == PROVOLATILE_IMMUTABLE;
+}
+
+/*
+ * expression_tree_walker callback: true when an expression may read a table
+ * after the waiting call returns.  The call's own arguments are evaluated
+ * before it, so they are not looked at (there must be one call only).
+ */
+static bool
+reads_after_call(Node *node, XminWalk *xw)
+{
+	if (node == NULL)
+		return false;
+	switch (nodeTag(node))
+	{
+		case T_Const:
+		case T_Param:
+		case T_Var:
+		case T_RelabelType:
+		case T_List:
+		case T_TargetEntry:
+		case T_RangeTblFunction:
+		case T_BoolExpr:
+		case T_NullTest:
+			break;
+		case T_FuncExpr:
+			{
+				FuncExpr   *f = (FuncExpr *) node;
+
+				if (f->funcid == xw->fn_oid)
+				{
+					xw->calls++;
+					return false;
+				}
+				if (!builtin_immutable(f->funcid))
+					return true;
+				break;
+			}
+		case T_OpExpr:
+		case T_DistinctExpr:
+		case T_NullIfExpr:
+			{
+				OpExpr	   *o = (OpExpr *) node;
+
+				set_opfuncid(o);
+				if (!builtin_immutable(o->opfuncid))
+					return true;
+				break;
+			}
+		case T_CoerceViaIO:
+			{
+				CoerceViaIO *c = (CoerceViaIO *) node;
+
+				if (c->resulttype >= FirstNormalObjectId ||
+					exprType((Node *) c->arg) >= FirstNormalObjectId)
+					return true;
+				break;
+			}
+		default:
+			return true;
+	}
+	return expression_tree_walker(node, reads_after_call, xw);
+}
+
+/* Rule 3 above: the plan reads nothing but the one call. */
+static bool
+plan_is_the_call(PlannedStmt *ps, Oid fn_oid)
+{
+	XminWalk	xw;
+	Plan	   *p = ps->planTree;
+
+	xw.fn_oid = fn_oid;
+	xw.calls = 0;
+	if (ps->commandType != CMD_SELECT || ps->subplans != NIL ||
+		ps->rowMarks != NIL || ps->hasModifyingCTE || p == NULL)
+		return false;
+	for (;;)
+	{
+		if (p->initPlan != NIL || p->righttree != NULL ||
+			reads_after_call((Node *) p->targetlist, &xw) ||
+			reads_after_call((Node *) p->qual, &xw))
+			return false;
+		if (IsA(p, ProjectSet))
+		{
+			p = p->lefttree;
+			if (p == NULL || !IsA(p, Result))
+				return false;
+			continue;
+		}
+		if (p->lefttree != NULL)
+			return false;
+		if (IsA(p, Result))
+		{
+			if (reads_after_call(((Result *) p)->resconstantqual, &xw))
+				return false;
+			break;
+		}
+		if (IsA(p, FunctionScan))
+		{
+			if (reads_after_call((Node *) ((FunctionScan *) p)->functions, &xw))
+				return false;
+			break;
+		}
+		return false;
+	}
+	return xw.calls == 1;
+}
+
+/*
+ * Rules 1 to 3 above, decided once per wait: whether the call of function
+ * fn_oid may sleep without an xmin.
+ */
+static bool
+may_release_xmin(Oid fn_oid)
+{
+	QueryDesc  *qd;
+
+	if (IsolationUsesXactSnapshot() || !OidIsValid(fn_oid))
+		return false;
+	if (ActivePortal == NULL || ActivePortal->queryDesc == NULL)
+		return false;
+	qd = ActivePortal->queryDesc;
+	if (!ActiveSnapshotSet() || GetActiveSnapshot() != qd->snapshot ||
+		qd->snapshot == NULL || qd->snapshot->regd_count == 0)
+		return false;
+	return plan_is_the_call(qd->plannedstmt, fn_oid);
+}
+
+/* Before a sleep: rule 4, then clear the xmin. */
+static void
+release_xmin(void)
+{
+	InvalidateCatalogSnapshot();
+	if (!ThereAreNoPriorRegisteredSnapshots())
+		return;
+	/* As SnapshotResetXmin does: others read it under ProcArrayLock. */
+	MyProc->xmin = InvalidTransactionId;
+}
+
+/*
+ * Wait on a bucket: call check until it returns non-NULL or wait_ms pass,
+ * sleeping on the bucket's condition variable between tries, without an
+ * xmin when may_release_xmin allows.
+ */
+static void *
+wait_on_bucket(WaitBucket *shared, double wait_ms, Oid fn_oid,
+			   void *(*check) (void *), void *arg)
 {
 	TimestampTz deadline = TimestampPlusSeconds(GetCurrentTimestamp(),
 												wait_ms / 1000.0);
-	WaitBucket *bucket = NULL;
+	bool		drop_xmin = wait_ms > 0 && may_release_xmin(fn_oid);
+	/* On a standby no commit of this server wakes the bucket. */
+	WaitBucket *volatile bucket = RecoveryInProgress() ? NULL : shared;
 	void	   *volatile result = NULL;
 
-	if (wait_buckets != NULL)
-	{
-		bucket = &wait_buckets[queue_bucket(namespace, task_queue, kind)];
+	if (bucket != NULL)
 		pg_atomic_fetch_add_u32(&bucket->waiters, 1);
-	}
 
 	PG_TRY();
 	{
@@ -192,12 +578,14 @@ WaitForTask(const char *namespace, const char *task_queue, char kind,
 
 			if (bucket != NULL)
 				generation = pg_atomic_read_u64(&bucket->generation);
-			result = claim(arg);
+			result = check(arg);
 			if (result != NULL)
 				break;
 			remaining = (long) ((deadline - GetCurrentTimestamp()) / 1000);
 			if (remaining <= 0)
 				break;
+			if (drop_xmin)
+				release_xmin();
 			if (bucket != NULL)
 			{
 				ConditionVariablePrepareToSleep(&bucket->cv);
@@ -224,6 +612,37 @@ WaitForTask(const char *namespace, const char *task_queue, char kind,
 	}
 	PG_END_TRY();
 	return result;
+}
+
+/*
+ * Wait for a task on a queue: call claim until it returns non-NULL or
+ * wait_ms pass.  fn_oid is the polling SQL function (the xmin rule above).
+ */
+void *
+WaitForTask(const char *namespace, const char *task_queue, char kind,
+			double wait_ms, Oid fn_oid, void *(*claim) (void *), void *arg)
+{
+	WaitBucket *bucket = NULL;
+
+	if (wait_buckets != NULL)
+		bucket = &wait_buckets[queue_bucket(namespace, task_queue, kind)];
+	return wait_on_bucket(bucket, wait_ms, fn_oid, claim, arg);
+}
+
+/*
+ * Wait for a run of a workflow to close: call check until it returns
+ * non-NULL or wait_ms pass (wait_workflow).
+ */
+void *
+WaitForWorkflowClose(const char *namespace, const char *workflow_id,
+					 double wait_ms, Oid fn_oid, void *(*check) (void *),
+					 void *arg)
+{
+	WaitBucket *bucket = NULL;
+
+	if (wait_buckets != NULL)
+		bucket = &wait_buckets[workflow_bucket(namespace, workflow_id)];
+	return wait_on_bucket(bucket, wait_ms, fn_oid, check, arg);
 }
 
 /*

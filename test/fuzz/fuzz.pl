@@ -605,9 +605,10 @@ sub gen_ops
 my %EXPECTED = map { $_ => 1 } qw(22004 22023 42501 25006 25P02 55000 55006 42710
   WF001 WF002 WF003 WF005 WF006 WF007 WF008 54001);
 # Per function, on top: cron_next refuses an infinite or unreachable fire time with 22008;
-# grant_namespace and revoke_namespace name a role, 42704 when there is no such role.
+# grant_namespace and revoke_namespace name a role, 42704 when there is no such role;
+# wait_workflow refuses to wait in REPEATABLE READ or SERIALIZABLE with 25000.
 my %EXPECTED_FOR = (cron_next => { '22008' => 1 }, grant_namespace => { '42704' => 1 },
-	revoke_namespace => { '42704' => 1 });
+	revoke_namespace => { '42704' => 1 }, wait_workflow => { '25000' => 1 });
 
 my ($dbh, $client, $current_role, $clock, $backend_pid, @ring, %stats, @findings);
 my $in_read_only = 0;
@@ -1058,9 +1059,16 @@ sub client_op
 		call("SELECT durable.restart_workflow(" . lit($w) . ", " . gen_text('reason') . ", " . lit($ns)
 			  . ", $run, " . (chance(0.5) ? 'NULL' : gen_payload()) . ")", 'restart_workflow');
 	}
-	elsif ($r < 0.87)
+	elsif ($r < 0.82)
 	{
 		call("SELECT durable.describe_workflow(" . lit($w) . ", " . lit($ns) . ", $run)", 'describe_workflow');
+	}
+	elsif ($r < 0.88)
+	{
+		# Short waits only (an open chain waits them out); the bad ones fail first.
+		call("SELECT durable.wait_workflow(" . lit($w) . ", " . lit($ns) . ", $run, "
+			  . pick(lit('0'), lit('0.05 seconds'), 'NULL', lit('-1 second'), lit('36526 days'),
+				lit('1000000 months -29999999 days')) . ")", 'wait_workflow');
 	}
 	else
 	{

@@ -125,6 +125,8 @@ INSERT INTO pm.expect_functions VALUES
   'ok', '42501', 'ok', '42501', '42501'),
  ('get_history(text,text,uuid)', $$SELECT count(*) FROM durable.get_history('pm-dec', 'secret')$$,
   'ok', '42501', 'ok', '42501', '42501'),
+ ('wait_workflow(text,text,uuid,interval)', $$SELECT durable.wait_workflow('pm-dec', 'secret', wait => '0')$$,
+  'ok', '42501', 'ok', '42501', '42501'),
  -- worker
  ('poll_decision_task(text,text,text,interval)', $$SELECT durable.poll_decision_task('q', NULL, 'secret')$$,
   '42501', 'ok', 'ok', '42501', '42501'),

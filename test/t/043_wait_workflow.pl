@@ -1,0 +1,190 @@
+# durable.wait_workflow() (issue 14, part 1) across sessions: a committed close
+# wakes a waiting call at once, through retries and ContinueAsNew, while it
+# holds no xmin; REPEATABLE READ refuses to wait; and the NOTIFY on channel
+# durable_workflow_closed that durable.notify_workflow_closed turns on.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use IPC::Run;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('wait');
+$node->init;
+$node->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'durable'
+durable.worker_enabled = off
+});
+$node->start;
+$node->safe_psql('postgres', 'CREATE DATABASE app');
+$node->safe_psql('app', 'CREATE EXTENSION durable');
+
+# A session waiting in wait_workflow (application_name $name).  Its wait (300 s)
+# is far longer than the test lets it run (60 s): a call that returned only when
+# its wait ran out fails the test.
+my %sessions;
+sub start_waiter
+{
+	my ($name, $sql) = @_;
+	my $s = { in => '', out => '', err => '' };
+	$s->{h} = IPC::Run::start(
+		[ 'psql', '-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-c', $sql, '-d',
+		  $node->connstr('app') . " application_name=$name" ],
+		'<', \$s->{in}, '>', \$s->{out}, '2>', \$s->{err},
+		IPC::Run::timeout(60));
+	$sessions{$name} = $s;
+	ok($node->poll_query_until('app', qq{
+		SELECT count(*) = 1 FROM pg_stat_activity
+		 WHERE application_name = '$name' AND wait_event_type = 'Extension'}),
+		"$name: wait_workflow sleeps");
+}
+
+sub xmin_of
+{
+	my ($name) = @_;
+	return $node->safe_psql('app', qq{
+		SELECT COALESCE(backend_xmin::text, 'NULL') FROM pg_stat_activity
+		 WHERE application_name = '$name'});
+}
+
+sub finish_waiter
+{
+	my ($name) = @_;
+	my $s = $sessions{$name};
+	eval { $s->{h}->finish; };
+	note("$name: stderr: $s->{err}") if $s->{err} ne '';
+	return $s->{out};
+}
+
+# Answer the next decision task of a queue.
+sub decide
+{
+	my ($queue, $decisions) = @_;
+	$node->safe_psql('app', qq{
+		SELECT durable.complete_decision_task(durable.poll_decision_task('$queue')->>'taskToken',
+			'$decisions')});
+}
+
+# A transaction with an xid stays open meanwhile, so that a snapshot's xmin
+# would show.
+my $holder_in = "BEGIN;\nSELECT txid_current();\n";
+my $holder_out = '';
+my $holder = IPC::Run::start(
+	[ 'psql', '-X', '-A', '-t', '-f', '-', '-d', $node->connstr('app') ],
+	'<', \$holder_in, '>', \$holder_out, '2>', \my $holder_err);
+$holder->pump until $holder_out =~ /\d+/;
+
+# 1. A close committed while wait_workflow waits wakes it at once; no xmin meanwhile.
+$node->safe_psql('app', q{SELECT durable.start_workflow('t', NULL, 'order-1', 'q')});
+start_waiter('w_one', q{SELECT durable.wait_workflow('order-1', wait => '300 seconds') - 'runId' - 'closeTime'});
+is(xmin_of('w_one'), 'NULL', 'backend_xmin of a waiting wait_workflow is NULL');
+decide('q', '[{"decisionType": "CompleteWorkflowExecution", "result": {"ok": true}}]');
+is(finish_waiter('w_one'), qq({"result": {"ok": true}, "status": "completed", "failure": null}\n),
+	'the committed close wakes it, with the result');
+
+# 2. Through a retry: the continued run wakes it, it follows the chain and sleeps
+# again (without an xmin) until the retry closes.
+$node->safe_psql('app', q{
+	SELECT durable.start_workflow('t', NULL, 'order-2', 'q',
+		retry_policy => durable.retry_policy('1 second', maximum_attempts => 2))});
+start_waiter('w_retry', q{SELECT durable.wait_workflow('order-2', wait => '300 seconds')->>'status'});
+decide('q', '[{"decisionType": "FailWorkflowExecution", "reason": "flaky"}]');
+ok($node->poll_query_until('app', q{
+	SELECT count(*) = 1 FROM pg_stat_activity
+	 WHERE application_name = 'w_retry' AND wait_event_type = 'Extension'
+	   AND (SELECT count(*) FROM durable.runs WHERE workflow_id = 'order-2') = 2}),
+	'the retry: still waiting');
+is(xmin_of('w_retry'), 'NULL', 'without an xmin');
+$node->safe_psql('app', q{
+	UPDATE durable.timers SET due_at = now() - interval '1 second';
+	SELECT durable.tick()});
+decide('q', '[{"decisionType": "CompleteWorkflowExecution", "result": 2}]');
+is(finish_waiter('w_retry'), "completed\n", 'the retry\'s close wakes it');
+
+# 3. ContinueAsNew from another session, then a terminate.
+$node->safe_psql('app', q{SELECT durable.start_workflow('t', NULL, 'order-3', 'q')});
+start_waiter('w_can', q{SELECT durable.wait_workflow('order-3', wait => '300 seconds')->>'status'});
+decide('q', '[{"decisionType": "ContinueAsNewWorkflowExecution"}]');
+$node->safe_psql('app', q{SELECT durable.terminate_workflow('order-3', 'done here')});
+is(finish_waiter('w_can'), "terminated\n", 'ContinueAsNew, then terminate: the last run\'s close');
+
+# 4. The wait passes: NULL.
+$node->safe_psql('app', q{SELECT durable.start_workflow('t', NULL, 'order-4', 'q')});
+is($node->safe_psql('app', q{SELECT durable.wait_workflow('order-4', wait => '10 milliseconds') IS NULL}),
+	't', 'NULL when the wait passes');
+
+# 5. REPEATABLE READ cannot see a later close: waiting is refused, not slept through.
+my ($ret, $out, $err) = $node->psql('app', q{
+	BEGIN ISOLATION LEVEL REPEATABLE READ;
+	SELECT durable.wait_workflow('order-4', wait => '300 seconds');});
+like($err, qr/cannot wait in a REPEATABLE READ or SERIALIZABLE transaction/,
+	'REPEATABLE READ: refused');
+is($node->safe_psql('app', q{
+	BEGIN ISOLATION LEVEL REPEATABLE READ;
+	SELECT durable.wait_workflow('order-1', wait => '300 seconds')->>'status';
+	COMMIT;}), 'completed', 'a closed chain is still returned there');
+
+$holder_in .= "COMMIT;\n\\q\n";
+$holder->finish;
+
+# 6. NOTIFY durable_workflow_closed: off by default; on, one a closed run, at commit.
+($ret, $out, $err) = $node->psql('app', q{
+	LISTEN durable_workflow_closed;
+	SELECT durable.terminate_workflow('order-4');});
+unlike($out . $err, qr/Asynchronous notification/, 'off by default: no NOTIFY');
+
+$node->safe_psql('app', q{SELECT durable.start_workflow('t', NULL, id, 'q')
+	FROM unnest('{n-1,n-2,n-3}'::text[]) id});
+($ret, $out, $err) = $node->psql('app', q{
+	SET durable.notify_workflow_closed = on;
+	LISTEN durable_workflow_closed;
+	BEGIN;
+	SAVEPOINT s;
+	SELECT durable.terminate_workflow('n-1');
+	ROLLBACK TO s;
+	SELECT durable.terminate_workflow('n-2');
+	COMMIT;});
+my $rid = $node->safe_psql('app', q{SELECT durable.resolve_run_id('n-2')});
+my @notes = ($out =~ /Asynchronous notification "durable_workflow_closed" with payload "(.*)" received/g);
+is_deeply(\@notes,
+	[ qq({"namespace":"default","workflowId":"n-2","runId":"$rid","status":"terminated"}) ],
+	'one NOTIFY, for the close that committed (not the rolled-back one)');
+
+my $long_id = "\x01" x 1000;
+$node->safe_psql('app', qq{
+	SELECT durable.create_namespace(repeat(chr(1), 1000));
+	SELECT durable.start_workflow('t', NULL, repeat(chr(1), 1000), 'q', repeat(chr(1), 1000))});
+($ret, $out, $err) = $node->psql('app', q{
+	SET durable.notify_workflow_closed = on;
+	LISTEN durable_workflow_closed;
+	SELECT durable.terminate_workflow(repeat(chr(1), 1000), namespace => repeat(chr(1), 1000));});
+is($ret, 0, 'ids of 1000 bytes that take 6000 each in JSON: the close commits');
+$rid = $node->safe_psql('app', q{
+	SELECT durable.resolve_run_id(repeat(chr(1), 1000), repeat(chr(1), 1000))});
+@notes = ($out =~ /Asynchronous notification "durable_workflow_closed" with payload "(.*)" received/g);
+is_deeply(\@notes, [ qq({"runId":"$rid","status":"terminated","truncated":true}) ],
+	'and the NOTIFY leaves the ids out to stay under 8000 bytes');
+
+$node->safe_psql('app', q{
+	CREATE ROLE app_client LOGIN;
+	GRANT durable_client TO app_client;});
+($ret, $out, $err) = $node->psql('app', q{
+	SET ROLE app_client;
+	SET durable.notify_workflow_closed = on;});
+like($err, qr/permission denied to set parameter "durable.notify_workflow_closed"/,
+	'only a superuser turns it on');
+
+# ALTER DATABASE: every session of the database notifies, the timer worker's too.
+$node->safe_psql('app', q{
+	ALTER DATABASE app SET durable.notify_workflow_closed = on;
+	SELECT durable.start_workflow('t', NULL, 'n-3b', 'q', run_timeout => '1 second');});
+($ret, $out, $err) = $node->psql('app', q{
+	LISTEN durable_workflow_closed;
+	SELECT pg_sleep(1.5);
+	SELECT durable.tick() > 0;
+	SELECT 1;});
+like($out, qr/"workflowId":"n-3b","runId":"[-0-9a-f]+","status":"timed_out"/,
+	'ALTER DATABASE SET: a run timeout fired by tick() notifies');
+
+$node->stop;
+done_testing();
