@@ -18,9 +18,11 @@ ROOT=${ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 PG_MAJOR=${PG_MAJOR:-15}
 TMP_INSTALL="$ROOT/tmp_install"
 
-# Debian packages the build and every test layer need.
+# Debian packages the build and every test layer need (python3-psycopg: README's Python
+# example, run by test/t/054_readme_examples.pl).
 DURABLE_PACKAGES="postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR postgresql-$PG_MAJOR-pgtap
-    libtap-parser-sourcehandler-pgtap-perl postgresql-$PG_MAJOR-cron libipc-run-perl perl make gcc"
+    libtap-parser-sourcehandler-pgtap-perl postgresql-$PG_MAJOR-cron libipc-run-perl perl make gcc
+    python3-psycopg"
 
 log() { printf '==> %s\n' "$*"; }
 warn() { printf 'WARNING: %s\n' "$*" >&2; }
