@@ -113,7 +113,10 @@ BEGIN
     IF workflow_filter.status IS NOT NULL THEN
         IF workflow_filter.status NOT IN ('running', 'completed', 'failed', 'canceled',
                                           'terminated', 'continued_as_new', 'timed_out') THEN
-            RAISE EXCEPTION 'status "%" is not a workflow status', workflow_filter.status
+            RAISE EXCEPTION 'status "%" is not a workflow status',
+                    CASE WHEN pg_catalog.length(workflow_filter.status) OPERATOR(pg_catalog.>) 64
+                         THEN pg_catalog.left(workflow_filter.status, 64) OPERATOR(pg_catalog.||) '...'
+                         ELSE workflow_filter.status END
                 USING ERRCODE = 'invalid_parameter_value',
                       HINT = 'Give one of running, completed, failed, canceled, terminated, continued_as_new, timed_out.';
         END IF;
