@@ -34,8 +34,8 @@ BEGIN
     FOR i IN 1..n LOOP
         EXECUTE q INTO rows;
     END LOOP;
-    RETURN format('%-60s %8.2f ms', label || ' (' || rows || ' rows)',
-                  extract(epoch FROM clock_timestamp() - t0) * 1000 / n);
+    RETURN format('%-60s %9s ms', label || ' (' || rows || ' rows)',
+                  to_char(extract(epoch FROM clock_timestamp() - t0) * 1000 / n, 'FM999990.00'));
 END $$;
 -- A cursor deep into a filter: the last row's after `pages` pages of 1000.
 CREATE FUNCTION pg_temp.deep(st text, wt text, pages int) RETURNS text LANGUAGE plpgsql AS $$
@@ -92,7 +92,8 @@ SELECT 'plan', count(*) FROM durable.list_workflows(closed_since => '2026-01-15 
 SELECT 'plan', durable.count_workflows(status => 'failed');
 SELECT 'plan', count(*) FROM durable.count_workflows_by_status();
 SQL
-    awk '/ ms$/ && !/^psql/ { print "list  " $0; next }
+    awk '/ERROR|FATAL/ { print; next }
+         / ms$/ && !/^psql/ { print "list  " $0; next }
          /Query Text: SELECT r\.|Query Text: SELECT pg_catalog.count|Query Text: SELECT s\.status/ { p = 1; next }
          /Query Text: SELECT .plan./ { q = $0; sub(/.*Query Text: /, "", q); print "plan  " q; printf "%s", buf; buf = ""; p = 0; next }
          /Query Text:/ { p = 0; next }

@@ -347,14 +347,15 @@ BEGIN
         count_workflows_by_status.started_before, count_workflows_by_status.closed_since,
         count_workflows_by_status.closed_before, count_workflows_by_status.search_attributes,
         count_workflows_by_status.memo);
+    -- A count a status: each an index-only scan of its (namespace, status)
+    -- range (or of the filter's index), rather than a scan of the table.
     RETURN QUERY EXECUTE
-        'SELECT s.status, COALESCE(c.n, 0::pg_catalog.int8)'
+        'SELECT s.status, (SELECT pg_catalog.count(*) FROM durable.runs r WHERE '
+        OPERATOR(pg_catalog.||) cond OPERATOR(pg_catalog.||)
+        '           AND r.status OPERATOR(pg_catalog.=) s.status)'
         '  FROM pg_catalog.unnest(ARRAY[''running'', ''completed'', ''failed'', ''canceled'','
         '                               ''terminated'', ''continued_as_new'', ''timed_out''])'
         '       WITH ORDINALITY s(status, ord)'
-        '  LEFT JOIN (SELECT r.status, pg_catalog.count(*) AS n FROM durable.runs r WHERE '
-        OPERATOR(pg_catalog.||) cond OPERATOR(pg_catalog.||)
-        '             GROUP BY r.status) c ON c.status OPERATOR(pg_catalog.=) s.status'
         ' ORDER BY s.ord'
         USING count_workflows_by_status.namespace, NULL::text,
               count_workflows_by_status.workflow_type, count_workflows_by_status.task_queue,
