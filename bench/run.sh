@@ -15,6 +15,10 @@
 # run, default all), LATENCY (1: run bench/latency.c after the workloads of each round;
 # 0: skip it), LAT_WAITERS (4), LAT_RATE (50 starts a second), LAT_SECONDS (20).
 #
+# The workload list (WORKLOADS names it, or is empty) is bench/list_workflows.sh, run once
+# after the rounds in a database of its own: 1,000,000 runs loaded, then the mean ms of
+# list_workflows and count_workflows calls (LIST_CALLS each, default 20).
+#
 # The workload sqlwf (WORKLOADS names it, or is empty) is not a pgbench run of fixed
 # duration: it registers a SQL workflow of three no-op SQL activities, turns on
 # SQLWF_EXECUTORS (8) executor workers, starts SQLWF_COUNT (2000) workflows with pgbench as
@@ -434,6 +438,12 @@ for ((run = 1; run <= RUNS; run++)); do
 done
 IDLE_CPU=""
 if [ "$TIMERS" = 1 ]; then IDLE_CPU=$(worker_cpu); fi
+# The list benchmark (bench/list_workflows.sh): once, in a database of its own.
+if [ -z "$WORKLOADS" ] || grep -qw list <<<"$WORKLOADS"; then
+    log "list: loading 1,000,000 runs and timing list_workflows (bench/list_workflows.sh)"
+    bash "$ROOT/bench/list_workflows.sh" >"$WORK/list.out" 2>&1 ||
+        { cat "$WORK/list.out"; die "bench/list_workflows.sh failed"; }
+fi
 
 # The report: the medians over the runs, each workload as a percentage of its floor.
 declare -A TPS
@@ -504,6 +514,11 @@ declare -A TPS
                 "$(awk '{s += $6} END {print s + 0}' "$WORK/timers.$rate")"
         done
         echo "  timer worker CPU over 10 idle seconds: ${IDLE_CPU} ms"
+    fi
+    if [ -f "$WORK/list.out" ]; then
+        echo
+        echo "list_workflows over 1,000,000 runs (bench/list_workflows.sh), mean ms a call:"
+        sed 's/^/  /' "$WORK/list.out"
     fi
     if [ "$RUNS" -gt 1 ]; then
         echo

@@ -46,6 +46,7 @@
 	"     'workflowId', r.parent_workflow_id, 'runId', r.parent_run_id," \
 	"     'initiatedEventId', r.parent_initiated_id) END," \
 	" 'memo', r.memo," \
+	" 'searchAttributes', r.search_attributes," \
 	" 'pendingActivities', COALESCE((SELECT pg_catalog.jsonb_agg(" \
 	"   pg_catalog.jsonb_build_object(" \
 	"     'activityId', a.activity_id, 'activityType', a.activity_type," \

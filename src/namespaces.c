@@ -464,6 +464,27 @@ durable_may_read_namespace(PG_FUNCTION_ARGS)
 	PG_RETURN_BOOL(result);
 }
 
+PG_FUNCTION_INFO_V1(durable_check_namespace_read);
+/*
+ * durable.check_namespace_read(namespace): the checks of describe_workflow
+ * for a namespace (22004/22023 for a bad name, WF002 when it does not exist,
+ * 42501 unless the API's caller has the client privilege there), for the
+ * list and count functions, which are written in PL/pgSQL and, SECURITY
+ * DEFINER, could not ask may_read_namespace() about their caller.  Internal:
+ * granted to no one, called by those functions as the extension's owner.
+ */
+Datum
+durable_check_namespace_read(PG_FUNCTION_ARGS)
+{
+	char	   *namespace = CheckName(PG_ARGISNULL(0) ? NULL : PG_GETARG_TEXT_PP(0),
+									  "namespace");
+
+	DurableSPIConnect();
+	CheckNamespacePrivilege(namespace, NSPRIV_CLIENT);
+	DurableSPIFinish();
+	PG_RETURN_VOID();
+}
+
 /*
  * The role argument of grant_namespace and revoke_namespace: 'PUBLIC' (in
  * any case: no role may be named so) is InvalidOid, every role.

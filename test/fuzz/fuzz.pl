@@ -1023,6 +1023,60 @@ sub poll_activity
 	}
 }
 
+# Cursors of list_workflows seen so far, reused as they are or altered.
+my @cursors;
+
+# list_workflows, count_workflows or count_workflows_by_status with random filters.
+sub list_op
+{
+	my ($ns) = @_;
+	my %f = (
+		namespace => chance(0.9) ? lit($ns) : gen_text('namespace'),
+		status => chance(0.5) ? 'NULL' : chance(0.8)
+		? lit(pick(qw(running completed failed canceled terminated continued_as_new timed_out)))
+		: gen_text('status'),
+		workflow_type => chance(0.7) ? 'NULL' : gen_text('workflow_type'),
+		task_queue => chance(0.8) ? 'NULL' : gen_text('task_queue'),
+		workflow_id_prefix => chance(0.7) ? 'NULL' : chance(0.5) ? lit(pick('w', 'w1', 'x_%', '\\')) : gen_text(),
+		started_since => chance(0.8) ? 'NULL' : gen_ts(),
+		started_before => chance(0.8) ? 'NULL' : gen_ts(),
+		closed_since => chance(0.85) ? 'NULL' : gen_ts(),
+		closed_before => chance(0.85) ? 'NULL' : gen_ts(),
+		search_attributes => chance(0.7) ? 'NULL' : gen_payload(),
+		memo => chance(0.8) ? 'NULL' : gen_payload());
+	my @keys = grep { $f{$_} ne 'NULL' || $_ eq 'namespace' } sort keys %f;
+	my $r = rand();
+	if ($r < 0.7)
+	{
+		my $after = 'NULL';
+		if (@cursors && chance(0.6))
+		{
+			$after = pick(@cursors);
+			if (chance(0.3))
+			{
+				my $i = rint(0, length($after) - 1);
+				substr($after, $i, 1) = pick('0', 'f', 'g', '', "'", 'zz');
+			}
+			$after = lit($after);
+		}
+		elsif (chance(0.1)) { $after = gen_text(); }
+		my $args = join(', ', (map { "$_ => $f{$_}" } @keys), 'page_size => ' . (chance(0.7) ? rint(1, 5) : gen_int()),
+			"after => $after");
+		my ($ok, $rows) = call("SELECT count(*), min(cursor) FROM durable.list_workflows($args)", 'list_workflows');
+		remember(\@cursors, $rows->[0][1], 20) if $ok && $rows && $rows->[0][1];
+	}
+	elsif ($r < 0.85)
+	{
+		call("SELECT durable.count_workflows(" . join(', ', map { "$_ => $f{$_}" } @keys) . ")", 'count_workflows');
+	}
+	else
+	{
+		call("SELECT count(*) FROM durable.count_workflows_by_status("
+			  . join(', ', map { "$_ => $f{$_}" } grep { $_ ne 'status' } @keys) . ")",
+			'count_workflows_by_status');
+	}
+}
+
 sub client_op
 {
 	my $w = wid();
@@ -1059,16 +1113,20 @@ sub client_op
 		call("SELECT durable.restart_workflow(" . lit($w) . ", " . gen_text('reason') . ", " . lit($ns)
 			  . ", $run, " . (chance(0.5) ? 'NULL' : gen_payload()) . ")", 'restart_workflow');
 	}
-	elsif ($r < 0.82)
+	elsif ($r < 0.80)
 	{
 		call("SELECT durable.describe_workflow(" . lit($w) . ", " . lit($ns) . ", $run)", 'describe_workflow');
 	}
-	elsif ($r < 0.88)
+	elsif ($r < 0.85)
 	{
 		# Short waits only (an open chain waits them out); the bad ones fail first.
 		call("SELECT durable.wait_workflow(" . lit($w) . ", " . lit($ns) . ", $run, "
 			  . pick(lit('0'), lit('0.05 seconds'), 'NULL', lit('-1 second'), lit('36526 days'),
 				lit('1000000 months -29999999 days')) . ")", 'wait_workflow');
+	}
+	elsif ($r < 0.90)
+	{
+		list_op($ns);
 	}
 	else
 	{

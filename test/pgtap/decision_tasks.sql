@@ -128,7 +128,8 @@ SELECT is(t.attrs('done', 'WorkflowExecutionCompleted'),
     '{"result": {"total": 42}, "decisionTaskCompletedEventId": 4}'::jsonb, 'WorkflowExecutionCompleted');
 SELECT is(durable.describe_workflow('done') - '{runId,firstRunId,startTime,closeTime,pendingActivities,pendingChildren,pendingTimers,memo,parent,continuedFrom,continuedTo,retryPolicy,cronSchedule,executionTimeoutSeconds,runTimeoutSeconds,decisionTimeoutSeconds,namespace,workflowType,taskQueue}'::text[],
     '{"workflowId": "done", "status": "completed", "attempt": 1, "result": {"total": 42}, "failure": null,
-      "cancelRequested": false, "historyLength": 7}'::jsonb, 'describe: completed with its result');
+      "cancelRequested": false, "historyLength": 7, "searchAttributes": {"CustomerId": "c-7"}}'::jsonb,
+    'describe: completed with its result and the search attributes it upserted');
 
 -- FailWorkflowExecution without a retry policy: failed for good.
 SELECT durable.start_workflow('wf', NULL, 'failed', 'failed') IS NOT NULL AS started;
@@ -170,7 +171,7 @@ SELECT is(t.attrs('can', 'WorkflowExecutionStarted') - 'identity',
         'taskStartToCloseTimeoutSeconds', 10, 'attempt', 1, 'firstExecutionRunId', :'first_run',
         'continuedExecutionRunId', :'first_run', 'initiator', 'Decider'),
     'the new run: continuedExecutionRunId, initiator Decider, attempt 1');
-SELECT is(durable.describe_workflow('can') - '{startTime,closeTime,pendingActivities,pendingChildren,pendingTimers,memo,parent,retryPolicy,cronSchedule,executionTimeoutSeconds,runTimeoutSeconds,decisionTimeoutSeconds,namespace,workflowType,taskQueue,result,failure,cancelRequested}'::text[],
+SELECT is(durable.describe_workflow('can') - '{startTime,closeTime,pendingActivities,pendingChildren,pendingTimers,memo,searchAttributes,parent,retryPolicy,cronSchedule,executionTimeoutSeconds,runTimeoutSeconds,decisionTimeoutSeconds,namespace,workflowType,taskQueue,result,failure,cancelRequested}'::text[],
     jsonb_build_object('workflowId', 'can', 'runId', :'second_run', 'status', 'running', 'attempt', 1,
         'historyLength', 2, 'firstRunId', :'first_run', 'continuedFrom', :'first_run', 'continuedTo', NULL),
     'describe_workflow with run_id NULL follows the chain');

@@ -20,7 +20,7 @@ SELECT is(t.events('cap', from_id => 5), '{ActivityTaskScheduled,WorkflowExecuti
 SELECT is(t.attrs('cap', 'WorkflowExecutionFailed'),
     '{"reason": "durable:MaxAttemptsPerRun", "details": {"activityAttempts": 3, "maxAttemptsPerRun": 3}}'::jsonb,
     'WorkflowExecutionFailed: durable:MaxAttemptsPerRun');
-SELECT is(durable.describe_workflow('cap') - '{runId,firstRunId,startTime,closeTime,pendingChildren,pendingTimers,memo,parent,continuedFrom,continuedTo,retryPolicy,cronSchedule,executionTimeoutSeconds,runTimeoutSeconds,decisionTimeoutSeconds,namespace,workflowType,taskQueue,result,cancelRequested}'::text[],
+SELECT is(durable.describe_workflow('cap') - '{runId,firstRunId,startTime,closeTime,pendingChildren,pendingTimers,memo,searchAttributes,parent,continuedFrom,continuedTo,retryPolicy,cronSchedule,executionTimeoutSeconds,runTimeoutSeconds,decisionTimeoutSeconds,namespace,workflowType,taskQueue,result,cancelRequested}'::text[],
     '{"workflowId": "cap", "status": "failed", "attempt": 1, "historyLength": 6, "pendingActivities": [],
       "failure": {"reason": "durable:MaxAttemptsPerRun", "details": {"activityAttempts": 3, "maxAttemptsPerRun": 3}}}'::jsonb,
     'failed, not retried although the workflow has a retry policy');

@@ -127,6 +127,18 @@ INSERT INTO pm.expect_functions VALUES
   'ok', '42501', 'ok', '42501', '42501'),
  ('wait_workflow(text,text,uuid,interval)', $$SELECT durable.wait_workflow('pm-dec', 'secret', wait => '0')$$,
   'ok', '42501', 'ok', '42501', '42501'),
+ ('list_workflows(text,text,text,text,text,timestamp with time zone,timestamp with time zone,timestamp with time zone,timestamp with time zone,jsonb,jsonb,integer,text)',
+  $$SELECT count(*) FROM durable.list_workflows('secret')$$, 'ok', '42501', 'ok', '42501', '42501'),
+ ('count_workflows(text,text,text,text,text,timestamp with time zone,timestamp with time zone,timestamp with time zone,timestamp with time zone,jsonb,jsonb)',
+  $$SELECT durable.count_workflows('secret')$$, 'ok', '42501', 'ok', '42501', '42501'),
+ ('count_workflows_by_status(text,text,text,text,timestamp with time zone,timestamp with time zone,timestamp with time zone,timestamp with time zone,jsonb,jsonb)',
+  $$SELECT count(*) FROM durable.count_workflows_by_status('secret')$$, 'ok', '42501', 'ok', '42501', '42501'),
+ -- internal: called by the three above as the extension's owner
+ ('check_namespace_read(text)', $$SELECT durable.check_namespace_read('secret')$$,
+  '42501', '42501', '42501', '42501', '42501'),
+ ('workflow_filter(text,text,text,text,text,timestamp with time zone,timestamp with time zone,timestamp with time zone,timestamp with time zone,jsonb,jsonb)',
+  $$SELECT durable.workflow_filter('secret', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)$$,
+  '42501', '42501', '42501', '42501', '42501'),
  -- worker
  ('poll_decision_task(text,text,text,interval)', $$SELECT durable.poll_decision_task('q', NULL, 'secret')$$,
   '42501', 'ok', 'ok', '42501', '42501'),
