@@ -13,6 +13,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
 
 #include "cron.h"
 #include "durable.h"
@@ -344,7 +345,16 @@ durable_describe_workflow(PG_FUNCTION_ARGS)
 	if (RunPlan(TasksCanBePutOff() ? &describe_plan_v3 : &describe_plan,
 				values, NULL, true, 1) != 1)
 		elog(ERROR, "run %s vanished", UuidToCString(&rs.run_id));
-	result = SPI_datumTransfer(SPIGetDatum(0, 1, &isnull), false, -1);
+	result = SPIGetDatum(0, 1, &isnull);
+	{
+		/* Whether anybody polls its queues (pollers.c) */
+		Jsonb	   *warnings = PollerWarnings(&rs);
+
+		if (warnings != NULL)
+			result = DirectFunctionCall2(jsonb_concat, result,
+										 JsonbPGetDatum(warnings));
+	}
+	result = SPI_datumTransfer(result, false, -1);
 	DurableSPIFinish();
 	PG_RETURN_DATUM(result);
 }

@@ -668,6 +668,13 @@ DecisionTaskJson(RunState *rs, const char *token)
 		char		buf[MAXDATELEN + 1];
 		JsonbValue	v;
 
+		/* Read here anyway: the task's schedule-to-start (metrics.c) */
+		if (ev.event_id == rs->decision_scheduled_id &&
+			!rs->decision_started_time_null)
+			MetricsObserve(rs->namespace, rs->task_queue,
+						   MH_DECISION_SCHEDULE_TO_START,
+						   TimestampDiffSeconds(rs->decision_started_time,
+												ev.event_time));
 		(void) pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
 		push_int(&st, "eventId", ev.event_id);
 		JsonEncodeDateTime(buf, TimestampTzGetDatum(ev.event_time),

@@ -15,6 +15,9 @@
  * executor workers of the database instead (launcher.c), which sleep in
  * WaitForExecutorTask with the same generation counter rule.
  *
+ * The recent pollers of the queues (pollers.c) and the counters of
+ * durable.metrics (metrics.c) live here too.
+ *
  * Without shared_preload_libraries there is no shared memory; polls then
  * re-check every 100 ms until their wait ends.
  *
@@ -62,6 +65,8 @@ durable_shmem_request(void)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(MAXALIGN(sizeof(WaitBucket) * WAIT_BUCKETS));
 	RequestAddinShmemSpace(LauncherShmemSize());
+	PollersShmemRequest();
+	MetricsShmemRequest();
 }
 
 static void
@@ -86,6 +91,8 @@ durable_shmem_startup(void)
 		}
 	}
 	LauncherShmemInit();
+	PollersShmemInit();
+	MetricsShmemInit();
 	LWLockRelease(AddinShmemInitLock);
 }
 
