@@ -1043,9 +1043,18 @@ sub client_op
 		call("SELECT durable.terminate_workflow(" . lit($w) . ", " . gen_text('reason') . ", " . gen_payload() . ", "
 			  . lit($ns) . ", $run)", 'terminate_workflow');
 	}
-	elsif ($r < 0.85)
+	elsif ($r < 0.8)
 	{
 		call("SELECT durable.describe_workflow(" . lit($w) . ", " . lit($ns) . ", $run)", 'describe_workflow');
+	}
+	elsif ($r < 0.85)
+	{
+		# The monitoring views and the exposition text, while the others work.
+		my $q = pick(
+			['SELECT count(*), sum(ready_tasks), max(oldest_ready_age) FROM durable.task_queues', 'task_queue_pollers'],
+			['SELECT count(*), sum(value) FROM durable.metrics', 'metric_values'],
+			['SELECT length(durable.metrics_text())', 'metrics_text']);
+		call($q->[0], $q->[1]);
 	}
 	else
 	{
