@@ -42,7 +42,7 @@
 
 #define METRIC_NAME_LEN		128
 #define MERGE_LOOKBACK		16
-#define MAX_LOCAL_KEYS		64
+#define MAX_LOCAL_KEYS		128
 
 /* Upper bounds of the histogram buckets, in seconds; one more is +Inf. */
 static const double bucket_bounds[METRIC_BUCKETS] = {
@@ -721,7 +721,7 @@ append_number(StringInfo buf, double d)
 	else if (d == floor(d) && fabs(d) < 1e15)
 		appendStringInfo(buf, "%.0f", d);
 	else
-		appendStringInfo(buf, "%.17g", d);
+		appendStringInfo(buf, "%.15g", d);
 }
 
 static void
