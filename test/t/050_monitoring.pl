@@ -77,6 +77,39 @@ is($node->safe_psql('postgres', q{
 	 WHERE task_queue = 'sq' AND metric = 'durable_decision_tasks_total' AND label = 'completed'}),
 	'2', 'two decision tasks of the SQL workflow completed');
 
+# examples/postgres_exporter.yml: each query runs as the role README
+# "Metrics" says the exporter connects as (pg_monitor, no durable role), and
+# returns the columns its metrics list names.
+$node->safe_psql('postgres', 'CREATE ROLE durable_exporter LOGIN; GRANT pg_monitor TO durable_exporter');
+open(my $yml, "<", "../examples/postgres_exporter.yml") or die "examples/postgres_exporter.yml: $!";
+my ($key, $sql, @cols, %queries);
+my $in_query = 0;
+while (my $line = <$yml>)
+{
+	if ($line =~ /^([a-z_]+):\s*$/) { $key = $1; $queries{$key} = { sql => '', cols => [] }; $in_query = 0; next; }
+	next unless defined $key;
+	if ($line =~ /^  query: \|/) { $in_query = 1; next; }
+	if ($line =~ /^  metrics:/) { $in_query = 0; next; }
+	if ($in_query) { $queries{$key}{sql} .= $line; next; }
+	push @{ $queries{$key}{cols} }, $1 if $line =~ /^    - ([a-z_]+):/;
+}
+close $yml;
+ok(keys %queries >= 10, 'the exporter file has its queries');
+for my $k (sort keys %queries)
+{
+	my $q = $queries{$k};
+	my ($ret, $out, $err) = $node->psql('postgres',
+		"SET ROLE durable_exporter; SELECT count(*) >= 0 FROM ($q->{sql}) q;
+		 CREATE TEMP VIEW v AS $q->{sql};
+		 SELECT string_agg(attname, ',') FROM pg_attribute WHERE attrelid = 'v'::regclass AND attnum > 0");
+	is($ret, 0, "exporter query $k runs as a pg_monitor member") or diag($err);
+	my @have = split /,/, (split /\n/, $out)[1] // '';
+	my @want = @{ $q->{cols} };
+	# A HISTOGRAM column comes with its _bucket, _sum and _count.
+	@want = map { my $c = $_; ($q->{sql} =~ /\b${c}_bucket\b/) ? ($c, "${c}_bucket", "${c}_count", "${c}_sum") : ($c) } @want;
+	is(join(',', sort @have), join(',', sort @want), "exporter query $k returns the columns it names");
+}
+
 # durable.max_metric_queues = 2: 'lq' and 'sq' have rows; a third queue
 # counts in the database's row.
 $node->safe_psql('postgres', q{SELECT durable.start_workflow('wf', NULL, 'oq-1', 'oq')});
