@@ -663,6 +663,9 @@ StartActivityAttempt(pg_uuid_t *run_id, int64 scheduled_event_id,
 			a->task_secret = a->task_secret_null ? 0 : DatumGetInt64(d);
 		}
 	arm_activity_timer(a);
+	MetricsAdd(a->namespace, a->task_queue, MV_ACTIVITY_STARTED, 1);
+	MetricsObserve(a->namespace, a->task_queue, MH_ACTIVITY_SCHEDULE_TO_START,
+				   TimestampDiffSeconds(now, a->scheduled_time));
 	return true;
 }
 
@@ -711,6 +714,7 @@ CompleteActivity(RunState *rs, ActivityState *a, TimestampTz now,
 {
 	JsonBuilder jb;
 
+	MetricsAdd(a->namespace, a->task_queue, MV_ACTIVITY_COMPLETED, 1);
 	if (!a->finished_in_db)
 		log_activity_attempt(a, now, "completed", NULL, NULL, TS_NONE);
 	JsonBegin(&jb);
@@ -728,6 +732,7 @@ CancelActivity(RunState *rs, ActivityState *a, TimestampTz now,
 {
 	JsonBuilder jb;
 
+	MetricsAdd(a->namespace, a->task_queue, MV_ACTIVITY_CANCELED, 1);
 	if (a->started_time != TS_NONE)
 		log_activity_attempt(a, now, "canceled", NULL, details, TS_NONE);
 	JsonBegin(&jb);
@@ -756,6 +761,9 @@ FailActivityAttempt(RunState *rs, ActivityState *a, TimestampTz now,
 	const char *outcome = timeout_type ? "timed_out" : "failed";
 	JsonBuilder jb;
 
+	MetricsAdd(a->namespace, a->task_queue,
+			   timeout_type ? MV_ACTIVITY_TIMED_OUT : MV_ACTIVITY_FAILED, 1);
+
 	/* Rule 9: a run out of attempts fails at once, without retry. */
 	if (rs->activity_attempts >= durable_max_attempts_per_run)
 	{
@@ -774,6 +782,7 @@ FailActivityAttempt(RunState *rs, ActivityState *a, TimestampTz now,
 		TimestampTz next = TimestampPlusSeconds(now, delay);
 
 		log_activity_attempt(a, now, outcome, reason, details, next);
+		MetricsAdd(a->namespace, a->task_queue, MV_RETRIES_ACTIVITY, 1);
 		a->attempt++;
 		a->state = "SCHEDULED";
 		a->last_failure_reason = (char *) reason;
@@ -828,6 +837,7 @@ time_out_activity(RunState *rs, ActivityState *a, TimestampTz now,
 {
 	JsonBuilder jb;
 
+	MetricsAdd(a->namespace, a->task_queue, MV_ACTIVITY_TIMED_OUT, 1);
 	if (a->started_time != TS_NONE)
 		log_activity_attempt(a, now, "timed_out",
 							 psprintf("durable:Timeout %s", timeout_type),

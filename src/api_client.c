@@ -15,6 +15,7 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
 
 #include "cron.h"
 #include "durable.h"
@@ -372,6 +373,14 @@ durable_describe_workflow(PG_FUNCTION_ARGS)
 		if (RunPlan(&describe_links, args, NULL, true, 1) != 1)
 			elog(ERROR, "run %s vanished", UuidToCString(&rs.run_id));
 		result = SPIGetDatum(0, 1, &isnull);
+	}
+	{
+		/* Whether anybody polls its queues (pollers.c) */
+		Jsonb	   *warnings = PollerWarnings(&rs);
+
+		if (warnings != NULL)
+			result = DirectFunctionCall2(jsonb_concat, result,
+										 JsonbPGetDatum(warnings));
 	}
 	result = SPI_datumTransfer(result, false, -1);
 	DurableSPIFinish();

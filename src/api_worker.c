@@ -462,6 +462,8 @@ poll_for(FunctionCallInfo fcinfo, char kind, void *(*claim) (void *),
 	wait_ms = poll_wait_ms(fcinfo, 3);
 	DurableSPIConnect();
 	CheckNamespacePrivilege(pr.namespace, NSPRIV_WORKER);
+	RecordPoller(pr.namespace, pr.task_queue, kind, pr.identity, pr.now,
+				 wait_ms);
 	task = WaitForTask(pr.namespace, pr.task_queue, kind, wait_ms,
 					   fcinfo->flinfo->fn_oid, claim, &pr);
 	if (task != NULL)
@@ -529,6 +531,8 @@ durable_poll_activity_tasks(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	DurableSPIConnect();
 	CheckNamespacePrivilege(pr.namespace, NSPRIV_WORKER);
+	RecordPoller(pr.namespace, pr.task_queue, 'a', pr.identity, pr.now,
+				 wait_ms);
 	task = WaitForTask(pr.namespace, pr.task_queue, 'a', wait_ms,
 					   fcinfo->flinfo->fn_oid, claim_activity_task, &pr);
 	while (task != NULL)

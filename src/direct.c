@@ -697,8 +697,17 @@ DecisionTaskJson(RunState *rs, const char *token, const char *identity)
 
 	BeginHistoryScan(&hs, &rs->run_id);
 	while (HistoryScanNext(&hs, &ev))
+	{
+		/* Read here anyway: the task's schedule-to-start (metrics.c) */
+		if (ev.event_id == rs->decision_scheduled_id &&
+			!rs->decision_started_time_null)
+			MetricsObserve(rs->namespace, rs->task_queue,
+						   MH_DECISION_SCHEDULE_TO_START,
+						   TimestampDiffSeconds(rs->decision_started_time,
+												ev.event_time));
 		push_event(&st, ev.event_id, ev.event_time, ev.event_type,
 				   ev.attributes);
+	}
 	EndHistoryScan(&hs);
 	if (DecisionIsTransient(rs))
 	{

@@ -242,6 +242,23 @@ _PG_init(void)
 								NULL, NULL, NULL);
 
 	DefineNotifyGuc();
+	if (durable_library_preloaded)
+	{
+		DefineCustomIntVariable("durable.max_pollers",
+								"Pollers remembered in shared memory, for durable.task_queues.",
+								"The least recently seen is forgotten first; 0 remembers none.",
+								&durable_max_pollers,
+								1024, 0, 65536,
+								PGC_POSTMASTER, 0,
+								NULL, NULL, NULL);
+		DefineCustomIntVariable("durable.max_metric_queues",
+								"Task queues counted apart in durable.metrics.",
+								"The counts of further queues go to their database's row without names.",
+								&durable_max_metric_queues,
+								256, 0, 65536,
+								PGC_POSTMASTER, 0,
+								NULL, NULL, NULL);
+	}
 
 	MarkGUCPrefixReserved("durable");
 

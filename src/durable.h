@@ -722,4 +722,69 @@ extern void TimeOutRun(RunState *rs, TimestampTz now, bool execution);
 extern void FailRunForAttemptCap(RunState *rs, TimestampTz now);
 extern void UpsertSearchAttributes(RunState *rs, Jsonb *attributes);
 
+/* ----------------
+ * pollers.c and metrics.c: pollers and counters in shared memory
+ * ----------------
+ */
+extern int	durable_max_pollers;
+extern int	durable_max_metric_queues;
+extern Size PollersShmemSize(void);
+extern void PollersShmemRequest(void);
+extern void PollersShmemInit(void);
+extern void RecordPoller(const char *namespace, const char *task_queue,
+						 char kind, const char *identity, TimestampTz now,
+						 double wait_ms);
+extern bool QueueLastPolled(const char *namespace, const char *task_queue,
+							char kind, TimestampTz *seen, bool *known);
+extern Jsonb *PollerWarnings(RunState *rs);
+extern bool MonitorSeesAll(void);
+extern bool MonitorMayRead(const char *namespace, bool sees_all);
+extern Datum durable_may_read_namespace(PG_FUNCTION_ARGS);
+
+/* Seconds without a poll after which a queue is said to have no poller */
+#define DURABLE_NO_POLLER_SECONDS	60
+
+/* Histogram buckets (metrics.c), besides +Inf */
+#define METRIC_BUCKETS	15
+#define MV_HIST_WIDTH	(METRIC_BUCKETS + 2)	/* buckets, +Inf, sum */
+
+typedef enum MetricValue
+{
+	MV_WORKFLOWS_STARTED,
+	MV_CLOSED_COMPLETED,
+	MV_CLOSED_FAILED,
+	MV_CLOSED_CANCELED,
+	MV_CLOSED_TERMINATED,
+	MV_CLOSED_CONTINUED_AS_NEW,
+	MV_CLOSED_TIMED_OUT,
+	MV_DECISION_STARTED,
+	MV_DECISION_COMPLETED,
+	MV_DECISION_FAILED,
+	MV_DECISION_TIMED_OUT,
+	MV_ACTIVITY_STARTED,
+	MV_ACTIVITY_COMPLETED,
+	MV_ACTIVITY_FAILED,
+	MV_ACTIVITY_TIMED_OUT,
+	MV_ACTIVITY_CANCELED,
+	MV_RETRIES_ACTIVITY,
+	MV_RETRIES_WORKFLOW,
+	MV_TIMERS_FIRED,
+	MV_HIST_FIRST
+} MetricValue;
+
+#define MH_DECISION_SCHEDULE_TO_START	0
+#define MH_ACTIVITY_SCHEDULE_TO_START	1
+#define MH_TIMER_LATENESS				2
+#define MV_COUNT	(MV_HIST_FIRST + 3 * MV_HIST_WIDTH)
+
+extern Size MetricsShmemSize(void);
+extern void MetricsShmemRequest(void);
+extern void MetricsShmemInit(void);
+extern void MetricsAdd(const char *namespace, const char *task_queue,
+					   MetricValue value, uint64 delta);
+extern void MetricsObserve(const char *namespace, const char *task_queue,
+						   int hist, double seconds);
+extern void MetricsCountEvents(const char *namespace, const char *task_queue,
+							   int n, char *const *types);
+
 #endif							/* DURABLE_H */

@@ -656,6 +656,16 @@ lock_current_attempt(ActivityRun *ar)
 	return ar->current;
 }
 
+/* Count the start of an executor's activity attempt (durable.metrics). */
+static void
+count_activity_start(ActivityRun *ar, TimestampTz started)
+{
+	MetricsAdd(ar->a.namespace, ar->a.task_queue, MV_ACTIVITY_STARTED, 1);
+	MetricsObserve(ar->a.namespace, ar->a.task_queue,
+				   MH_ACTIVITY_SCHEDULE_TO_START,
+				   TimestampDiffSeconds(started, ar->a.scheduled_time));
+}
+
 /*
  * A successful activity's writes are kept if its result fits in
  * durable.max_payload_size; otherwise WF006 fails the attempt and undoes
@@ -739,6 +749,7 @@ execute_activity_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt,
 
 		if (!lock_current_attempt(&ar))
 			return;
+		count_activity_start(&ar, started);
 		LogUserCodeFailure("activity", activity_type, &ar.rs,
 						   psprintf("attempt %d of activity %lld", attempt,
 									(long long) scheduled_id),
@@ -762,6 +773,7 @@ execute_activity_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt,
 	 */
 	if (!lock_current_attempt(&ar))
 		return;
+	count_activity_start(&ar, started);
 	fmgr_info(reg.function, &flinfo);
 	CallAsRole(reg.run_as, &flinfo, input, timeout, keep_writes, &result,
 			   &result, &error, &timed_out);

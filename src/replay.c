@@ -282,6 +282,12 @@ index_history(ReplayContext *ctx, TimestampTz now)
 		char	   *type = ev.event_type;
 		Jsonb	   *attrs = ev.attributes;	/* a copy (HistoryScanNext) */
 
+		/* Read here anyway: the task's schedule-to-start (metrics.c) */
+		if (id == rs->decision_scheduled_id && !rs->decision_started_time_null)
+			MetricsObserve(rs->namespace, rs->task_queue,
+						   MH_DECISION_SCHEDULE_TO_START,
+						   TimestampDiffSeconds(rs->decision_started_time,
+												time));
 		if (id >= last)
 			break;
 		if (strcmp(type, "WorkflowExecutionStarted") == 0)

@@ -171,8 +171,12 @@ write_events(RunState *rs)
 	EventBatch *b = rs->events;
 
 	if (b != NULL && b->n > 0)
+	{
 		DirectInsertEvents(&rs->run_id, b->n, b->ids, b->times, b->types,
 						   b->attrs);
+		/* Counted at commit: durable.metrics (metrics.c) */
+		MetricsCountEvents(rs->namespace, rs->task_queue, b->n, b->types);
+	}
 }
 
 /* Write the run's queued tasks (direct.c). */

@@ -24,6 +24,9 @@
  * is safe (see may_release_xmin below): its xmin is cleared before each sleep
  * and the next check takes a fresh snapshot.
  *
+ * The recent pollers of the queues (pollers.c) and the counters of
+ * durable.metrics (metrics.c) live here too.
+ *
  * Without shared_preload_libraries there is no shared memory, and on a hot
  * standby no commit of this server closes a run: waits then re-check every
  * 100 ms until they end.
@@ -114,6 +117,8 @@ durable_shmem_request(void)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(MAXALIGN(sizeof(WaitBucket) * ALL_BUCKETS));
 	RequestAddinShmemSpace(LauncherShmemSize());
+	PollersShmemRequest();
+	MetricsShmemRequest();
 }
 
 static void
@@ -138,6 +143,8 @@ durable_shmem_startup(void)
 		}
 	}
 	LauncherShmemInit();
+	PollersShmemInit();
+	MetricsShmemInit();
 	LWLockRelease(AddinShmemInitLock);
 }
 

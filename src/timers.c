@@ -30,7 +30,7 @@ static KeptPlan insert_timer_payload = {
 	5, {TIMESTAMPTZOID, TEXTOID, UUIDOID, INT8OID, JSONBOID}
 };
 static KeptPlan due_timers = {
-	NULL, "SELECT kind, run_id, ref_id, attempt, payload FROM durable.timers"
+	NULL, "SELECT kind, run_id, ref_id, attempt, payload, due_at FROM durable.timers"
 	" WHERE due_at <= $1 ORDER BY due_at LIMIT $2",
 	2, {TIMESTAMPTZOID, INT4OID}
 };
@@ -98,6 +98,7 @@ typedef struct DueTimer
 	int64		ref_id;
 	int32		attempt;
 	Jsonb	   *payload;
+	TimestampTz due_at;
 } DueTimer;
 
 /*
@@ -381,6 +382,16 @@ fire_due_timer(DueTimer *t, TimestampTz now)
 	return fire_timer(t, &rs, now);
 }
 
+/* A timer had its effect: counted, with how late it fired (metrics.c). */
+static void
+count_fired(DueTimer *t, TimestampTz now, volatile int *fired)
+{
+	(*fired)++;
+	MetricsAdd(NULL, NULL, MV_TIMERS_FIRED, 1);
+	MetricsObserve(NULL, NULL, MH_TIMER_LATENESS,
+				   TimestampDiffSeconds(now, t->due_at));
+}
+
 /* Put off a timer whose effect fails, so that the others go on. */
 static void
 postpone_timer(DueTimer *t, TimestampTz now)
@@ -426,6 +437,7 @@ FireDueTimersCarefully(TimestampTz now, int max_items, bool careful)
 		timers[i].ref_id = DatumGetInt64(SPI_getbinval(tup, tt->tupdesc, 3, &isnull));
 		timers[i].attempt = DatumGetInt32(SPI_getbinval(tup, tt->tupdesc, 4, &isnull));
 		timers[i].payload = SPIGetJsonbCopy(i, 5);
+		timers[i].due_at = DatumGetTimestampTz(SPI_getbinval(tup, tt->tupdesc, 6, &isnull));
 	}
 	SPI_freetuptable(tt);
 
@@ -437,7 +449,7 @@ FireDueTimersCarefully(TimestampTz now, int max_items, bool careful)
 		if (!careful)
 		{
 			if (fire_due_timer(&timers[i], now))
-				fired++;
+				count_fired(&timers[i], now, &fired);
 			continue;
 		}
 		BeginInternalSubTransaction(NULL);
@@ -445,7 +457,7 @@ FireDueTimersCarefully(TimestampTz now, int max_items, bool careful)
 		PG_TRY();
 		{
 			if (fire_due_timer(&timers[i], now))
-				fired++;
+				count_fired(&timers[i], now, &fired);
 			ReleaseCurrentSubTransaction();
 			MemoryContextSwitchTo(cxt);
 			CurrentResourceOwner = owner;

@@ -769,6 +769,7 @@ retry_or_continue_cron(RunState *rs, TimestampTz now, const char *reason,
 						&delay) == RETRY_YES)
 		{
 			cr.initiator = "RetryPolicy";
+			MetricsAdd(rs->namespace, rs->task_queue, MV_RETRIES_WORKFLOW, 1);
 			cr.attempt = rs->attempt + 1;
 			cr.backoff = delay;
 			(void) ContinueRun(rs, now, &cr, completed_id);

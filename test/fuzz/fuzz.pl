@@ -1113,20 +1113,29 @@ sub client_op
 		call("SELECT durable.restart_workflow(" . lit($w) . ", " . gen_text('reason') . ", " . lit($ns)
 			  . ", $run, " . (chance(0.5) ? 'NULL' : gen_payload()) . ")", 'restart_workflow');
 	}
-	elsif ($r < 0.80)
+	elsif ($r < 0.78)
 	{
 		call("SELECT durable.describe_workflow(" . lit($w) . ", " . lit($ns) . ", $run)", 'describe_workflow');
 	}
-	elsif ($r < 0.85)
+	elsif ($r < 0.83)
 	{
 		# Short waits only (an open chain waits them out); the bad ones fail first.
 		call("SELECT durable.wait_workflow(" . lit($w) . ", " . lit($ns) . ", $run, "
 			  . pick(lit('0'), lit('0.05 seconds'), 'NULL', lit('-1 second'), lit('36526 days'),
 				lit('1000000 months -29999999 days')) . ")", 'wait_workflow');
 	}
-	elsif ($r < 0.90)
+	elsif ($r < 0.88)
 	{
 		list_op($ns);
+	}
+	elsif ($r < 0.92)
+	{
+		# The monitoring views and the exposition text, while the others work.
+		my $q = pick(
+			['SELECT count(*), sum(ready_tasks), max(oldest_ready_age) FROM durable.task_queues', 'task_queue_pollers'],
+			['SELECT count(*), sum(value) FROM durable.metrics', 'metric_values'],
+			['SELECT length(durable.metrics_text())', 'metrics_text']);
+		call($q->[0], $q->[1]);
 	}
 	else
 	{

@@ -171,7 +171,7 @@ SELECT is(t.attrs('can', 'WorkflowExecutionStarted') - 'identity',
         'taskStartToCloseTimeoutSeconds', 10, 'attempt', 1, 'firstExecutionRunId', :'first_run',
         'continuedExecutionRunId', :'first_run', 'initiator', 'Decider'),
     'the new run: continuedExecutionRunId, initiator Decider, attempt 1');
-SELECT is(durable.describe_workflow('can') - '{startTime,closeTime,pendingActivities,pendingChildren,pendingTimers,memo,searchAttributes,parent,retryPolicy,cronSchedule,executionTimeoutSeconds,runTimeoutSeconds,decisionTimeoutSeconds,namespace,workflowType,taskQueue,result,failure,cancelRequested}'::text[],
+SELECT is(durable.describe_workflow('can') - '{startTime,closeTime,pendingActivities,pendingChildren,pendingTimers,memo,searchAttributes,parent,retryPolicy,cronSchedule,executionTimeoutSeconds,runTimeoutSeconds,decisionTimeoutSeconds,namespace,workflowType,taskQueue,result,failure,cancelRequested,taskQueueWithoutPollers,activityTaskQueuesWithoutPollers}'::text[],
     jsonb_build_object('workflowId', 'can', 'runId', :'second_run', 'status', 'running', 'attempt', 1,
         'historyLength', 2, 'firstRunId', :'first_run', 'continuedFrom', :'first_run', 'continuedTo', NULL),
     'describe_workflow with run_id NULL follows the chain');

@@ -184,7 +184,11 @@ INSERT INTO pm.expect_functions VALUES
  ('child_workflow(text,jsonb,jsonb)', $$SELECT durable.child_workflow('x')$$,
   '55000', '55000', '55000', '55000', '55000'),
  ('side_effect(jsonb)', $$SELECT durable.side_effect('1')$$, '55000', '55000', '55000', '55000', '55000'),
- ('workflow_info()', $$SELECT durable.workflow_info()$$, '55000', '55000', '55000', '55000', '55000');
+ ('workflow_info()', $$SELECT durable.workflow_info()$$, '55000', '55000', '55000', '55000', '55000'),
+ -- monitoring (README "Metrics"): rows filtered by namespace, not for PUBLIC
+ ('metric_values()', $$SELECT count(*) FROM durable.metric_values()$$, 'ok', 'ok', 'ok', 'ok', '42501'),
+ ('metrics_text()', $$SELECT durable.metrics_text()$$, 'ok', 'ok', 'ok', 'ok', '42501'),
+ ('task_queue_pollers()', $$SELECT count(*) FROM durable.task_queue_pollers()$$, 'ok', 'ok', 'ok', 'ok', '42501');
 
 -- Relations: 'rows' when the role reads rows of namespace 'secret' (relations with a
 -- namespace column), 'none' when it reads none, 'ok' (others) or the SQLSTATE.
@@ -194,6 +198,10 @@ INSERT INTO pm.expect_relations VALUES
  ('workflows', 'rows', '42501', 'rows', 'none', '42501'),
  ('activity_attempts', 'rows', '42501', 'rows', 'none', '42501'),
  ('stuck_tasks', 'rows', '42501', 'rows', 'none', '42501'),
+ -- The monitoring views show the namespaces a role may read (client privilege).
+ -- Nothing is counted yet: counters count at commit, and this file is one transaction.
+ ('task_queues', 'rows', 'none', 'rows', 'none', '42501'),
+ ('metrics', 'none', 'none', 'none', 'none', '42501'),
  -- Registrations name functions and roles, not workflow data: every worker reads all.
  ('registrations', '42501', 'rows', 'rows', 'rows', '42501'),
  ('namespaces', '42501', '42501', 'ok', '42501', '42501'),

@@ -1,0 +1,412 @@
+/*-------------------------------------------------------------------------
+ *
+ * pollers.c
+ *	  Recent pollers of each task queue, kept in shared memory.
+ *
+ * Every poll (poll_decision_task, poll_activity_task, poll_activity_tasks)
+ * records its namespace, task queue, kind and identity here, with the time
+ * it began and the time its wait ends at the latest, so that
+ * durable.task_queues can list who is working on a queue and
+ * describe_workflow can say that nobody is.  Nothing is written to a table:
+ * a poll costs a lookup under a shared lock and two atomic writes; only a
+ * poller not yet in the table takes the lock exclusively.
+ *
+ * The table has durable.max_pollers entries for the whole server (the key
+ * includes the database).  A new poller takes a free entry near its hash
+ * or, if the PROBE entries there are all taken, evicts the one seen least
+ * recently.  A namespace or task queue name longer than POLLER_NAME_LEN - 1
+ * bytes is not recorded (README "Task queues"); an identity that long is
+ * shown cut.  The table is lost at a restart: pollers show again at their
+ * next poll.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_authid.h"
+#include "common/hashfn.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "catalog/pg_type.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+#include "durable.h"
+
+#define POLLER_NAME_LEN		128
+#define PROBE				16
+
+typedef struct PollerEntry
+{
+	uint64		hash;			/* 0: free */
+	Oid			dboid;
+	char		kind;			/* 'd' or 'a' */
+	pg_atomic_uint64 last_poll; /* TimestampTz the last poll began */
+	pg_atomic_uint64 poll_until;	/* TimestampTz its wait ends at latest */
+	char		namespace[POLLER_NAME_LEN];
+	char		task_queue[POLLER_NAME_LEN];
+	char		identity[POLLER_NAME_LEN];
+} PollerEntry;
+
+typedef struct PollerTable
+{
+	LWLock	   *lock;
+	PollerEntry entries[FLEXIBLE_ARRAY_MEMBER];
+} PollerTable;
+
+int			durable_max_pollers = 1024;
+static PollerTable *pollers = NULL;
+
+/* Bytes of shared memory of the table. */
+Size
+PollersShmemSize(void)
+{
+	return MAXALIGN(add_size(offsetof(PollerTable, entries),
+							 mul_size(sizeof(PollerEntry), durable_max_pollers)));
+}
+
+/* Ask for the table's lock (shmem_request_hook). */
+void
+PollersShmemRequest(void)
+{
+	RequestAddinShmemSpace(PollersShmemSize());
+	RequestNamedLWLockTranche("durable pollers", 1);
+}
+
+/* Set up the table (shmem_startup_hook, AddinShmemInitLock held). */
+void
+PollersShmemInit(void)
+{
+	bool		found;
+	int			i;
+
+	pollers = ShmemInitStruct("durable pollers", PollersShmemSize(), &found);
+	if (!found)
+	{
+		pollers->lock = &(GetNamedLWLockTranche("durable pollers"))->lock;
+		for (i = 0; i < durable_max_pollers; i++)
+		{
+			pollers->entries[i].hash = 0;
+			pg_atomic_init_u64(&pollers->entries[i].last_poll, 0);
+			pg_atomic_init_u64(&pollers->entries[i].poll_until, 0);
+		}
+	}
+}
+
+/* The key hash of a poller (never 0, the mark of a free entry). */
+static uint64
+poller_hash(const char *namespace, const char *task_queue, char kind,
+			const char *identity)
+{
+	uint64		h;
+
+	h = hash_bytes_extended((const unsigned char *) namespace,
+							strlen(namespace), MyDatabaseId);
+	h = hash_combine64(h, hash_bytes_extended((const unsigned char *) task_queue,
+											  strlen(task_queue), kind));
+	h = hash_combine64(h, hash_bytes_extended((const unsigned char *) identity,
+											  strlen(identity), 0));
+	return h == 0 ? 1 : h;
+}
+
+/* Whether entry e is the poller of the key (the table's lock held). */
+static bool
+poller_matches(PollerEntry *e, uint64 hash, const char *namespace,
+			   const char *task_queue, char kind)
+{
+	return e->hash == hash && e->dboid == MyDatabaseId && e->kind == kind &&
+		strcmp(e->namespace, namespace) == 0 &&
+		strcmp(e->task_queue, task_queue) == 0;
+}
+
+/*
+ * Record a poll of a queue that began at now and waits up to wait_ms.  A
+ * no-op without shared memory or for names too long to keep.
+ */
+void
+RecordPoller(const char *namespace, const char *task_queue, char kind,
+			 const char *identity, TimestampTz now, double wait_ms)
+{
+	uint64		hash;
+	uint32		start;
+	TimestampTz until = TimestampPlusSeconds(now, wait_ms / 1000.0);
+	PollerEntry *e = NULL;
+	int			i;
+
+	if (pollers == NULL || durable_max_pollers <= 0 ||
+		strlen(namespace) >= POLLER_NAME_LEN ||
+		strlen(task_queue) >= POLLER_NAME_LEN)
+		return;
+	hash = poller_hash(namespace, task_queue, kind, identity);
+	start = (uint32) (hash % (uint64) durable_max_pollers);
+
+	LWLockAcquire(pollers->lock, LW_SHARED);
+	for (i = 0; i < PROBE && i < durable_max_pollers; i++)
+	{
+		PollerEntry *c = &pollers->entries[(start + i) % durable_max_pollers];
+
+		if (poller_matches(c, hash, namespace, task_queue, kind))
+		{
+			e = c;
+			break;
+		}
+	}
+	if (e != NULL)
+	{
+		pg_atomic_write_u64(&e->last_poll, (uint64) now);
+		pg_atomic_write_u64(&e->poll_until, (uint64) until);
+		LWLockRelease(pollers->lock);
+		return;
+	}
+	LWLockRelease(pollers->lock);
+
+	/* A new poller: a free entry near its hash, or the stalest one there. */
+	LWLockAcquire(pollers->lock, LW_EXCLUSIVE);
+	for (i = 0; i < PROBE && i < durable_max_pollers; i++)
+	{
+		PollerEntry *c = &pollers->entries[(start + i) % durable_max_pollers];
+
+		if (poller_matches(c, hash, namespace, task_queue, kind))
+		{
+			e = c;
+			break;
+		}
+		if (e == NULL || (e->hash != 0 &&
+						  (c->hash == 0 ||
+						   pg_atomic_read_u64(&c->poll_until) <
+						   pg_atomic_read_u64(&e->poll_until))))
+			e = c;
+	}
+	if (!poller_matches(e, hash, namespace, task_queue, kind))
+	{
+		e->hash = hash;
+		e->dboid = MyDatabaseId;
+		e->kind = kind;
+		strlcpy(e->namespace, namespace, POLLER_NAME_LEN);
+		strlcpy(e->task_queue, task_queue, POLLER_NAME_LEN);
+		strlcpy(e->identity, identity, POLLER_NAME_LEN);
+	}
+	pg_atomic_write_u64(&e->last_poll, (uint64) now);
+	pg_atomic_write_u64(&e->poll_until, (uint64) until);
+	LWLockRelease(pollers->lock);
+}
+
+/*
+ * The latest time a poller of the queue was seen (the later of its last
+ * poll and the end of that poll's wait); false when none is recorded, or
+ * when there is no shared memory or the names are too long to be recorded
+ * (then nobody can tell: *known is false).
+ */
+bool
+QueueLastPolled(const char *namespace, const char *task_queue, char kind,
+				TimestampTz *seen, bool *known)
+{
+	bool		found = false;
+	int			i;
+
+	*known = pollers != NULL && durable_max_pollers > 0 &&
+		strlen(namespace) < POLLER_NAME_LEN &&
+		strlen(task_queue) < POLLER_NAME_LEN;
+	*seen = 0;
+	if (!*known)
+		return false;
+	LWLockAcquire(pollers->lock, LW_SHARED);
+	for (i = 0; i < durable_max_pollers; i++)
+	{
+		PollerEntry *e = &pollers->entries[i];
+		TimestampTz t;
+
+		if (e->hash == 0 || e->dboid != MyDatabaseId || e->kind != kind ||
+			strcmp(e->namespace, namespace) != 0 ||
+			strcmp(e->task_queue, task_queue) != 0)
+			continue;
+		t = Max((TimestampTz) pg_atomic_read_u64(&e->last_poll),
+				(TimestampTz) pg_atomic_read_u64(&e->poll_until));
+		if (!found || t > *seen)
+			*seen = t;
+		found = true;
+	}
+	LWLockRelease(pollers->lock);
+	return found;
+}
+
+/*
+ * Whether the current role sees every namespace's counters and pollers:
+ * superusers, members of pg_monitor and of durable_admin (README
+ * "Metrics").
+ */
+bool
+MonitorSeesAll(void)
+{
+	Oid			admin = get_role_oid("durable_admin", true);
+
+	return superuser() ||
+		has_privs_of_role(GetUserId(), ROLE_PG_MONITOR) ||
+		(OidIsValid(admin) && has_privs_of_role(GetUserId(), admin));
+}
+
+/* Whether the current role may see the rows of a namespace (as above). */
+bool
+MonitorMayRead(const char *namespace, bool sees_all)
+{
+	if (sees_all)
+		return true;
+	return DatumGetBool(DirectFunctionCall1(durable_may_read_namespace,
+											CStringGetTextDatum(namespace)));
+}
+
+PG_FUNCTION_INFO_V1(durable_task_queue_pollers);
+/*
+ * durable.task_queue_pollers(): the recorded pollers of this database's
+ * queues in the namespaces the caller may read: namespace, task_queue, kind
+ * ('decision' or 'activity'), identity, last_poll_time, poll_until.
+ */
+Datum
+durable_task_queue_pollers(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	PollerEntry *copy;
+	int			n = 0;
+	int			i;
+	bool		sees_all;
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	if (pollers == NULL || durable_max_pollers <= 0)
+		return (Datum) 0;
+
+	/* Copied out first: the namespace checks may read tables. */
+	copy = palloc(sizeof(PollerEntry) * durable_max_pollers);
+	LWLockAcquire(pollers->lock, LW_SHARED);
+	for (i = 0; i < durable_max_pollers; i++)
+	{
+		PollerEntry *e = &pollers->entries[i];
+
+		if (e->hash == 0 || e->dboid != MyDatabaseId)
+			continue;
+		memcpy(&copy[n], e, sizeof(PollerEntry));
+		pg_atomic_init_u64(&copy[n].last_poll,
+						   pg_atomic_read_u64(&e->last_poll));
+		pg_atomic_init_u64(&copy[n].poll_until,
+						   pg_atomic_read_u64(&e->poll_until));
+		n++;
+	}
+	LWLockRelease(pollers->lock);
+
+	sees_all = MonitorSeesAll();
+	for (i = 0; i < n; i++)
+	{
+		PollerEntry *e = &copy[i];
+		Datum		values[6];
+		bool		nulls[6] = {false, false, false, false, false, false};
+
+		if (!MonitorMayRead(e->namespace, sees_all))
+			continue;
+		values[0] = CStringGetTextDatum(e->namespace);
+		values[1] = CStringGetTextDatum(e->task_queue);
+		values[2] = CStringGetTextDatum(e->kind == 'd' ? "decision" : "activity");
+		values[3] = CStringGetTextDatum(e->identity);
+		values[4] = TimestampTzGetDatum((TimestampTz) pg_atomic_read_u64(&e->last_poll));
+		values[5] = TimestampTzGetDatum((TimestampTz) pg_atomic_read_u64(&e->poll_until));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+/*
+ * Whether nobody has polled a queue for DURABLE_NO_POLLER_SECONDS, as far
+ * as shared memory tells (*known false: it cannot tell).
+ */
+static bool
+queue_without_pollers(const char *namespace, const char *task_queue,
+					  char kind, TimestampTz now, bool *known)
+{
+	TimestampTz seen;
+
+	if (!QueueLastPolled(namespace, task_queue, kind, &seen, known))
+		return *known;
+	return seen < TimestampPlusSeconds(now, -DURABLE_NO_POLLER_SECONDS);
+}
+
+static KeptPlan pending_activity_queues = {
+	NULL, "SELECT DISTINCT activity_type, task_queue FROM durable.activities"
+	" WHERE run_id = $1 ORDER BY task_queue, activity_type",
+	1, {UUIDOID}
+};
+
+/*
+ * describe_workflow's fields on the pollers of a running run's queues:
+ * taskQueueWithoutPollers (its decision tasks' queue has had no poller for
+ * a minute) and activityTaskQueuesWithoutPollers (the same for the queues
+ * of its pending activities).  A type the executors run needs no poller.
+ * NULL when nothing can be told (no shared memory, a closed run).  Called
+ * with SPI connected.
+ */
+Jsonb *
+PollerWarnings(RunState *rs)
+{
+	TimestampTz now = DurableNow();
+	Registration reg;
+	JsonBuilder jb;
+	bool		known;
+	bool		without;
+	int			n;
+	int			i;
+	char	  **queues;
+	char	  **types;
+	char	  **all;
+	int			nqueues = 0;
+
+	if (pollers == NULL || durable_max_pollers <= 0 || !RunIsOpen(rs))
+		return NULL;
+	JsonBegin(&jb);
+	if (LookupRegistration('w', rs->namespace, rs->workflow_type,
+						   rs->task_queue, &reg))
+		JsonAddBool(&jb, "taskQueueWithoutPollers", false);
+	else
+	{
+		without = queue_without_pollers(rs->namespace, rs->task_queue, 'd',
+										now, &known);
+		if (known)
+			JsonAddBool(&jb, "taskQueueWithoutPollers", without);
+		else
+			JsonAddNull(&jb, "taskQueueWithoutPollers");
+	}
+
+	{
+		Datum		values[1];
+
+		values[0] = UUIDPGetDatum(&rs->run_id);
+		n = RunPlan(&pending_activity_queues, values, NULL, true, 0);
+	}
+	/* Copied first: LookupRegistration runs statements of its own. */
+	queues = palloc(sizeof(char *) * (n + 1));
+	types = palloc(sizeof(char *) * (n + 1));
+	all = palloc(sizeof(char *) * (n + 1));
+	for (i = 0; i < n; i++)
+	{
+		types[i] = SPIGetText(i, 1);
+		all[i] = SPIGetText(i, 2);
+	}
+	for (i = 0; i < n; i++)
+	{
+		char	   *queue = all[i];
+
+		if (nqueues > 0 && strcmp(queues[nqueues - 1], queue) == 0)
+			continue;
+		if (LookupRegistration('x', rs->namespace, types[i], queue, &reg))
+			continue;
+		if (queue_without_pollers(rs->namespace, queue, 'a', now, &known) &&
+			known)
+			queues[nqueues++] = queue;
+	}
+	JsonBeginArray(&jb, "activityTaskQueuesWithoutPollers");
+	for (i = 0; i < nqueues; i++)
+		JsonAddText(&jb, NULL, queues[i]);
+	JsonEndArray(&jb);
+	return JsonFinish(&jb);
+}
