@@ -199,7 +199,7 @@ if (require.main === module) {
     console.log(`durable dashboard on http://${h}:${a.port}/`);
     sampler.start();
   });
-  const stop = () => server.close(() => process.exit(0));
+  const stop = () => { server.close(() => process.exit(0)); server.closeAllConnections(); };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
 }

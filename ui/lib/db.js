@@ -99,7 +99,7 @@ const LIST_COLUMNS = `namespace, workflow_id, run_id, workflow_type, task_queue,
 // One page of runs, newest start first: { rows, next } where next is the cursor of the
 // following page (null on the last).  Filters: see filtersFromQuery in pages.js.
 async function listWorkflows(pool, f, flt, pageSize, after) {
-  if (f.fn.list_workflows.exists) {
+  if (f.fn.list_workflows.may || (f.fn.list_workflows.exists && !f.rel.workflows.may)) {
     const { rows } = await pool.query(`
       SELECT ${LIST_COLUMNS}, cursor FROM durable.list_workflows(
           namespace => $1, status => $2, workflow_type => $3, task_queue => $4,
@@ -113,8 +113,9 @@ async function listWorkflows(pool, f, flt, pageSize, after) {
     const page = rows.slice(0, pageSize);
     return { rows: page, next: more ? page[page.length - 1].cursor : null };
   }
-  // 0.3.0: the view, with a keyset cursor of our own (start_time, run_id).
-  if (flt.searchAttributes) {
+  // 0.3.0 (or a role that may read the view but not call list_workflows): the view,
+  // with a keyset cursor of our own (start_time, run_id).
+  if (flt.searchAttributes && !f.columns.has('search_attributes')) {
     throw notAvailable('filtering by search attributes', "durable 0.4.0's list_workflows");
   }
   const { where, params } = viewFilter(flt, true);
@@ -152,13 +153,15 @@ function viewFilter(flt, withStatus) {
   if (flt.closedSince) add('close_time >= ?::timestamptz', flt.closedSince);
   if (flt.closedBefore) add('close_time < ?::timestamptz', flt.closedBefore);
   if (flt.memo) add('memo @> ?::jsonb', flt.memo);
+  if (flt.searchAttributes) add('search_attributes @> ?::jsonb', flt.searchAttributes);
   return { where, params };
 }
 
 // Counts by status for the filters (the status filter left out): { status: n }.
 async function countByStatus(pool, f, flt) {
   let rows;
-  if (f.fn.count_workflows_by_status.exists) {
+  if (f.fn.count_workflows_by_status.may ||
+      (f.fn.count_workflows_by_status.exists && !f.rel.workflows.may)) {
     ({ rows } = await pool.query(`
       SELECT status, count FROM durable.count_workflows_by_status(
           namespace => $1, workflow_type => $2, task_queue => $3,
@@ -168,7 +171,7 @@ async function countByStatus(pool, f, flt) {
     [flt.namespace, flt.type, flt.queue, flt.prefix, flt.startedSince, flt.startedBefore,
       flt.closedSince, flt.closedBefore, flt.searchAttributes, flt.memo]));
   } else {
-    if (flt.searchAttributes) return null;
+    if (flt.searchAttributes && !f.columns.has('search_attributes')) return null;
     const { where, params } = viewFilter(flt, false);
     ({ rows } = await pool.query(`
       SELECT status, count(*) AS count FROM durable.workflows

@@ -138,7 +138,7 @@ async function workflowsPage(ctx, f) {
   try { nsList = await db.namespaces(ctx.pool, f); } catch (e) { nsList = null; }
 
   const parts = [];
-  const saOk = f.fn.list_workflows.exists;
+  const saOk = f.fn.list_workflows.exists || f.columns.has('search_attributes');
   const field = (name, label, value, extra) => html`<label>${label}
       <input name="${name}" value="${value || ''}" ${extra || ''}></label>`;
   const tfield = (name, label) => html`<label>${label}
