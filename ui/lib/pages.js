@@ -258,7 +258,7 @@ async function workflowPage(ctx, f) {
     return { status: e.code === 'WF002' ? 404 : 200, body: layout(ctx, f, `Workflow ${wid}`, parts) };
   }
   const running = d.status === 'running';
-  const start = new Date(d.startTime).getTime();
+  let start = new Date(d.startTime).getTime();
 
   // Summary
   const kv = (k, v) => html`<dt>${k}</dt><dd>${v}</dd>`;
@@ -297,6 +297,8 @@ async function workflowPage(ctx, f) {
   let first = [];
   try { first = await db.history(ctx.pool, ns, wid, runId, 1, 1); } catch (e) { parts.push(errorBox(e)); }
   if (first.length) {
+    // a reset run's copied events are older than its start: count from event 1
+    start = new Date(first[0].event_time).getTime();
     const a = first[0].attributes || {};
     parts.push(html`<section aria-labelledby="input-h"><h2 id="input-h">Input</h2>
       ${a.initiator ? html`<p>Initiator: ${a.initiator}</p>` : ''}${json(a.input === undefined ? null : a.input)}</section>`);
@@ -383,7 +385,7 @@ async function workflowPage(ctx, f) {
     parts.push(html`<section aria-labelledby="history-h"><h2 id="history-h">History</h2>${pager}
       <ol class="timeline" start="${from}">${evs.map((e) => html`<li id="event-${e.event_id}">
         <div class="ev-head"><span class="ev-id">${e.event_id}</span>
-          <span class="ev-time" title="${new Date(e.event_time).toISOString()}">+${seconds((new Date(e.event_time).getTime() - start) / 1000)}</span>
+          <span class="ev-time" title="${new Date(e.event_time).toISOString()}">${sinceStart(new Date(e.event_time).getTime() - start)}</span>
           <span class="ev-type ev-${e.event_type}">${e.event_type}</span></div>
         <div class="ev-attrs">${eventSummary(e)}</div>
         <details class="ev-json" data-src="${url('/workflow/event', { ...base, event_id: e.event_id })}">
@@ -393,6 +395,10 @@ async function workflowPage(ctx, f) {
     parts.push(errorBox(e));
   }
   return { body: layout(ctx, f, `Workflow ${wid}`, parts, { live: running }) };
+}
+
+function sinceStart(ms) {
+  return ms < 0 ? seconds(ms / 1000) : `+${seconds(ms / 1000)}`;
 }
 
 // How a run began, from the links of the view (and the run before it in the chain).
