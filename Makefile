@@ -6,7 +6,10 @@
 #   make test-cassert   the same against an assert-enabled PostgreSQL, built once into
 #                   ./tmp_cassert (scripts/test-cassert.sh)
 #   make test-small-buffers   regress, pgTAP and isolation with shared_buffers = 128kB
-#   make demo       a throwaway cluster running a few workflows (scripts/demo.sh)
+#   make demo       a throwaway cluster running a few workflows (scripts/demo.sh);
+#                   DEMO_UI=1 leaves it running with the dashboard on 127.0.0.1:8080
+#   make ui         the dashboard (ui/server.js) on 127.0.0.1:8080, connected with
+#                   DATABASE_URL or the PG* environment variables (README "Dashboard")
 #   make bench      the pgbench benchmarks with their floors (bench/run.sh)
 #   make fuzz       the fuzzer and sqlsmith against a throwaway cluster (scripts/fuzz.sh)
 
@@ -55,7 +58,7 @@ $(DURABLE_INSTALL_SQL): sql/durable--%.sql: $$(DURABLE_PATH_%)
 	sed -n 3p $@.tmp | grep -q '^-- BEGIN schema check'
 	mv $@.tmp $@
 
-.PHONY: test test-cassert test-small-buffers demo bench fuzz
+.PHONY: test test-cassert test-small-buffers demo bench fuzz ui
 # scripts/test.sh runs pg_regress, pgTAP, isolation and TAP layers on its own clusters;
 # `scripts/test.sh regress` runs one layer (see test/README.md).  PG15's pg_regress has
 # no --expecteddir: it runs with --inputdir=test, and test/expected is a committed
@@ -72,6 +75,12 @@ test-small-buffers:
 
 demo:
 	scripts/demo.sh
+
+# npm ci when ui/package-lock.json changed since the last one (the stamp), then the server.
+ui:
+	@cmp -s ui/package-lock.json ui/node_modules/.durable-lock || \
+	    { (cd ui && npm ci --no-audit --no-fund) && cp ui/package-lock.json ui/node_modules/.durable-lock; }
+	node ui/server.js $(DATABASE_URL)
 
 bench:
 	bench/run.sh

@@ -7,6 +7,8 @@
 # on exit.  As root: installs missing packages, builds as root, and runs the cluster as
 # the `postgres` OS user (on a copy of the tree if postgres cannot use this one).
 # DEMO_PORT picks the port (default 54330; the server listens on a private socket only).
+# DEMO_UI=1 then leaves the cluster running with the dashboard (ui/) on
+# http://127.0.0.1:${DURABLE_UI_PORT:-8080} until Ctrl-C.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,6 +19,13 @@ DEMO_PORT=${DEMO_PORT:-54330}
 
 if is_root; then
     ensure_packages
+    if [ "${DEMO_UI:-}" = 1 ]; then
+        command -v node >/dev/null && command -v npm >/dev/null || ensure_packages nodejs npm
+        cmp -s "$ROOT/ui/package-lock.json" "$ROOT/ui/node_modules/.durable-lock" ||
+            { (cd "$ROOT/ui" && npm ci --no-audit --no-fund) &&
+                cp "$ROOT/ui/package-lock.json" "$ROOT/ui/node_modules/.durable-lock"; } ||
+            die "npm ci in ui/ failed"
+    fi
     find_pg
     build_temp_install || die "build failed"
     rm -rf "$DEMO_DIR"
@@ -24,7 +33,8 @@ if is_root; then
     chown postgres: "$DEMO_DIR"
     if runuser -u postgres -- test -x "$TMP_BINDIR/postgres" -a -r "$ROOT/scripts/demo.sql" \
         -a -w "$DEMO_DIR"; then
-        exec runuser -u postgres -- env DURABLE_DEMO_BUILT=1 bash "$ROOT/scripts/demo.sh"
+        exec runuser -u postgres -- env DURABLE_DEMO_BUILT=1 DEMO_UI="${DEMO_UI:-}" \
+            bash "$ROOT/scripts/demo.sh"
     fi
     rm -rf "$DEMO_DIR"
     rerun_as_postgres scripts/demo.sh
@@ -60,4 +70,14 @@ createdb demo
 psql -X -q -v ON_ERROR_STOP=1 -d demo -c 'CREATE EXTENSION durable'
 log "running scripts/demo.sql"
 psql -X -v ON_ERROR_STOP=1 --echo-all -d demo -f "$ROOT/scripts/demo.sql"
-log "demo done; stopping the server"
+if [ "${DEMO_UI:-}" = 1 ]; then
+    if [ ! -d "$ROOT/ui/node_modules/pg" ]; then
+        (cd "$ROOT/ui" && npm ci --no-audit --no-fund) || die "npm ci in ui/ failed"
+    fi
+    log "demo done; the dashboard of database demo: http://127.0.0.1:${DURABLE_UI_PORT:-8080}/ (Ctrl-C stops it and the server)"
+    PGDATABASE=demo node "$ROOT/ui/server.js" || true
+else
+    log "demo done; stopping the server. To see these workflows in the dashboard, run"
+    log "  DEMO_UI=1 make demo    (then open http://127.0.0.1:8080/; Ctrl-C stops it)"
+    log "or, on any database: make ui DATABASE_URL=postgresql:///app (see README \"Dashboard\")"
+fi

@@ -30,11 +30,12 @@ die() { printf 'ERROR: %s\n' "$*" >&2; exit 1; }
 
 is_root() { [ "$(id -u)" -eq 0 ]; }
 
-# Install the packages above that dpkg does not know as installed (root only).
+# Install the packages above (or those named as arguments) that dpkg does not know as
+# installed (root only).
 # apt-get update runs at most once (DURABLE_APT_UPDATED=1 says a caller already did it).
 ensure_packages() {
     local missing=() p
-    for p in $DURABLE_PACKAGES; do
+    for p in ${*:-$DURABLE_PACKAGES}; do
         dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
     done
     [ ${#missing[@]} -eq 0 ] && return 0

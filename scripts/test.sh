@@ -9,6 +9,9 @@
 #   pgtap      pg_prove              test/pgtap/*.sql, one fresh database a file
 #   isolation  pg_isolation_regress  test/isolation/specs/*.spec, test/isolation/expected
 #   tap        prove                 test/t/*.pl with PostgreSQL::Test::Cluster
+#   ui         node + Chromium       ui/test/*.test.js: the dashboard in a headless browser
+#                                    (run when node, npm and chromium are installed; as
+#                                    root they are installed; UI_PORT, default 18490)
 # No argument runs every layer (or those named in $LAYERS).  $TESTS limits every layer
 # to the files whose base name matches one of its space-separated shell patterns, e.g.
 # TESTS='00_smoke' scripts/test.sh regress.
@@ -26,7 +29,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/scripts/lib.sh"
 
-ALL_LAYERS="regress pgtap isolation tap"
+ALL_LAYERS="regress pgtap isolation tap ui"
 if [ $# -gt 0 ]; then
     LAYER_LIST=("$@")
 else
@@ -36,8 +39,22 @@ for l in "${LAYER_LIST[@]}"; do
     case " $ALL_LAYERS " in *" $l "*) ;; *) die "unknown layer '$l' (one of: $ALL_LAYERS)" ;; esac
 done
 
+# The ui layer's packages, installed (as root) only when it runs and only for a command
+# that is missing (a Node.js from elsewhere, with its own npm, conflicts with Debian's npm).
+UI_PACKAGES="nodejs npm chromium"
+ui_selected() { case " ${LAYER_LIST[*]} " in *" ui "*) return 0 ;; *) return 1 ;; esac; }
+ui_missing_packages() {
+    command -v node >/dev/null || echo nodejs
+    command -v npm >/dev/null || echo npm
+    command -v chromium >/dev/null || echo chromium
+}
+
 if is_root; then
     ensure_packages
+    if ui_selected && [ -n "$(ui_missing_packages)" ]; then
+        # shellcheck disable=SC2046  # one package a word
+        ensure_packages $(ui_missing_packages)
+    fi
     find_pg     # an absolute $PG_CONFIG for the run as postgres
     rc=0
     rerun_as_postgres scripts/test.sh "${LAYER_LIST[@]}" || rc=$?
@@ -71,10 +88,11 @@ layer_files() {
         pgtap) pattern="$ROOT/test/pgtap/*.sql" ;;
         isolation) pattern="$ROOT/test/isolation/specs/*.spec" ;;
         tap) pattern="$ROOT/test/t/*.pl" ;;
+        ui) pattern="$ROOT/ui/test/*.test.js" ;;
     esac
     for f in $pattern; do
         [ -e "$f" ] || continue
-        name=$(basename "$f"); name=${name%.*}
+        name=$(basename "$f"); name=${name%.*}; name=${name%.test}
         if [ -z "${TESTS:-}" ]; then echo "$f"; continue; fi
         set -f
         for p in $TESTS; do
@@ -279,6 +297,59 @@ layer_tap() {
             fi
         fi
     done
+}
+
+# ui: the dashboard (ui/) in headless Chromium.  One cluster with the background worker
+# on (retry timers fire by the clock); each file gets a fresh database and drives the
+# dashboard on $UI_PORT (and the next two ports) with puppeteer-core.  npm ci installs
+# ui/package-lock.json's packages (the npm cache is tmp_check/npm-cache).  Without node,
+# npm or chromium the layer is skipped with a warning.
+layer_ui() {
+    local out="$OUT/ui" sock f name db rc logpos chromium
+    local ui_port=${UI_PORT:-18490} ui_db_port=$((PGTAP_PORT + 1))
+    chromium=${CHROMIUM:-$(command -v chromium || true)}
+    if ! command -v node >/dev/null || ! command -v npm >/dev/null || [ -z "$chromium" ]; then
+        warn "ui: node, npm or chromium missing (packages $UI_PACKAGES): layer skipped"
+        return
+    fi
+    rm -rf "$out"; mkdir -p "$out/home"
+    if ! cmp -s "$ROOT/ui/package-lock.json" "$ROOT/ui/node_modules/.durable-lock"; then
+        log "ui: npm ci"
+        if (cd "$ROOT/ui" && npm_config_cache="$OUT/npm-cache" npm ci --no-audit --no-fund \
+            >"$out/npm-ci.log" 2>&1); then
+            cp "$ROOT/ui/package-lock.json" "$ROOT/ui/node_modules/.durable-lock"
+        else
+            cat "$out/npm-ci.log"
+            for f in "$@"; do name=$(basename "$f" .test.js); record ui "$name" fail; done
+            return
+        fi
+    fi
+    sock=$(mktemp -d "${TMPDIR:-/tmp}/durable-ui.XXXXXX")
+    CLEANUP_DIRS+=("$sock")
+    CLEANUP_DATA+=("$out/data")
+    { cat "$TEST_CONF"; echo 'durable.worker_enabled = on'; } >"$out/durable.conf"
+    start_cluster "$out/data" "$ui_db_port" "$sock" "$out/durable.conf"
+    for f in "$@"; do
+        name=$(basename "$f" .test.js)
+        db="ui_$(printf '%s' "$name" | tr -c 'A-Za-z0-9_' '_')"
+        rc=0
+        wait_ready "$sock" "$ui_db_port"
+        logpos=$(log_size "$out/server.log")
+        {
+            createdb -h "$sock" -p "$ui_db_port" "$db" &&
+                psql -X -q -h "$sock" -p "$ui_db_port" -d "$db" -v ON_ERROR_STOP=1 \
+                    -c 'CREATE EXTENSION durable' &&
+                PGHOST="$sock" PGPORT="$ui_db_port" PGDATABASE="$db" PGUSER=$(id -un) \
+                    UI_PORT="$ui_port" UI_OUT="$out" CHROMIUM="$chromium" HOME="$out/home" \
+                    node "$f" 2>&1 | tee "$out/$name.tap"
+        } || rc=$?
+        grep -q '^not ok' "$out/$name.tap" 2>/dev/null && rc=1
+        dropdb -h "$sock" -p "$ui_db_port" --force --if-exists "$db" || warn "could not drop database $db"
+        if show_crash "$out/server.log" "$logpos"; then rc=1; fi
+        if [ "$rc" -eq 0 ]; then record ui "$name" ok; else record ui "$name" fail; fi
+    done
+    log "ui: screenshots in $out"
+    stop_cluster "$out/data"
 }
 
 # Which files each layer runs, known before the build so that a broken build still

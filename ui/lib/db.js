@@ -1,0 +1,339 @@
+'use strict';
+// Every statement the dashboard sends to the database is in this file.
+//
+// The dashboard talks to durable only through its SQL API and views, as the role it
+// connects as: the database decides what that role may see and do.  Functions of
+// durable 0.4.0 (list_workflows, count_workflows_by_status, reset_workflow,
+// restart_workflow, the task_queues and metrics views) are used where the database has
+// them; features() says which exist and which the role may use, and the pages fall back
+// to the 0.3.0 views, or say what is missing, where they do not.
+
+const { Pool, types } = require('pg');
+
+// bigint counts as numbers (a page never shows counts past 2^53).
+types.setTypeParser(20, (v) => Number(v));
+
+const FUNCTIONS = [
+  'describe_workflow', 'get_history', 'signal_workflow', 'cancel_workflow',
+  'terminate_workflow', 'reset_workflow', 'restart_workflow', 'list_workflows',
+  'count_workflows', 'count_workflows_by_status', 'may_read_namespace',
+];
+const RELATIONS = [
+  'workflows', 'activity_attempts', 'stuck_tasks', 'task_queues', 'metrics', 'namespaces',
+];
+const STATUSES = ['running', 'completed', 'failed', 'canceled', 'terminated',
+  'continued_as_new', 'timed_out'];
+
+function createPool(connectionString) {
+  const pool = new Pool({
+    connectionString: connectionString || undefined,
+    max: Number(process.env.DURABLE_UI_POOL || 5),
+    application_name: 'durable dashboard',
+    // A page never waits long for the database: a slow statement fails with 57014,
+    // shown like any other error.
+    statement_timeout: Number(process.env.DURABLE_UI_STATEMENT_TIMEOUT_MS || 15000),
+  });
+  pool.on('error', () => {});   // an idle client's lost connection: the next query says it
+  return pool;
+}
+
+// What this database has and what this role may do, cached for a few seconds (an
+// ALTER EXTENSION UPDATE or a GRANT shows on the next pages); one entry a pool, as
+// each pool is a role.
+const cache = new WeakMap();
+async function features(pool) {
+  const hit = cache.get(pool);
+  if (hit && Date.now() - hit.at < 5000) return hit.f;
+  const { rows } = await pool.query(`
+    SELECT current_user AS role, current_database() AS database,
+           (SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'durable') AS version,
+           (SELECT pg_catalog.jsonb_object_agg(proname, ok) FROM (
+                SELECT p.proname, bool_or(pg_catalog.has_function_privilege(p.oid, 'EXECUTE')) AS ok
+                  FROM pg_catalog.pg_proc p
+                 WHERE p.pronamespace = pg_catalog.to_regnamespace('durable')
+                   AND p.proname = ANY ($1::text[])
+                 GROUP BY p.proname) f) AS functions,
+           (SELECT pg_catalog.jsonb_object_agg(r, pg_catalog.has_table_privilege(c, 'SELECT'))
+              FROM pg_catalog.unnest($2::text[]) r,
+                   LATERAL pg_catalog.to_regclass('durable.' || r) c
+             WHERE c IS NOT NULL) AS relations,
+           (SELECT pg_catalog.array_agg(attname::text) FROM pg_catalog.pg_attribute
+             WHERE attrelid = pg_catalog.to_regclass('durable.workflows')
+               AND attnum > 0 AND NOT attisdropped) AS workflow_columns,
+           pg_catalog.has_schema_privilege(pg_catalog.to_regnamespace('durable'), 'USAGE')
+             AS schema_usage`, [FUNCTIONS, RELATIONS]);
+  const r = rows[0];
+  const fns = r.functions || {};
+  const rels = r.relations || {};
+  const cols = new Set(r.workflow_columns || []);
+  const usage = !!r.schema_usage;
+  // exists: the database has it; may: this role may use it.
+  const fn = (name) => ({ exists: name in fns, may: usage && fns[name] === true });
+  const rel = (name) => ({ exists: name in rels, may: usage && rels[name] === true });
+  const f = {
+    role: r.role, database: r.database, version: r.version,
+    installed: r.version !== null,
+    fn: Object.fromEntries(FUNCTIONS.map((n) => [n, fn(n)])),
+    rel: Object.fromEntries(RELATIONS.map((n) => [n, rel(n)])),
+    columns: cols,
+  };
+  cache.set(pool, { f, at: Date.now() });
+  return f;
+}
+
+function forgetFeatures(pool) { cache.delete(pool); }
+
+// The namespaces this role may read, when it may read the namespaces table (admins);
+// otherwise null and the page asks for a name.
+async function namespaces(pool, f) {
+  if (!f.rel.namespaces.may || !f.fn.may_read_namespace.may) return null;
+  const { rows } = await pool.query(`
+    SELECT name FROM durable.namespaces
+     WHERE durable.may_read_namespace(name) ORDER BY name LIMIT 500`);
+  return rows.map((r) => r.name);
+}
+
+const LIST_COLUMNS = `namespace, workflow_id, run_id, workflow_type, task_queue, status,
+    attempt, start_time, close_time, failure`;
+
+// One page of runs, newest start first: { rows, next } where next is the cursor of the
+// following page (null on the last).  Filters: see filtersFromQuery in pages.js.
+async function listWorkflows(pool, f, flt, pageSize, after) {
+  if (f.fn.list_workflows.may || (f.fn.list_workflows.exists && !f.rel.workflows.may)) {
+    const { rows } = await pool.query(`
+      SELECT ${LIST_COLUMNS}, cursor FROM durable.list_workflows(
+          namespace => $1, status => $2, workflow_type => $3, task_queue => $4,
+          workflow_id_prefix => $5, started_since => $6, started_before => $7,
+          closed_since => $8, closed_before => $9, search_attributes => $10::jsonb,
+          memo => $11::jsonb, page_size => $12, after => $13)`,
+    [flt.namespace, flt.status, flt.type, flt.queue, flt.prefix, flt.startedSince,
+      flt.startedBefore, flt.closedSince, flt.closedBefore, flt.searchAttributes,
+      flt.memo, pageSize + 1, after || null]);
+    const more = rows.length > pageSize;
+    const page = rows.slice(0, pageSize);
+    return { rows: page, next: more ? page[page.length - 1].cursor : null };
+  }
+  // 0.3.0 (or a role that may read the view but not call list_workflows): the view,
+  // with a keyset cursor of our own (start_time, run_id).
+  if (flt.searchAttributes && !f.columns.has('search_attributes')) {
+    throw notAvailable('filtering by search attributes', "durable 0.4.0's list_workflows");
+  }
+  const { where, params } = viewFilter(flt, true);
+  if (after) {
+    const m = /^(.+)\|([0-9a-f-]{36})$/.exec(Buffer.from(after, 'base64url').toString());
+    if (!m) throw badArgument('after', 'the page cursor is not one of this dashboard');
+    params.push(m[1], m[2]);
+    where.push(`(start_time, run_id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
+  }
+  params.push(pageSize + 1);
+  const { rows } = await pool.query(`
+    SELECT ${LIST_COLUMNS}, start_time::text AS start_text FROM durable.workflows
+     WHERE ${where.join(' AND ')}
+     ORDER BY start_time DESC, run_id DESC LIMIT $${params.length}`, params);
+  const more = rows.length > pageSize;
+  const page = rows.slice(0, pageSize);
+  const last = page[page.length - 1];
+  return {
+    rows: page,
+    next: more ? Buffer.from(`${last.start_text}|${last.run_id}`).toString('base64url') : null,
+  };
+}
+
+// The WHERE clause over durable.workflows for the filters (0.3.0's fallback).
+function viewFilter(flt, withStatus) {
+  const where = ['namespace = $1'];
+  const params = [flt.namespace];
+  const add = (sql, v) => { params.push(v); where.push(sql.replace('?', `$${params.length}`)); };
+  if (withStatus && flt.status) add('status = ?', flt.status);
+  if (flt.type) add('workflow_type = ?', flt.type);
+  if (flt.queue) add('task_queue = ?', flt.queue);
+  if (flt.prefix) add("starts_with(workflow_id, ?)", flt.prefix);
+  if (flt.startedSince) add('start_time >= ?::timestamptz', flt.startedSince);
+  if (flt.startedBefore) add('start_time < ?::timestamptz', flt.startedBefore);
+  if (flt.closedSince) add('close_time >= ?::timestamptz', flt.closedSince);
+  if (flt.closedBefore) add('close_time < ?::timestamptz', flt.closedBefore);
+  if (flt.memo) add('memo @> ?::jsonb', flt.memo);
+  if (flt.searchAttributes) add('search_attributes @> ?::jsonb', flt.searchAttributes);
+  return { where, params };
+}
+
+// Counts by status for the filters (the status filter left out): { status: n }.
+async function countByStatus(pool, f, flt) {
+  let rows;
+  if (f.fn.count_workflows_by_status.may ||
+      (f.fn.count_workflows_by_status.exists && !f.rel.workflows.may)) {
+    ({ rows } = await pool.query(`
+      SELECT status, count FROM durable.count_workflows_by_status(
+          namespace => $1, workflow_type => $2, task_queue => $3,
+          workflow_id_prefix => $4, started_since => $5, started_before => $6,
+          closed_since => $7, closed_before => $8, search_attributes => $9::jsonb,
+          memo => $10::jsonb)`,
+    [flt.namespace, flt.type, flt.queue, flt.prefix, flt.startedSince, flt.startedBefore,
+      flt.closedSince, flt.closedBefore, flt.searchAttributes, flt.memo]));
+  } else {
+    if (flt.searchAttributes && !f.columns.has('search_attributes')) return null;
+    const { where, params } = viewFilter(flt, false);
+    ({ rows } = await pool.query(`
+      SELECT status, count(*) AS count FROM durable.workflows
+       WHERE ${where.join(' AND ')} GROUP BY status`, params));
+  }
+  const out = Object.fromEntries(STATUSES.map((s) => [s, 0]));
+  for (const r of rows) out[r.status] = Number(r.count);
+  return out;
+}
+
+async function describe(pool, ns, workflowId, runId) {
+  const { rows } = await pool.query(
+    'SELECT durable.describe_workflow($1, $2, $3::uuid) AS d', [workflowId, ns, runId || null]);
+  return rows[0].d;
+}
+
+// The runs of a workflow id, newest first (the chain, retries, resets and restarts).
+async function runsOf(pool, f, ns, workflowId) {
+  const extra = ['origin', 'reset_from', 'restarted_from'].filter((c) => f.columns.has(c));
+  const { rows } = await pool.query(`
+    SELECT run_id, status, attempt, start_time, close_time, continued_from, continued_to,
+           first_run_id, cron_schedule ${extra.map((c) => `, ${c}`).join('')}
+      FROM durable.workflows
+     WHERE namespace = $1 AND workflow_id = $2
+     ORDER BY start_time DESC, run_id DESC LIMIT 50`, [ns, workflowId]);
+  return rows;
+}
+
+// Events [from, from + count) of a run's history.
+async function history(pool, ns, workflowId, runId, from, count) {
+  const { rows } = await pool.query(`
+    SELECT event_id, event_time, event_type, attributes
+      FROM durable.get_history($1, $2, $3::uuid)
+     WHERE event_id >= $4 ORDER BY event_id LIMIT $5`,
+  [workflowId, ns, runId, from, count]);
+  return rows;
+}
+
+async function event(pool, ns, workflowId, runId, eventId) {
+  const { rows } = await pool.query(`
+    SELECT event_id, event_time, event_type, attributes
+      FROM durable.get_history($1, $2, $3::uuid) WHERE event_id = $4`,
+  [workflowId, ns, runId, eventId]);
+  return rows[0] || null;
+}
+
+// The run's DecisionTaskCompleted events, a reset's possible points (the newest 200).
+async function resetPoints(pool, ns, workflowId, runId) {
+  const { rows } = await pool.query(`
+    SELECT event_id, event_time FROM durable.get_history($1, $2, $3::uuid)
+     WHERE event_type = 'DecisionTaskCompleted' ORDER BY event_id DESC LIMIT 200`,
+  [workflowId, ns, runId]);
+  return rows;
+}
+
+// The ActivityTaskScheduled events of the pending activities (their retry policy).
+async function scheduledEvents(pool, ns, workflowId, runId, eventIds) {
+  if (!eventIds.length) return [];
+  const { rows } = await pool.query(`
+    SELECT event_id, attributes FROM durable.get_history($1, $2, $3::uuid)
+     WHERE event_type = 'ActivityTaskScheduled'
+       AND attributes->>'activityId' = ANY ($4::text[])`,
+  [workflowId, ns, runId, eventIds]);
+  return rows;
+}
+
+async function activityAttempts(pool, runId) {
+  const { rows } = await pool.query(`
+    SELECT scheduled_event_id, activity_id, activity_type, attempt, outcome, failure_reason,
+           failure_details, worker_identity, scheduled_time, started_time, end_time,
+           next_retry_time
+      FROM durable.activity_attempts WHERE run_id = $1
+     ORDER BY scheduled_event_id, attempt LIMIT 500`, [runId]);
+  return rows;
+}
+
+async function children(pool, runId) {
+  const { rows } = await pool.query(`
+    SELECT namespace, workflow_id, run_id, workflow_type, status, start_time, close_time
+      FROM durable.workflows WHERE parent_run_id = $1
+     ORDER BY start_time LIMIT 200`, [runId]);
+  return rows;
+}
+
+// Actions: each returns the run to show afterwards.
+async function signal(pool, ns, workflowId, runId, name, input) {
+  await pool.query(`SELECT durable.signal_workflow(workflow_id => $1, signal_name => $2,
+      input => $3::jsonb, namespace => $4, run_id => $5::uuid)`,
+  [workflowId, name, input, ns, runId]);
+  return runId;
+}
+
+async function cancel(pool, ns, workflowId, runId, reason) {
+  await pool.query(`SELECT durable.cancel_workflow(workflow_id => $1, reason => $2,
+      namespace => $3, run_id => $4::uuid)`, [workflowId, reason, ns, runId]);
+  return runId;
+}
+
+async function terminate(pool, ns, workflowId, runId, reason) {
+  await pool.query(`SELECT durable.terminate_workflow(workflow_id => $1, reason => $2,
+      namespace => $3, run_id => $4::uuid)`, [workflowId, reason, ns, runId]);
+  return runId;
+}
+
+async function reset(pool, ns, workflowId, runId, reason, eventId) {
+  const { rows } = await pool.query(`SELECT durable.reset_workflow(workflow_id => $1,
+      reason => $2, namespace => $3, run_id => $4::uuid, event_id => $5::bigint) AS r`,
+  [workflowId, reason, ns, runId, eventId]);
+  return rows[0].r;
+}
+
+async function restart(pool, ns, workflowId, runId, reason, input) {
+  const { rows } = await pool.query(`SELECT durable.restart_workflow(workflow_id => $1,
+      reason => $2, namespace => $3, run_id => $4::uuid, input => $5::jsonb) AS r`,
+  [workflowId, reason, ns, runId, input]);
+  return rows[0].r;
+}
+
+async function taskQueues(pool) {
+  const { rows } = await pool.query(`
+    SELECT namespace, task_queue, kind, ready_tasks, oldest_ready_time,
+           extract(epoch FROM oldest_ready_age)::float8 AS oldest_ready_age,
+           waiting_on_timer, pollers, last_poll_time, executor_types
+      FROM durable.task_queues
+     ORDER BY namespace, task_queue, kind LIMIT 1000`);
+  return rows;
+}
+
+async function stuckTasks(pool) {
+  const { rows } = await pool.query(`
+    SELECT namespace, workflow_id, run_id, workflow_type, task_type, activity_type,
+           task_queue, attempt, failures, last_error, next_attempt_time
+      FROM durable.stuck_tasks ORDER BY next_attempt_time LIMIT 200`);
+  return rows;
+}
+
+// One sample of durable.metrics (the sampler in metrics.js keeps the last minutes).
+async function metricValues(pool) {
+  const { rows } = await pool.query(`
+    SELECT metric, namespace, task_queue, label, le::text AS le, value::float8 AS value
+      FROM durable.metrics`);
+  return rows;
+}
+
+// The errors the dashboard raises itself look like the database's: a SQLSTATE and a
+// message.
+function notAvailable(what, needs) {
+  const e = new Error(`${what} needs ${needs}, which this database does not have`);
+  e.code = '0A000';
+  e.hint = 'ALTER EXTENSION durable UPDATE brings it.';
+  return e;
+}
+
+function badArgument(name, msg) {
+  const e = new Error(`${name}: ${msg}`);
+  e.code = '22023';
+  return e;
+}
+
+module.exports = {
+  createPool, features, forgetFeatures, namespaces, listWorkflows, countByStatus,
+  describe, runsOf, history, event, resetPoints, scheduledEvents, activityAttempts,
+  children, signal, cancel, terminate, reset, restart, taskQueues, stuckTasks,
+  metricValues, notAvailable, badArgument, STATUSES,
+};

@@ -1,0 +1,613 @@
+'use strict';
+// The pages.  Each handler returns { body } (or { redirect }); every value shown goes
+// through html`` (lib/html.js), which escapes it.
+
+const db = require('./db');
+const { html, url, json, time, seconds } = require('./html');
+const { chart } = require('./metrics');
+
+const PAGE_SIZE = 50;
+const EVENTS_PER_PAGE = 100;
+
+// ---------------------------------------------------------------- layout and errors
+
+function layout(ctx, f, title, body, { live = false, nav = '' } = {}) {
+  const who = f ? html`<span class="who" title="the database role the dashboard connects as">
+      ${f.role}@${f.database}${f.version ? html` · durable ${f.version}` : ''}</span>` : '';
+  const link = (href, label, show) => (show ? html`<a href="${href}" ${nav === href ? html`aria-current="page"` : ''}>${label}</a>` : '');
+  return html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="csrf-token" content="${ctx.csrf}">
+<title>${title} · durable</title>
+<link rel="stylesheet" href="/static/style.css">
+<script src="/static/app.js" defer></script>
+</head><body>
+<a class="skip" href="#main">Skip to content</a>
+<header><nav aria-label="Pages">
+  <strong class="brand">durable</strong>
+  ${link('/workflows', 'Workflows', !f || f.rel.workflows.may)}
+  ${link('/task-queues', 'Task queues', !f || !f.rel.task_queues.exists || f.rel.task_queues.may || f.rel.stuck_tasks.may)}
+  ${link('/metrics', 'Metrics', !f || !f.rel.metrics.exists || f.rel.metrics.may)}
+</nav>${who}</header>
+<main id="main" tabindex="-1" ${live ? html`data-live="1"` : ''}>
+<h1>${title}</h1>
+${body}
+</main></body></html>`;
+}
+
+// A database error: its SQLSTATE and message, and its detail and hint.
+function errorBox(e) {
+  const code = e.code || (e.errno ? String(e.errno) : 'error');
+  return html`<div class="error" role="alert"><p><strong>ERROR ${code}</strong>:
+    <span class="message">${e.message}</span></p>
+    ${e.detail ? html`<p>DETAIL: ${e.detail}</p>` : ''}
+    ${e.hint ? html`<p>HINT: ${e.hint}</p>` : ''}</div>`;
+}
+
+function missing(what, needs) {
+  return html`<p class="missing" role="note">${what} needs ${needs}, which this database
+    does not have (<code>ALTER EXTENSION durable UPDATE</code> brings it).</p>`;
+}
+
+function statusBadge(s) {
+  return html`<span class="status status-${s}">${s}</span>`;
+}
+
+function wfLink(ns, wid, runId, label) {
+  return html`<a href="${url('/workflow', { namespace: ns, workflow_id: wid, run_id: runId })}">${label || wid}</a>`;
+}
+
+async function featuresOrError(ctx) {
+  try {
+    return { f: await db.features(ctx.pool) };
+  } catch (e) {
+    return { err: e };
+  }
+}
+
+// ---------------------------------------------------------------- routing
+
+async function get(ctx, pathname) {
+  const { f, err } = await featuresOrError(ctx);
+  if (err) return { status: 503, body: layout(ctx, null, 'Cannot reach the database', errorBox(err)) };
+  if (!f.installed) {
+    return { status: 503, body: layout(ctx, f, 'durable is not installed', html`<p>The database
+      ${f.database} has no extension durable: <code>CREATE EXTENSION durable</code>.</p>`) };
+  }
+  switch (pathname) {
+    case '/': return { redirect: '/workflows' };
+    case '/workflows': return workflowsPage(ctx, f);
+    case '/workflow': return workflowPage(ctx, f);
+    case '/workflow/event': return eventJson(ctx, f);
+    case '/task-queues': return taskQueuesPage(ctx, f);
+    case '/metrics': return metricsPage(ctx, f);
+    default: return { status: 404, body: layout(ctx, f, 'Not found', html`<p>No page ${pathname}.</p>`) };
+  }
+}
+
+async function post(ctx, pathname) {
+  const { f, err } = await featuresOrError(ctx);
+  if (err) return { status: 503, body: layout(ctx, null, 'Cannot reach the database', errorBox(err)) };
+  if (pathname === '/workflow/action') return action(ctx, f);
+  return { status: 404, body: layout(ctx, f, 'Not found', html`<p>No action ${pathname}.</p>`) };
+}
+
+async function refused(ctx, why) {
+  let f = null;
+  try { f = await db.features(ctx.pool); } catch (e) { /* shown without */ }
+  return { status: 403, body: layout(ctx, f, 'Refused', html`<div class="error" role="alert">
+    <p><strong>Refused</strong>: ${why}.</p></div>`) };
+}
+
+// ---------------------------------------------------------------- workflows
+
+// The filters of the workflows page from its query string; times given in the
+// browser's zone come with its offset (tz, minutes west of UTC, set by app.js).
+function filtersFromQuery(q) {
+  const s = (k) => { const v = (q.get(k) || '').trim(); return v === '' ? null : v; };
+  const tz = Number(q.get('tz') || 0);
+  const t = (k) => {
+    const v = s(k);
+    if (!v) return null;
+    if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(v)) {
+      // datetime-local: the browser's wall time; tz is its offset (minutes west of UTC)
+      const d = new Date(`${v}Z`);
+      if (Number.isNaN(d.getTime())) return v;
+      return new Date(d.getTime() + (Number.isFinite(tz) ? tz : 0) * 60000).toISOString();
+    }
+    return v;
+  };
+  return {
+    namespace: s('namespace') || 'default',
+    status: s('status'), type: s('type'), queue: s('queue'), prefix: s('prefix'),
+    startedSince: t('started_since'), startedBefore: t('started_before'),
+    closedSince: t('closed_since'), closedBefore: t('closed_before'),
+    searchAttributes: s('search_attributes'), memo: s('memo'),
+  };
+}
+
+async function workflowsPage(ctx, f) {
+  const q = ctx.url.searchParams;
+  const flt = filtersFromQuery(q);
+  const after = q.get('after');
+  const keep = {};
+  for (const k of ['namespace', 'type', 'queue', 'prefix', 'started_since', 'started_before',
+    'closed_since', 'closed_before', 'tz', 'search_attributes', 'memo']) keep[k] = q.get(k);
+  let nsList = null;
+  try { nsList = await db.namespaces(ctx.pool, f); } catch (e) { nsList = null; }
+
+  const parts = [];
+  const saOk = f.fn.list_workflows.exists || f.columns.has('search_attributes');
+  const field = (name, label, value, extra) => html`<label>${label}
+      <input name="${name}" value="${value || ''}" ${extra || ''}></label>`;
+  const tfield = (name, label) => html`<label>${label}
+      <input name="${name}" type="datetime-local" step="1" value="${q.get(name) || ''}"></label>`;
+  parts.push(html`<form class="filters" method="get" action="/workflows" role="search">
+    ${nsList ? html`<label>Namespace <select name="namespace">${nsList.map((n) => html`<option ${n === flt.namespace ? html`selected` : ''}>${n}</option>`)}</select></label>`
+    : field('namespace', 'Namespace', flt.namespace)}
+    <label>Status <select name="status"><option value="">any</option>
+      ${db.STATUSES.map((s) => html`<option ${s === flt.status ? html`selected` : ''}>${s}</option>`)}</select></label>
+    ${field('type', 'Workflow type', flt.type)}
+    ${field('queue', 'Task queue', flt.queue)}
+    ${field('prefix', 'Workflow id prefix', flt.prefix)}
+    ${tfield('started_since', 'Started since')}
+    ${tfield('started_before', 'Started before')}
+    ${tfield('closed_since', 'Closed since')}
+    ${tfield('closed_before', 'Closed before')}
+    ${saOk ? field('search_attributes', 'Search attributes (JSON)', flt.searchAttributes, html`placeholder='{"CustomerId": "c-42"}'`)
+    : html`<p class="missing">Search attributes: need durable 0.4.0's list_workflows.</p>`}
+    ${field('memo', 'Memo (JSON)', flt.memo, html`placeholder='{"team": "billing"}'`)}
+    <input type="hidden" name="tz" value="${q.get('tz') || ''}">
+    <div class="buttons"><button type="submit">Filter</button>
+      <a href="/workflows">Clear</a></div>
+  </form>`);
+
+  if (!f.rel.workflows.may && !f.fn.list_workflows.may) {
+    parts.push(html`<p class="missing">The role ${f.role} may not read workflows
+      (it needs <code>durable_client</code>).</p>`);
+    return { body: layout(ctx, f, 'Workflows', parts, { nav: '/workflows' }) };
+  }
+  try {
+    const counts = await db.countByStatus(ctx.pool, f, flt);
+    if (counts) {
+      parts.push(html`<nav class="counts" aria-label="Counts by status"><ul>
+        <li><a href="${url('/workflows', { ...keep })}" ${!flt.status ? html`aria-current="true"` : ''}>all
+          <b>${Object.values(counts).reduce((a, b) => a + b, 0)}</b></a></li>
+        ${db.STATUSES.map((s) => html`<li><a class="status-${s}" href="${url('/workflows', { ...keep, status: s })}"
+          ${flt.status === s ? html`aria-current="true"` : ''}>${s} <b>${counts[s]}</b></a></li>`)}
+      </ul></nav>`);
+    }
+  } catch (e) {
+    parts.push(errorBox(e));
+  }
+  try {
+    const started = process.hrtime.bigint();
+    const { rows, next } = await db.listWorkflows(ctx.pool, f, flt, PAGE_SIZE, after);
+    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    if (!rows.length) {
+      parts.push(html`<p class="empty">No workflow matches.</p>`);
+    } else {
+      parts.push(html`<div class="table-wrap"><table class="runs">
+        <caption class="visually-hidden">Workflow runs, newest start first</caption>
+        <thead><tr><th scope="col">Workflow id</th><th scope="col">Status</th><th scope="col">Type</th>
+          <th scope="col">Task queue</th><th scope="col">Attempt</th><th scope="col">Started</th>
+          <th scope="col">Closed</th><th scope="col">Failure</th></tr></thead>
+        <tbody>${rows.map((r) => html`<tr>
+          <td>${wfLink(r.namespace, r.workflow_id, r.run_id)}<div class="run-id">${r.run_id}</div></td>
+          <td>${statusBadge(r.status)}</td><td>${r.workflow_type}</td><td>${r.task_queue}</td>
+          <td>${r.attempt}</td><td>${time(r.start_time)}</td><td>${time(r.close_time)}</td>
+          <td class="failure">${r.failure ? (r.failure.reason || JSON.stringify(r.failure)) : ''}</td></tr>`)}
+        </tbody></table></div>`);
+    }
+    parts.push(html`<nav class="pager" aria-label="Pages of runs">
+      ${after ? html`<a href="${url('/workflows', { ...keep, status: flt.status })}">First page</a>` : ''}
+      ${next ? html`<a rel="next" href="${url('/workflows', { ...keep, status: flt.status, after: next })}">Next ${PAGE_SIZE} →</a>` : ''}
+      <span class="muted" data-render-ms="${ms.toFixed(1)}">page read in ${ms.toFixed(1)} ms${f.fn.list_workflows.exists ? '' : ' (durable.workflows view: durable 0.4.0\'s list_workflows is faster)'}</span>
+    </nav>`);
+  } catch (e) {
+    parts.push(errorBox(e));
+  }
+  return { body: layout(ctx, f, 'Workflows', parts, { nav: '/workflows' }) };
+}
+
+// ---------------------------------------------------------------- one workflow
+
+const KEY_ATTRIBUTES = ['workflowType', 'taskQueue', 'activityId', 'activityType', 'timerId',
+  'signalName', 'reason', 'cause', 'identity', 'attempt', 'initiator', 'workflowId',
+  'startToFireTimeoutSeconds', 'newExecutionRunId', 'scheduledEventId', 'markerName'];
+
+function eventSummary(e) {
+  const a = e.attributes || {};
+  const bits = [];
+  for (const k of KEY_ATTRIBUTES) {
+    if (a[k] === undefined || a[k] === null || typeof a[k] === 'object') continue;
+    bits.push(html`<span class="attr"><span class="k">${k}</span> ${String(a[k])}</span>`);
+  }
+  for (const k of ['input', 'result', 'details', 'failure']) {
+    if (a[k] === undefined || a[k] === null) continue;
+    let s = JSON.stringify(a[k]);
+    if (s.length > 120) s = `${s.slice(0, 117)}...`;
+    bits.push(html`<span class="attr"><span class="k">${k}</span> <code>${s}</code></span>`);
+  }
+  return bits;
+}
+
+function workflowIdentity(q) {
+  return {
+    ns: q.get('namespace') || 'default',
+    wid: q.get('workflow_id'),
+    runId: /^[0-9a-f-]{36}$/i.test(q.get('run_id') || '') ? q.get('run_id') : null,
+  };
+}
+
+async function workflowPage(ctx, f) {
+  const q = ctx.url.searchParams;
+  const { ns, wid } = workflowIdentity(q);
+  let { runId } = workflowIdentity(q);
+  if (!wid) return { status: 400, body: layout(ctx, f, 'Workflow', html`<p>Which workflow? (workflow_id)</p>`) };
+  const parts = [];
+  const flash = q.get('done');
+  if (flash) parts.push(html`<div class="flash" role="status">${flash}</div>`);
+  let d;
+  try {
+    d = await db.describe(ctx.pool, ns, wid, runId);
+    runId = d.runId;
+  } catch (e) {
+    parts.push(errorBox(e));
+    return { status: e.code === 'WF002' ? 404 : 200, body: layout(ctx, f, `Workflow ${wid}`, parts) };
+  }
+  const running = d.status === 'running';
+  let start = new Date(d.startTime).getTime();
+
+  // Summary
+  const kv = (k, v) => html`<dt>${k}</dt><dd>${v}</dd>`;
+  const links = [];
+  if (d.parent) links.push(kv('Parent', wfLink(d.parent.namespace, d.parent.workflowId, d.parent.runId, `${d.parent.workflowId}`)));
+  for (const [k, label] of [['continuedFrom', 'Continued from'], ['continuedTo', 'Continued as'],
+    ['resetFrom', 'Reset from'], ['resetTo', 'Reset to'], ['restartedFrom', 'Restarted from'],
+    ['restartedTo', 'Restarted as']]) {
+    if (d[k]) links.push(kv(label, wfLink(ns, wid, d[k], d[k])));
+  }
+  parts.push(html`<section aria-labelledby="summary-h" class="live-part" id="summary">
+    <h2 id="summary-h">Summary</h2>
+    <dl class="summary">
+      ${kv('Status', html`${statusBadge(d.status)}${d.cancelRequested ? html` <span class="muted">cancel requested</span>` : ''}`)}
+      ${kv('Namespace', d.namespace)}
+      ${kv('Workflow id', html`<span class="wid">${d.workflowId}</span>`)}
+      ${kv('Run id', d.runId)}
+      ${kv('Type', d.workflowType)}
+      ${kv('Task queue', html`${d.taskQueue}${d.taskQueueWithoutPollers === true ? html` <span class="warn">no poller for a minute</span>` : ''}`)}
+      ${kv('Attempt', d.attempt)}
+      ${kv('Started', time(d.startTime))}
+      ${kv('Closed', time(d.closeTime))}
+      ${kv('History', `${d.historyLength} events`)}
+      ${d.cronSchedule ? kv('Cron', d.cronSchedule) : ''}
+      ${d.origin ? kv('Origin', html`${d.origin.kind} by ${d.origin.identity || '?'} at ${time(d.origin.time)}: ${d.origin.reason || ''}`) : ''}
+      ${links}
+    </dl>
+    ${d.failure ? html`<h3>Failure</h3><div class="failure-box">${d.failure.reason ? html`<p class="reason">${d.failure.reason}</p>` : ''}${json(d.failure)}</div>` : ''}
+    ${d.result !== null && d.result !== undefined ? html`<h3>Result</h3>${json(d.result)}` : ''}
+    ${d.taskFailure ? html`<h3>Engine failure, retried</h3>${json(d.taskFailure)}` : ''}
+    ${d.memo ? html`<h3>Memo</h3>${json(d.memo)}` : ''}
+    ${d.searchAttributes ? html`<h3>Search attributes</h3>${json(d.searchAttributes)}` : ''}
+  </section>`);
+
+  // Input: from the first event
+  let first = [];
+  try { first = await db.history(ctx.pool, ns, wid, runId, 1, 1); } catch (e) { parts.push(errorBox(e)); }
+  if (first.length) {
+    // a reset run's copied events are older than its start: count from event 1
+    start = new Date(first[0].event_time).getTime();
+    const a = first[0].attributes || {};
+    parts.push(html`<section aria-labelledby="input-h"><h2 id="input-h">Input</h2>
+      ${a.initiator ? html`<p>Initiator: ${a.initiator}</p>` : ''}${json(a.input === undefined ? null : a.input)}</section>`);
+  }
+
+  // Actions
+  parts.push(await actionsSection(ctx, f, d, ns, wid, runId));
+
+  // Runs of this workflow id
+  try {
+    const runs = await db.runsOf(ctx.pool, f, ns, wid);
+    parts.push(html`<section aria-labelledby="runs-h"><h2 id="runs-h">Runs of ${wid}</h2>
+      <div class="table-wrap"><table><thead><tr><th scope="col">Run</th><th scope="col">How it began</th>
+      <th scope="col">Status</th><th scope="col">Attempt</th><th scope="col">Started</th><th scope="col">Closed</th></tr></thead>
+      <tbody>${runs.map((r, i) => html`<tr ${r.run_id === runId ? html`class="current" aria-current="true"` : ''}>
+        <td>${wfLink(ns, wid, r.run_id, r.run_id)}</td><td>${initiator(r, runs[i + 1])}</td>
+        <td>${statusBadge(r.status)}</td><td>${r.attempt}</td><td>${time(r.start_time)}</td><td>${time(r.close_time)}</td></tr>`)}
+      </tbody></table></div></section>`);
+  } catch (e) {
+    parts.push(errorBox(e));
+  }
+
+  // Pending activities, attempts, timers, children: the part that updates itself
+  const live = [];
+  let scheduled = new Map();
+  try {
+    const evs = await db.scheduledEvents(ctx.pool, ns, wid, runId, (d.pendingActivities || []).map((a) => a.activityId));
+    scheduled = new Map(evs.map((e) => [e.attributes.activityId, e.attributes]));
+  } catch (e) { live.push(errorBox(e)); }
+  const pend = d.pendingActivities || [];
+  live.push(html`<section aria-labelledby="pa-h"><h2 id="pa-h">Pending activities (${pend.length})</h2>
+    ${pend.length ? html`<div class="table-wrap"><table><thead><tr><th scope="col">Activity</th><th scope="col">State</th>
+      <th scope="col">Attempt</th><th scope="col">Last failure</th><th scope="col">Next attempt</th>
+      <th scope="col">Heartbeat</th></tr></thead><tbody>
+      ${pend.map((a) => {
+    const pol = (scheduled.get(a.activityId) || {}).retryPolicy;
+    const max = pol && pol.maximumAttempts ? pol.maximumAttempts : null;
+    return html`<tr><td>${a.activityId}<div class="muted">${a.activityType}</div></td><td>${a.state}</td>
+        <td>${a.attempt}${max ? html` of ${max}` : ''}</td>
+        <td>${a.lastFailureReason ? html`<span class="reason">${a.lastFailureReason}</span>` : ''}${a.lastFailureDetails ? json(a.lastFailureDetails) : ''}</td>
+        <td>${time(a.nextAttemptScheduledTime)}</td>
+        <td>${a.lastHeartbeatTime ? html`${time(a.lastHeartbeatTime)}${json(a.heartbeatDetails)}` : html`<span class="muted">none</span>`}</td></tr>`;
+  })}</tbody></table></div>` : html`<p class="muted">None.</p>`}</section>`);
+  if (f.rel.activity_attempts.may) {
+    try {
+      const att = await db.activityAttempts(ctx.pool, runId);
+      live.push(html`<section aria-labelledby="aa-h"><h2 id="aa-h">Activity attempts (${att.length})</h2>
+        ${att.length ? html`<div class="table-wrap"><table class="attempts"><thead><tr><th scope="col">Activity</th>
+          <th scope="col">Attempt</th><th scope="col">Outcome</th><th scope="col">Error</th><th scope="col">Worker</th>
+          <th scope="col">Started</th><th scope="col">Ended</th><th scope="col">Next retry</th></tr></thead><tbody>
+          ${att.map((a) => html`<tr><td>${a.activity_id}<div class="muted">${a.activity_type}</div></td><td>${a.attempt}</td>
+            <td>${a.outcome}</td><td>${a.failure_reason ? html`<span class="reason">${a.failure_reason}</span>` : ''}${a.failure_details ? json(a.failure_details) : ''}</td>
+            <td>${a.worker_identity || ''}</td><td>${time(a.started_time)}</td><td>${time(a.end_time)}</td><td>${time(a.next_retry_time)}</td></tr>`)}
+        </tbody></table></div>` : html`<p class="muted">None.</p>`}</section>`);
+    } catch (e) { live.push(errorBox(e)); }
+  }
+  const timers = d.pendingTimers || [];
+  live.push(html`<section aria-labelledby="pt-h"><h2 id="pt-h">Pending timers (${timers.length})</h2>
+    ${timers.length ? html`<ul>${timers.map((t) => html`<li>${t.timerId}: fires ${time(t.fireTime)}</li>`)}</ul>` : html`<p class="muted">None.</p>`}</section>`);
+  try {
+    const kids = await db.children(ctx.pool, runId);
+    const pendingKids = (d.pendingChildren || []).filter((c) => !kids.some((k) => k.run_id === c.runId));
+    live.push(html`<section aria-labelledby="ch-h"><h2 id="ch-h">Children (${kids.length + pendingKids.length})</h2>
+      ${kids.length + pendingKids.length ? html`<ul>${kids.map((c) => html`<li>${wfLink(c.namespace, c.workflow_id, c.run_id)}
+        ${c.workflow_type} ${statusBadge(c.status)}</li>`)}${pendingKids.map((c) => html`<li>${c.workflowId} ${c.workflowType} <span class="muted">initiated</span></li>`)}</ul>`
+    : html`<p class="muted">None.</p>`}</section>`);
+  } catch (e) { live.push(errorBox(e)); }
+  parts.push(html`<div id="live" ${running ? html`data-running="1"` : ''}>${live}</div>`);
+
+  // History, a page of events
+  const total = Number(d.historyLength) || 0;
+  let from = Number(q.get('from'));
+  if (!Number.isInteger(from) || from < 1) from = 1;
+  try {
+    const evs = await db.history(ctx.pool, ns, wid, runId, from, EVENTS_PER_PAGE);
+    const base = { namespace: ns, workflow_id: wid, run_id: runId };
+    const lastFrom = Math.max(1, total - EVENTS_PER_PAGE + 1);
+    const pager = html`<nav class="pager" aria-label="Pages of history">
+      ${from > 1 ? html`<a href="${url('/workflow', { ...base, from: 1 })}#history-h">First</a>
+        <a rel="prev" href="${url('/workflow', { ...base, from: Math.max(1, from - EVENTS_PER_PAGE) })}#history-h">← Previous</a>` : ''}
+      <span>events ${evs.length ? `${evs[0].event_id}–${evs[evs.length - 1].event_id}` : 'none'} of ${total}</span>
+      ${from + EVENTS_PER_PAGE <= total ? html`<a rel="next" href="${url('/workflow', { ...base, from: from + EVENTS_PER_PAGE })}#history-h">Next →</a>
+        <a href="${url('/workflow', { ...base, from: lastFrom })}#history-h">Last</a>` : ''}</nav>`;
+    parts.push(html`<section aria-labelledby="history-h"><h2 id="history-h">History</h2>${pager}
+      <ol class="timeline" start="${from}">${evs.map((e) => html`<li id="event-${e.event_id}">
+        <div class="ev-head"><span class="ev-id">${e.event_id}</span>
+          <span class="ev-time" title="${new Date(e.event_time).toISOString()}">${sinceStart(new Date(e.event_time).getTime() - start)}</span>
+          <span class="ev-type ev-${e.event_type}">${e.event_type}</span></div>
+        <div class="ev-attrs">${eventSummary(e)}</div>
+        <details class="ev-json" data-src="${url('/workflow/event', { ...base, event_id: e.event_id })}">
+          <summary>Full JSON</summary><a href="${url('/workflow/event', { ...base, event_id: e.event_id })}">open the event's JSON</a></details>
+      </li>`)}</ol>${pager}</section>`);
+  } catch (e) {
+    parts.push(errorBox(e));
+  }
+  return { body: layout(ctx, f, `Workflow ${wid}`, parts, { live: running }) };
+}
+
+function sinceStart(ms) {
+  return ms < 0 ? seconds(ms / 1000) : `+${seconds(ms / 1000)}`;
+}
+
+// How a run began, from the links of the view (and the run before it in the chain).
+function initiator(r, older) {
+  if (r.origin && r.origin.kind) return `${r.origin.kind}${r.origin.reason ? `: ${r.origin.reason}` : ''}`;
+  if (r.reset_from) return 'reset';
+  if (r.restarted_from) return 'restart';
+  if (!r.continued_from) return 'started';
+  if (older && older.run_id === r.continued_from && r.attempt > older.attempt) return 'retry (RetryPolicy)';
+  if (r.cron_schedule) return 'cron';
+  return 'ContinueAsNew';
+}
+
+async function eventJson(ctx, f) {
+  const q = ctx.url.searchParams;
+  const { ns, wid, runId } = workflowIdentity(q);
+  try {
+    const e = await db.event(ctx.pool, ns, wid, runId, Number(q.get('event_id')) || 0);
+    if (!e) return { status: 404, type: 'application/json', body: JSON.stringify({ error: 'no such event' }) };
+    return { type: 'application/json; charset=utf-8', body: JSON.stringify({ eventId: e.event_id, eventTime: e.event_time, eventType: e.event_type, attributes: e.attributes }, null, 2) };
+  } catch (e) {
+    return { status: 400, type: 'application/json; charset=utf-8', body: JSON.stringify({ sqlstate: e.code, error: e.message }) };
+  }
+}
+
+// The actions the role may take on this run: buttons only for the functions it may
+// execute (the database refuses the others anyway).
+async function actionsSection(ctx, f, d, ns, wid, runId) {
+  const running = d.status === 'running';
+  const hidden = html`<input type="hidden" name="csrf" value="${ctx.csrf}">
+    <input type="hidden" name="namespace" value="${ns}"><input type="hidden" name="workflow_id" value="${wid}">
+    <input type="hidden" name="run_id" value="${runId}">`;
+  const reason = (id) => html`<label>Reason <input name="reason" id="${id}" required maxlength="1000"></label>`;
+  const forms = [];
+  const notes = [];
+  if (running && f.fn.signal_workflow.may) {
+    forms.push(html`<details class="action"><summary>Signal…</summary>
+      <form method="post" action="/workflow/action">${hidden}<input type="hidden" name="action" value="signal">
+      <label>Signal name <input name="signal_name" required maxlength="1000"></label>
+      <label>Input (JSON) <textarea name="input" rows="3" placeholder="null"></textarea></label>
+      <button type="submit">Send signal</button></form></details>`);
+  }
+  if (running && f.fn.cancel_workflow.may) {
+    forms.push(html`<details class="action"><summary>Cancel…</summary>
+      <form method="post" action="/workflow/action">${hidden}<input type="hidden" name="action" value="cancel">
+      ${reason('cancel-reason')}<button type="submit">Request cancellation</button></form></details>`);
+  }
+  if (running && f.fn.terminate_workflow.may) {
+    forms.push(html`<details class="action"><summary>Terminate…</summary>
+      <form method="post" action="/workflow/action">${hidden}<input type="hidden" name="action" value="terminate">
+      ${reason('terminate-reason')}<button type="submit" class="danger">Terminate now</button></form></details>`);
+  }
+  if (!f.fn.reset_workflow.exists) {
+    if (f.fn.terminate_workflow.may) notes.push(missing('Reset', "durable 0.4.0's reset_workflow"));
+  } else if (f.fn.reset_workflow.may) {
+    let points = [];
+    try { points = await db.resetPoints(ctx.pool, ns, wid, runId); } catch (e) { notes.push(errorBox(e)); }
+    if (points.length) {
+      forms.push(html`<details class="action"><summary>Reset…</summary>
+        <form method="post" action="/workflow/action">${hidden}<input type="hidden" name="action" value="reset">
+        <label>To the decision task completed at <select name="event_id">
+          ${points.map((p) => html`<option value="${p.event_id}">event ${p.event_id} (${new Date(p.event_time).toISOString()})</option>`)}</select></label>
+        ${reason('reset-reason')}<button type="submit">Reset</button></form></details>`);
+    }
+  }
+  if (!f.fn.restart_workflow.exists) {
+    if (f.fn.terminate_workflow.may) notes.push(missing('Restart', "durable 0.4.0's restart_workflow"));
+  } else if (f.fn.restart_workflow.may && !running) {
+    forms.push(html`<details class="action"><summary>Restart…</summary>
+      <form method="post" action="/workflow/action">${hidden}<input type="hidden" name="action" value="restart">
+      <label>Input (JSON; empty: the same input) <textarea name="input" rows="3"></textarea></label>
+      ${reason('restart-reason')}<button type="submit">Restart</button></form></details>`);
+  }
+  if (!forms.length && !notes.length) return '';
+  return html`<section aria-labelledby="actions-h" class="actions"><h2 id="actions-h">Actions</h2>
+    <div class="action-list">${forms}</div>${notes}</section>`;
+}
+
+async function action(ctx, f) {
+  const form = ctx.form;
+  const ns = form.get('namespace') || 'default';
+  const wid = form.get('workflow_id') || '';
+  const runId = form.get('run_id') || null;
+  const reason = form.get('reason');
+  const jsonOrNull = (s) => (s && s.trim() !== '' ? s : null);
+  const act = form.get('action');
+  let target, msg;
+  try {
+    switch (act) {
+      case 'signal':
+        target = await db.signal(ctx.pool, ns, wid, runId, form.get('signal_name'), jsonOrNull(form.get('input')));
+        msg = `Signal ${form.get('signal_name')} sent.`;
+        break;
+      case 'cancel':
+        target = await db.cancel(ctx.pool, ns, wid, runId, reason);
+        msg = 'Cancellation requested.';
+        break;
+      case 'terminate':
+        target = await db.terminate(ctx.pool, ns, wid, runId, reason);
+        msg = 'Terminated.';
+        break;
+      case 'reset':
+        if (!f.fn.reset_workflow.exists) throw db.notAvailable('reset', "durable 0.4.0's reset_workflow");
+        target = await db.reset(ctx.pool, ns, wid, runId, reason, form.get('event_id'));
+        msg = `Reset: this is the new run, from run ${runId}.`;
+        break;
+      case 'restart':
+        if (!f.fn.restart_workflow.exists) throw db.notAvailable('restart', "durable 0.4.0's restart_workflow");
+        target = await db.restart(ctx.pool, ns, wid, runId, reason, jsonOrNull(form.get('input')));
+        msg = `Restarted: this is the new run, from run ${runId}.`;
+        break;
+      default:
+        throw db.badArgument('action', `unknown action ${act}`);
+    }
+  } catch (e) {
+    const back = url('/workflow', { namespace: ns, workflow_id: wid, run_id: runId });
+    return { status: e.code === '42501' ? 403 : 400, body: layout(ctx, f, `Could not ${act}`, html`${errorBox(e)}
+      <p><a href="${back}">Back to the workflow</a></p>`) };
+  }
+  return { redirect: url('/workflow', { namespace: ns, workflow_id: wid, run_id: target, done: msg }) };
+}
+
+// ---------------------------------------------------------------- task queues
+
+async function taskQueuesPage(ctx, f) {
+  const parts = [];
+  if (!f.rel.task_queues.exists) {
+    parts.push(missing('The task queue view (backlog, pollers, executor types)', "durable 0.4.0's durable.task_queues"));
+  } else if (!f.rel.task_queues.may) {
+    parts.push(html`<p class="missing">The role ${f.role} may not read durable.task_queues.</p>`);
+  } else {
+    try {
+      const rows = await db.taskQueues(ctx.pool);
+      parts.push(rows.length ? html`<div class="table-wrap"><table><thead><tr>
+        <th scope="col">Namespace</th><th scope="col">Task queue</th><th scope="col">Kind</th>
+        <th scope="col">Ready</th><th scope="col">Oldest ready</th><th scope="col">Waiting on a timer</th>
+        <th scope="col">Pollers (last poll)</th><th scope="col">Executor types</th></tr></thead><tbody>
+        ${rows.map((r) => html`<tr><td>${r.namespace}</td><td>${r.task_queue}</td><td>${r.kind}</td>
+          <td>${r.ready_tasks}</td><td>${r.oldest_ready_age !== null ? html`${seconds(r.oldest_ready_age)} <span class="muted">(${time(r.oldest_ready_time)})</span>` : ''}</td>
+          <td>${r.waiting_on_timer}</td>
+          <td>${(r.pollers || []).length ? html`<ul class="pollers">${r.pollers.map((p) => html`<li>${p.identity} ${time(p.lastPollTime)}</li>`)}</ul>` : html`<span class="warn">none</span>`}</td>
+          <td>${(r.executor_types || []).join(', ')}</td></tr>`)}</tbody></table></div>`
+        : html`<p class="empty">No queue has tasks, pollers or executor types.</p>`);
+    } catch (e) { parts.push(errorBox(e)); }
+  }
+  if (f.rel.stuck_tasks.may) {
+    try {
+      const rows = await db.stuckTasks(ctx.pool);
+      parts.push(html`<h2>Stuck tasks (${rows.length})</h2>
+        <p class="muted">SQL workflow and activity tasks that failed in the engine and are being retried.</p>
+        ${rows.length ? html`<div class="table-wrap"><table><thead><tr><th scope="col">Workflow</th><th scope="col">Task</th>
+          <th scope="col">Queue</th><th scope="col">Failures</th><th scope="col">Last error</th><th scope="col">Next attempt</th></tr></thead><tbody>
+          ${rows.map((r) => html`<tr><td>${wfLink(r.namespace, r.workflow_id, r.run_id)}</td>
+            <td>${r.task_type}${r.activity_type ? ` ${r.activity_type}` : ''}</td><td>${r.task_queue}</td>
+            <td>${r.failures}</td><td>${r.last_error}</td><td>${time(r.next_attempt_time)}</td></tr>`)}</tbody></table></div>` : ''}`);
+    } catch (e) { parts.push(errorBox(e)); }
+  }
+  return { body: layout(ctx, f, 'Task queues', parts, { nav: '/task-queues' }) };
+}
+
+// ---------------------------------------------------------------- metrics
+
+async function metricsPage(ctx, f) {
+  const parts = [];
+  if (!f.rel.metrics.exists) {
+    parts.push(missing('Metrics', "durable 0.4.0's durable.metrics view"));
+    return { body: layout(ctx, f, 'Metrics', parts, { nav: '/metrics' }) };
+  }
+  if (!f.rel.metrics.may) {
+    parts.push(html`<p class="missing">The role ${f.role} may not read durable.metrics.</p>`);
+    return { body: layout(ctx, f, 'Metrics', parts, { nav: '/metrics' }) };
+  }
+  const s = ctx.sampler;
+  if (s.lastError) parts.push(errorBox(s.lastError));
+  const m = (name, label) => (r) => r.metric === name && (label === undefined || r.label === label);
+  parts.push(html`<p class="muted">Sampled every ${ctx.opts.sampleMs / 1000} s since the
+    dashboard started; ${s.samples.length} samples, the last ${Math.round(s.keepMs / 60000)} minutes kept.</p>
+    <div class="charts">
+    ${chart('Workflows', 'per s', [
+    { name: 'started', points: s.rate(m('durable_workflows_started_total')) },
+    { name: 'completed', points: s.rate(m('durable_workflows_closed_total', 'completed')) },
+    { name: 'failed', points: s.rate(m('durable_workflows_closed_total', 'failed')) },
+  ])}
+    ${chart('Tasks', 'per s', [
+    { name: 'decision tasks completed', points: s.rate(m('durable_decision_tasks_total', 'completed')) },
+    { name: 'activity tasks completed', points: s.rate(m('durable_activity_tasks_total', 'completed')) },
+    { name: 'activity tasks failed', points: s.rate(m('durable_activity_tasks_total', 'failed')) },
+    { name: 'retries scheduled', points: s.rate(m('durable_retries_scheduled_total')) },
+  ])}
+    ${chart('Schedule-to-start latency', 's', [
+    { name: 'decision p50', points: s.quantile('durable_decision_schedule_to_start_seconds', 0.5) },
+    { name: 'decision p95', points: s.quantile('durable_decision_schedule_to_start_seconds', 0.95) },
+    { name: 'activity p50', points: s.quantile('durable_activity_schedule_to_start_seconds', 0.5) },
+    { name: 'activity p95', points: s.quantile('durable_activity_schedule_to_start_seconds', 0.95) },
+  ])}
+    ${chart('Timer lateness', 's', [
+    { name: 'p50', points: s.quantile('durable_timer_lateness_seconds', 0.5) },
+    { name: 'p95', points: s.quantile('durable_timer_lateness_seconds', 0.95) },
+  ])}
+    </div>`);
+  try {
+    const rows = (await db.metricValues(ctx.pool)).filter((r) => !r.metric.endsWith('_bucket') && r.value > 0);
+    parts.push(html`<h2>Counters now</h2><div class="table-wrap"><table><thead><tr><th scope="col">Metric</th>
+      <th scope="col">Namespace</th><th scope="col">Task queue</th><th scope="col">Label</th><th scope="col" class="num">Value</th></tr></thead><tbody>
+      ${rows.map((r) => html`<tr><td>${r.metric}</td><td>${r.namespace || ''}</td><td>${r.task_queue || ''}</td>
+        <td>${r.label || ''}</td><td class="num">${Number.isInteger(r.value) ? r.value : r.value.toFixed(3)}</td></tr>`)}
+      </tbody></table></div>`);
+  } catch (e) { parts.push(errorBox(e)); }
+  return { body: layout(ctx, f, 'Metrics', parts, { nav: '/metrics' }) };
+}
+
+module.exports = { get, post, refused, filtersFromQuery, initiator };
