@@ -62,6 +62,7 @@ durable_shmem_request(void)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(MAXALIGN(sizeof(WaitBucket) * WAIT_BUCKETS));
 	RequestAddinShmemSpace(LauncherShmemSize());
+	RequestAddinShmemSpace(ClaimMarkShmemSize());
 }
 
 static void
@@ -86,6 +87,7 @@ durable_shmem_startup(void)
 		}
 	}
 	LauncherShmemInit();
+	ClaimMarkShmemInit();
 	LWLockRelease(AddinShmemInitLock);
 }
 
