@@ -39,7 +39,9 @@
  * back).  Such a claim sets the mark to the smaller of the first task it can
  * see (locked by another claimer or not: that claimer may roll back) and
  * L + 1, and records a new fence.  A claim whose snapshot is not past the
- * fence walks from the mark and moves nothing.  Every writer that puts an
+ * fence walks from the mark and moves nothing, and so does a claim whose
+ * transaction has a transaction id already (its own earlier claims look dead
+ * to it but come back if it rolls back).  Every writer that puts an
  * old id back into a claim's order (an UPDATE of durable.ready_tasks) first
  * has its transaction id, then lowers the marks of its database and bumps
  * their generation (ClaimMarkLower): a claim that began before that
@@ -67,6 +69,7 @@
 #include "postgres.h"
 
 #include "access/transam.h"
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_sequence.h"
 #include "common/hashfn.h"
@@ -217,7 +220,16 @@ ClaimMarkBegin(ClaimMark *cm, const char *namespace, const char *task_queue,
 			cm->generation = slot->generation;
 			cm->start = slot->mark;
 			cm->limit = slot->mark;
-			if (slot->has_fence)
+			/*
+			 * The tasks this transaction claimed already look dead to its own
+			 * snapshot, but come back if it rolls back (to a savepoint too).
+			 * PostgreSQL 15 counts its own transaction id in the snapshot's
+			 * xmin, which keeps such a snapshot behind the fence anyway; this
+			 * says it here rather than rely on it: only a transaction that
+			 * has written nothing yet may move the mark.
+			 */
+			if (slot->has_fence &&
+				!TransactionIdIsValid(GetTopTransactionIdIfAny()))
 			{
 				if (FullTransactionIdFollowsOrEquals(xmin, slot->fence_xid))
 				{
