@@ -71,6 +71,7 @@
 #include "access/transam.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_sequence.h"
 #include "common/hashfn.h"
 #include "miscadmin.h"
@@ -78,6 +79,7 @@
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "utils/lsyscache.h"
+#include "utils/rel.h"
 #include "utils/snapshot.h"
 #include "utils/syscache.h"
 
@@ -93,6 +95,8 @@ typedef struct ClaimMarkSlot
 {
 	slock_t		mutex;
 	Oid			dboid;			/* InvalidOid: free */
+	Oid			relid;			/* durable.ready_tasks */
+	Oid			seqfile;		/* relfilenode of durable.ready_task_seq */
 	int			keylen;
 	char		key[CLAIM_MARK_KEYLEN];
 	uint64		generation;		/* bumped by takeovers and ClaimMarkLower */
@@ -139,14 +143,15 @@ ClaimMarkShmemInit(void)
 
 /*
  * Whether durable.ready_task_seq hands out ids in order across backends (a
- * cache of 1, as the extension creates it).
+ * cache of 1, as the extension creates it); sets *seqfile to its
+ * relfilenode, which a restart of the sequence (ALTER SEQUENCE RESTART,
+ * TRUNCATE ... RESTART IDENTITY) changes, so that marks of the ids handed
+ * out before are not used for the ids handed out again.
  */
 static bool
-sequence_in_order(void)
+sequence_in_order(Oid nsp, Oid *seqfile)
 {
-	Oid			nsp = get_namespace_oid("durable", true);
-	Oid			seq = OidIsValid(nsp) ?
-		get_relname_relid("ready_task_seq", nsp) : InvalidOid;
+	Oid			seq = get_relname_relid("ready_task_seq", nsp);
 	HeapTuple	tup;
 	bool		ok;
 
@@ -157,6 +162,11 @@ sequence_in_order(void)
 		return false;
 	ok = ((Form_pg_sequence) GETSTRUCT(tup))->seqcache == 1;
 	ReleaseSysCache(tup);
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(seq));
+	if (!HeapTupleIsValid(tup))
+		return false;
+	*seqfile = ((Form_pg_class) GETSTRUCT(tup))->relfilenode;
+	ReleaseSysCache(tup);
 	return ok;
 }
 
@@ -166,9 +176,11 @@ sequence_in_order(void)
  * start).  task_queue NULL names the executors' order (all queues).
  */
 int64
-ClaimMarkBegin(ClaimMark *cm, const char *namespace, const char *task_queue,
-			   char kind, Snapshot snapshot)
+ClaimMarkBegin(ClaimMark *cm, Relation rel, const char *namespace,
+			   const char *task_queue, char kind, Snapshot snapshot)
 {
+	Oid			relid = RelationGetRelid(rel);
+	Oid			seqfile = InvalidOid;
 	int			nslen = strlen(namespace);
 	int			qlen = task_queue ? strlen(task_queue) : 0;
 	char		key[CLAIM_MARK_KEYLEN];
@@ -184,8 +196,12 @@ ClaimMarkBegin(ClaimMark *cm, const char *namespace, const char *task_queue,
 	cm->slot = -1;
 	cm->first_seen = -1;
 	cm->max_seen = -1;
+	/*
+	 * A slot names the table and the sequence too: a queue of a dropped and
+	 * re-created extension starts again from task id 1.
+	 */
 	if (claim_marks == NULL || nslen + qlen + 3 > CLAIM_MARK_KEYLEN ||
-		!sequence_in_order())
+		!sequence_in_order(RelationGetNamespace(rel), &seqfile))
 		return 0;
 	memcpy(key, namespace, nslen + 1);
 	if (task_queue)
@@ -212,7 +228,8 @@ ClaimMarkBegin(ClaimMark *cm, const char *namespace, const char *task_queue,
 		ClaimMarkSlot *slot = &claim_marks->slots[s];
 
 		SpinLockAcquire(&slot->mutex);
-		if (slot->dboid == MyDatabaseId && slot->keylen == cm->keylen &&
+		if (slot->dboid == MyDatabaseId && slot->relid == relid &&
+			slot->seqfile == seqfile && slot->keylen == cm->keylen &&
 			memcmp(slot->key, key, cm->keylen) == 0)
 		{
 			slot->last_used = now;
@@ -256,6 +273,8 @@ ClaimMarkBegin(ClaimMark *cm, const char *namespace, const char *task_queue,
 
 		SpinLockAcquire(&slot->mutex);
 		slot->dboid = MyDatabaseId;
+		slot->relid = relid;
+		slot->seqfile = seqfile;
 		slot->keylen = cm->keylen;
 		memcpy(slot->key, key, cm->keylen);
 		slot->generation++;

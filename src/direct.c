@@ -1006,7 +1006,7 @@ DirectClaimReadyTask(const char *namespace, const char *task_queue, char kind,
 						   F_TEXTEQ, PointerGetDatum(queue_text));
 	ScanKeyEntryInitialize(&keys[2], 0, 3, BTEqualStrategyNumber,
 						   InvalidOid, InvalidOid, F_CHAREQ, CharGetDatum(kind));
-	start = ClaimMarkBegin(&cm, namespace, task_queue, kind, snapshot);
+	start = ClaimMarkBegin(&cm, rel, namespace, task_queue, kind, snapshot);
 	if (start > 0)
 		ScanKeyEntryInitialize(&keys[nkeys++], 0, 4,
 							   BTGreaterEqualStrategyNumber, InvalidOid,

@@ -439,9 +439,9 @@ typedef struct ClaimMark
 
 extern Size ClaimMarkShmemSize(void);
 extern void ClaimMarkShmemInit(void);
-extern int64 ClaimMarkBegin(ClaimMark *cm, const char *namespace,
-							const char *task_queue, char kind,
-							Snapshot snapshot);
+extern int64 ClaimMarkBegin(ClaimMark *cm, Relation rel,
+							const char *namespace, const char *task_queue,
+							char kind, Snapshot snapshot);
 extern void ClaimMarkSaw(ClaimMark *cm, int64 task_id, bool visible);
 extern void ClaimMarkEnd(ClaimMark *cm);
 extern void ClaimMarkLower(int64 low_id);
