@@ -139,5 +139,15 @@ is_deeply([ sort(drain('restart')) ], [ sort('below', map { "above-$_" } 1 .. 3)
 is($node->safe_psql('postgres', 'SELECT count(*) FROM durable.ready_tasks'), '0',
 	'no task is left behind');
 
+# 5. The extension dropped and created again: its sequence hands out task ids
+# from 1 again, below where the claims of the old queue had got.
+start_workflows('again', 'old', 10);
+is(scalar(drain('again')), 10, 'claims of a queue move on');
+$node->safe_psql('postgres', 'DROP EXTENSION durable CASCADE');
+$node->safe_psql('postgres', 'CREATE EXTENSION durable');
+start_workflows('again', 'new', 2);
+is_deeply([ drain('again') ], [ 'new-1', 'new-2' ],
+	'the tasks of the re-created extension are delivered');
+
 $node->stop;
 done_testing();
