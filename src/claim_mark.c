@@ -191,6 +191,7 @@ ClaimMarkBegin(ClaimMark *cm, Relation rel, const char *namespace,
 	uint64		now;
 	FullTransactionId next;
 	FullTransactionId xmin;
+	bool		wrote;
 
 	memset(cm, 0, sizeof(ClaimMark));
 	cm->slot = -1;
@@ -217,6 +218,8 @@ ClaimMarkBegin(ClaimMark *cm, Relation rel, const char *namespace,
 	xmin = FullTransactionIdFromU64(U64FromFullTransactionId(next) -
 									(uint32) (XidFromFullTransactionId(next) -
 											  snapshot->xmin));
+
+	wrote = TransactionIdIsValid(GetTopTransactionIdIfAny());
 
 	SpinLockAcquire(&claim_marks->mutex);
 	now = ++claim_marks->use_counter;
@@ -245,8 +248,7 @@ ClaimMarkBegin(ClaimMark *cm, Relation rel, const char *namespace,
 			 * says it here rather than rely on it: only a transaction that
 			 * has written nothing yet may move the mark.
 			 */
-			if (slot->has_fence &&
-				!TransactionIdIsValid(GetTopTransactionIdIfAny()))
+			if (slot->has_fence && !wrote)
 			{
 				if (FullTransactionIdFollowsOrEquals(xmin, slot->fence_xid))
 				{
