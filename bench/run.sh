@@ -478,6 +478,15 @@ durable_sizes() {
         WHERE n.nspname = 'durable' AND c.relkind = 'r' ORDER BY 1"
 }
 
+# index_reads: "index scans entries_read" of every index of schema durable, one a line,
+# by name (pg_stat_user_indexes, after the statistics of all backends are flushed).
+index_reads() {
+    sleep 1.5   # backends flush their statistics at most once a second
+    psql -X -q -A -t -F ' ' -c "SELECT pg_stat_clear_snapshot()" -c "SELECT indexrelname,
+        idx_scan, idx_tup_read FROM pg_stat_user_indexes WHERE schemaname = 'durable'
+        ORDER BY 1" | grep -v '^$'
+}
+
 # held_xmin RUN: issue 12's held vacuum horizon (see the head of this file).
 held_xmin() {
     local secs=$((HELD_MINUTES * 60)) normal held_pid i xmin_age last rates
@@ -499,7 +508,9 @@ held_xmin() {
     done
     [ "$i" -lt 300 ] || die "held_xmin: the snapshot session did not start"
     log "held_xmin: activity cycle, $HELD_MINUTES minute(s) with the snapshot held"
+    index_reads >"$WORK/held.idx0"
     cycle_rate held_held "$secs" >/dev/null
+    index_reads >"$WORK/held.idx1"
     xmin_age=$(psql -X -q -A -t -c "SELECT age(backend_xmin) FROM pg_stat_activity
         WHERE application_name = 'durable-held-xmin'")
     durable_sizes >"$WORK/held.end"
@@ -534,6 +545,12 @@ held_xmin() {
                         b / 1048576, c / 1048576, (a > 0 ? c / a : 0) }'
         echo "  (normal: after the normal ${HELD_NORMAL_SECONDS}s; history, runs and activity_attempt_log" \
             "keep every closed workflow, so they grow with the work done)"
+        echo "  index entries read a scan while the snapshot was held (pg_stat_user_indexes;" \
+            "a scan that walks dead entries reads many):"
+        LC_ALL=C join "$WORK/held.idx0" "$WORK/held.idx1" |
+            awk '$4 > $2 { printf "    %-32s %10d scans %10.1f entries a scan\n", $1, $4 - $2,
+                                  ($5 - $3) / ($4 - $2) }'
+
     } >"$WORK/held_xmin.report"
     rm -f "$WORK/log/held_"*
 }
