@@ -59,6 +59,8 @@
 #include "access/genam.h"
 #include "access/relation.h"
 #include "access/heapam.h"
+#include "access/itup.h"
+#include "access/relscan.h"
 #include "access/htup_details.h"
 #include "access/stratnum.h"
 #include "access/table.h"
@@ -520,6 +522,11 @@ DirectInsertReadyTasks(const char *namespace, pg_uuid_t *run_id, int n,
 	memset(nulls, true, sizeof(bool) * dt.natts);
 	for (i = 0; i < lengthof(ready_columns); i++)
 		nulls[att[i]] = false;
+	/*
+	 * The transaction has its id before it takes a task id: the claims' low-
+	 * water marks rely on it (claim_mark.c).
+	 */
+	(void) GetCurrentTransactionId();
 	vals[att[0]] = CStringGetTextDatum(namespace);
 	vals[att[4]] = UUIDPGetDatum(run_id);
 	for (i = 0; i < n; i++)
@@ -940,6 +947,20 @@ DirectUpdateRun(pg_uuid_t *run_id, int n, const char *const *names,
 
 
 /*
+ * The 1-based column of index that holds heap column att (0-based), or 0.
+ */
+static int
+index_column_of(Relation index, int att)
+{
+	int			i;
+
+	for (i = 0; i < index->rd_index->indnkeyatts; i++)
+		if (index->rd_index->indkey.values[i] == att + 1)
+			return i + 1;
+	return 0;
+}
+
+/*
  * Claim the oldest ready task of a queue and kind, as
  *   DELETE FROM durable.ready_tasks WHERE ctid = (SELECT ctid ... WHERE
  *   namespace = $1 AND task_queue = $2 AND kind = $3 ORDER BY task_id
@@ -947,25 +968,37 @@ DirectUpdateRun(pg_uuid_t *run_id, int n, const char *const *names,
  * does: tasks locked by other pollers are passed over, a task changed since
  * the snapshot is rechecked in its latest version, and the one claimed is
  * deleted.  Returns false when there is none.
+ *
+ * The walk starts at the queue's low-water mark (claim_mark.c), not at the
+ * start of the queue: while the vacuum horizon is held, the entries of the
+ * tasks claimed since then stay in the index, and walking them on every
+ * claim is what made a queue crawl (issue 12).  The walk reports each entry
+ * it passes (its task id from the index tuple, and whether the snapshot
+ * sees its row) so that the mark can move on.
  */
 bool
 DirectClaimReadyTask(const char *namespace, const char *task_queue, char kind,
 					 pg_uuid_t *run_id, int64 *scheduled_id, int32 *attempt)
 {
 	Relation	rel;
+	Relation	index;
 	TupleDesc	desc;
-	Oid			pkey;
-	ScanKeyData keys[3];
-	SysScanDesc scan;
+	ScanKeyData keys[4];
+	IndexScanDesc scan;
 	Snapshot	snapshot;
-	HeapTuple	tuple;
 	TupleTableSlot *slot;
+	TupleTableSlot *fetched;
+	ClaimMark	cm;
+	int64		start;
 	int			c_ns;
 	int			c_queue;
 	int			c_kind;
+	int			c_id;
 	int			c_run;
 	int			c_sched;
 	int			c_attempt;
+	int			i_id;
+	int			nkeys = 3;
 	bool		claimed = false;
 	text	   *ns_text = cstring_to_text(namespace);
 	text	   *queue_text = cstring_to_text(task_queue);
@@ -976,31 +1009,61 @@ DirectClaimReadyTask(const char *namespace, const char *task_queue, char kind,
 	(void) direct_check_table(rel);		/* a DELETE checks no constraint */
 	CheckCmdReplicaIdentity(rel, CMD_DELETE);
 	desc = RelationGetDescr(rel);
-	pkey = primary_key(rel);
+	index = index_open(primary_key(rel), AccessShareLock);
 	c_ns = column_index_typed(rel, "namespace", TEXTOID);
 	c_queue = column_index_typed(rel, "task_queue", TEXTOID);
 	c_kind = column_index_typed(rel, "kind", CHAROID);
+	c_id = column_index_typed(rel, "task_id", INT8OID);
 	c_run = column_index_typed(rel, "run_id", UUIDOID);
 	c_sched = column_index_typed(rel, "scheduled_event_id", INT8OID);
 	c_attempt = column_index_typed(rel, "attempt", INT4OID);
+	if (index_column_of(index, c_ns) != 1 ||
+		index_column_of(index, c_queue) != 2 ||
+		index_column_of(index, c_kind) != 3 ||
+		(i_id = index_column_of(index, c_id)) != 4)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("the primary key of durable.ready_tasks is not (namespace, task_queue, kind, task_id)"),
+				 errhint("durable needs its tables as its extension script made them.")));
 	/* Text keys compare in the columns' collation, as the index does. */
-	ScanKeyEntryInitialize(&keys[0], 0, c_ns + 1, BTEqualStrategyNumber,
+	ScanKeyEntryInitialize(&keys[0], 0, 1, BTEqualStrategyNumber,
 						   InvalidOid, TupleDescAttr(desc, c_ns)->attcollation,
 						   F_TEXTEQ, PointerGetDatum(ns_text));
-	ScanKeyEntryInitialize(&keys[1], 0, c_queue + 1, BTEqualStrategyNumber,
+	ScanKeyEntryInitialize(&keys[1], 0, 2, BTEqualStrategyNumber,
 						   InvalidOid, TupleDescAttr(desc, c_queue)->attcollation,
 						   F_TEXTEQ, PointerGetDatum(queue_text));
-	ScanKeyEntryInitialize(&keys[2], 0, c_kind + 1, BTEqualStrategyNumber,
+	ScanKeyEntryInitialize(&keys[2], 0, 3, BTEqualStrategyNumber,
 						   InvalidOid, InvalidOid, F_CHAREQ, CharGetDatum(kind));
+	start = ClaimMarkBegin(&cm, rel, namespace, task_queue, kind, snapshot);
+	if (start > 0)
+		ScanKeyEntryInitialize(&keys[nkeys++], 0, 4,
+							   BTGreaterEqualStrategyNumber, InvalidOid,
+							   InvalidOid, F_INT8GE, Int64GetDatum(start));
 
 	slot = table_slot_create(rel, NULL);
-	scan = systable_beginscan(rel, pkey, true, snapshot, 3, keys);
-	while (!claimed && HeapTupleIsValid(tuple = systable_getnext(scan)))
+	fetched = table_slot_create(rel, NULL);
+	scan = index_beginscan(rel, index, snapshot, nkeys, 0);
+	scan->xs_want_itup = true;	/* the task id of each entry passed */
+	index_rescan(scan, keys, nkeys, NULL, 0);
+	while (!claimed)
 	{
-		ItemPointerData tid = tuple->t_self;
+		ItemPointer itid = index_getnext_tid(scan, ForwardScanDirection);
+		ItemPointerData tid;
 		TM_FailureData tmfd;
 		TM_Result	res;
+		bool		isnull;
+		int64		task_id;
+		bool		visible;
 
+		if (itid == NULL)
+			break;
+		task_id = DatumGetInt64(index_getattr(scan->xs_itup, i_id,
+											  scan->xs_itupdesc, &isnull));
+		visible = index_fetch_heap(scan, fetched);
+		ClaimMarkSaw(&cm, task_id, visible);
+		if (!visible)
+			continue;			/* claimed, or not committed, for this snapshot */
+		tid = fetched->tts_tid;
 		res = lock_row(rel, &tid, snapshot, slot, LockWaitSkip, &tmfd);
 		if (res != TM_Ok)
 			continue;			/* locked by another, or gone meanwhile */
@@ -1018,8 +1081,11 @@ DirectClaimReadyTask(const char *namespace, const char *task_queue, char kind,
 		simple_heap_delete(rel, &slot->tts_tid);
 		claimed = true;
 	}
-	systable_endscan(scan);
+	index_endscan(scan);
+	ClaimMarkEnd(&cm);
+	ExecDropSingleTupleTableSlot(fetched);
 	ExecDropSingleTupleTableSlot(slot);
+	index_close(index, NoLock);
 	table_close(rel, NoLock);
 	UnregisterSnapshot(snapshot);
 	return claimed;

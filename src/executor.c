@@ -1019,6 +1019,8 @@ put_off_failed_task(TaskInHand *hand, ErrorData *error)
 	values[1] = Int64GetDatum(hand->task_id);
 	values[2] = CStringGetTextDatum(message);
 	values[3] = TimestampTzGetDatum(DurableNow());
+	/* The UPDATE puts the task back into index order: see claim_mark.c */
+	ClaimMarkLower(hand->task_id);
 	if (RunPlan(&put_off_task, values, NULL, false, 1) == 0)
 	{
 		/* Gone meanwhile (its run closed): nothing to retry. */
@@ -1181,6 +1183,8 @@ FireTaskRetryTimer(pg_uuid_t *run_id, int64 task_id)
 		return false;
 	values[0] = UUIDPGetDatum(run_id);
 	values[1] = Int64GetDatum(task_id);
+	/* It comes back into the claims' order under its old id: claim_mark.c */
+	ClaimMarkLower(task_id);
 	released = RunPlan(&release_task, values, NULL, false, 0) > 0;
 	(void) TakeTimer(run_id, TIMER_TASK_RETRY, task_id);
 	if (released)

@@ -358,6 +358,8 @@ move_tasks(bool workflow, const char *namespace, const char *type_name,
 	values[2] = CStringGetTextDatum(type_name);
 	values[3] = CharGetDatum(to);
 	values[4] = CharGetDatum(from);
+	/* Tasks move to another queue under their old ids: claim_mark.c */
+	ClaimMarkLower(0);
 	if (RunPlan(workflow ? &move_decision_tasks : &move_activity_tasks,
 				values, NULL, false, 0) > 0)
 		WakeQueueAtCommit(namespace, task_queue, to);

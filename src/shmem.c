@@ -119,6 +119,7 @@ durable_shmem_request(void)
 	RequestAddinShmemSpace(LauncherShmemSize());
 	PollersShmemRequest();
 	MetricsShmemRequest();
+	RequestAddinShmemSpace(ClaimMarkShmemSize());
 }
 
 static void
@@ -145,6 +146,7 @@ durable_shmem_startup(void)
 	LauncherShmemInit();
 	PollersShmemInit();
 	MetricsShmemInit();
+	ClaimMarkShmemInit();
 	LWLockRelease(AddinShmemInitLock);
 }
 
