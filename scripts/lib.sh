@@ -101,6 +101,13 @@ rerun_as_postgres() {
     log "running $script as postgres in $dest"
     runuser -u postgres -- env -C "$dest" DURABLE_RERUN=1 PG_CONFIG="${PG_CONFIG:-}" \
         bash "$dest/$script" "$@" || rc=$?
+    # The dashboard's screenshots (the ui layer) are for the caller to look at: they
+    # land in this tree's tmp_check/ui, as they do when the tests run as postgres.
+    if compgen -G "$dest/tmp_check/ui/*.png" >/dev/null; then
+        rm -rf "$ROOT/tmp_check/ui" && mkdir -p "$ROOT/tmp_check/ui" &&
+            cp "$dest"/tmp_check/ui/*.png "$ROOT/tmp_check/ui/" ||
+            warn "could not copy the screenshots to $ROOT/tmp_check/ui"
+    fi
     if [ "$rc" -eq 0 ]; then
         rm -rf "$dest"
     else
