@@ -138,6 +138,10 @@ log_checkpoints = on
 durable.executor_workers = 0
 max_worker_processes = 32
 EOF
+# BENCH_CONF_EXTRA: a file of further settings, e.g. to measure one with and without.
+if [ -n "${BENCH_CONF_EXTRA:-}" ]; then
+    cat "$BENCH_CONF_EXTRA" >>"$WORK/bench.conf" || die "cannot read BENCH_CONF_EXTRA $BENCH_CONF_EXTRA"
+fi
 log "starting a cluster in $WORK (fsync on, synchronous_commit on, shared_buffers 1GB)"
 start_cluster "$WORK/data" "$BENCH_PORT" "$WORK" "$WORK/bench.conf"
 export PGHOST="$WORK" PGPORT="$BENCH_PORT" PGDATABASE=bench

@@ -62,6 +62,12 @@ typedef struct PollerTable
 int			durable_max_pollers = 1024;
 static PollerTable *pollers = NULL;
 
+/* What this backend recorded last (RecordPoller) */
+static uint64 last_recorded_hash = 0;
+static Oid	last_recorded_db = InvalidOid;
+static TimestampTz last_recorded_at = 0;
+static TimestampTz last_recorded_until = 0;
+
 /* Bytes of shared memory of the table. */
 Size
 PollersShmemSize(void)
@@ -143,6 +149,23 @@ RecordPoller(const char *namespace, const char *task_queue, char kind,
 		strlen(task_queue) >= POLLER_NAME_LEN)
 		return;
 	hash = poller_hash(namespace, task_queue, kind, identity);
+
+	/*
+	 * A worker polls the same queue again and again: a poll of the poller
+	 * this backend recorded less than a second ago, whose wait ends less than
+	 * a second after the one recorded, changes nothing anyone reads (a poller
+	 * is listed for 5 minutes and "no poller" means none for a minute), so
+	 * it does not touch the shared table, whose lock and cache line every
+	 * poller of every queue would otherwise share on each poll.
+	 */
+	if (hash == last_recorded_hash && MyDatabaseId == last_recorded_db &&
+		now >= last_recorded_at && now - last_recorded_at < USECS_PER_SEC &&
+		until < last_recorded_until + USECS_PER_SEC)
+		return;
+	last_recorded_hash = hash;
+	last_recorded_db = MyDatabaseId;
+	last_recorded_at = now;
+	last_recorded_until = until;
 	start = (uint32) (hash % (uint64) durable_max_pollers);
 
 	LWLockAcquire(pollers->lock, LW_SHARED);
