@@ -33,19 +33,8 @@ ALTER TABLE durable.runs
     ADD COLUMN restarted_to uuid,
     ADD COLUMN origin jsonb;
 
-CREATE OR REPLACE VIEW durable.workflows AS
-    SELECT r.namespace, r.workflow_id, r.run_id, r.workflow_type, r.task_queue,
-           r.status, r.attempt, r.start_time, r.close_time,
-           r.close_time OPERATOR(pg_catalog.-) r.start_time AS duration,
-           r.input, r.result, r.failure, r.memo,
-           r.cancel_requested, r.cron_schedule,
-           r.parent_workflow_id, r.parent_run_id,
-           r.continued_from, r.continued_to, r.first_run_id,
-           r.last_event_id AS history_length,
-           r.reset_from, r.reset_to, r.restarted_from, r.restarted_to,
-           r.origin
-      FROM durable.runs r
-     WHERE durable.may_read_namespace(r.namespace);
+-- durable.workflows shows these columns: the view is re-created once, with
+-- search_attributes too, in the section "Finding workflows" below.
 
 CREATE FUNCTION durable.reset_workflow(
         workflow_id text,

@@ -358,6 +358,23 @@ reset_point(RunState *base, int64 event_id, bool given, int64 *scheduled_id,
 	return event_id;
 }
 
+/*
+ * Lock the workflow id's latest run, then load the run named (the latest
+ * when run_id is NULL or names it), locked when lock_base: the order both
+ * reset and restart take their locks in.
+ */
+static void
+lock_runs(const char *namespace, const char *workflow_id, pg_uuid_t *run_id,
+		  bool lock_base, RunState *latest, RunState *base)
+{
+	lock_latest_run(namespace, workflow_id, latest);
+	if (run_id == NULL ||
+		memcmp(run_id, &latest->run_id, sizeof(pg_uuid_t)) == 0)
+		*base = *latest;
+	else
+		LoadRunOrError(namespace, workflow_id, run_id, lock_base, base);
+}
+
 PG_FUNCTION_INFO_V1(durable_reset_workflow);
 /*
  * durable.reset_workflow(workflow_id, reason, namespace, run_id, event_id):
@@ -403,12 +420,7 @@ durable_reset_workflow(PG_FUNCTION_ARGS)
 	CheckNamespacePrivilege(namespace, NSPRIV_CLIENT);
 
 	/* The running run (if any) first, then the run reset from. */
-	lock_latest_run(namespace, workflow_id, &latest);
-	if (run_id == NULL ||
-		memcmp(run_id, &latest.run_id, sizeof(pg_uuid_t)) == 0)
-		base = latest;
-	else
-		LoadRunOrError(namespace, workflow_id, run_id, true, &base);
+	lock_runs(namespace, workflow_id, run_id, true, &latest, &base);
 
 	/* A running run ends first: its history is then final. */
 	if (RunIsOpen(&latest))
@@ -568,12 +580,7 @@ durable_restart_workflow(PG_FUNCTION_ARGS)
 	DurableSPIConnect();
 	CheckNamespacePrivilege(namespace, NSPRIV_CLIENT);
 
-	lock_latest_run(namespace, workflow_id, &latest);
-	if (run_id == NULL ||
-		memcmp(run_id, &latest.run_id, sizeof(pg_uuid_t)) == 0)
-		base = latest;
-	else
-		LoadRunOrError(namespace, workflow_id, run_id, false, &base);
+	lock_runs(namespace, workflow_id, run_id, false, &latest, &base);
 	if (RunIsOpen(&latest))
 		ereport(ERROR,
 				(errcode(ERRCODE_DURABLE_ALREADY_STARTED),
