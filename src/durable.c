@@ -33,6 +33,8 @@ bool		durable_worker_enabled = true;
 char	   *durable_worker_databases = NULL;
 int			durable_worker_batch_size = 1000;
 int			durable_worker_max_sleep = 10;
+int			durable_timer_full_scan_interval = 60;
+int			durable_compaction_interval = 60;
 int			durable_max_databases = 64;
 int			durable_executor_workers = 2;
 
@@ -220,6 +222,22 @@ _PG_init(void)
 							NULL,
 							&durable_worker_max_sleep,
 							10, 1, 3600,
+							PGC_SIGHUP, GUC_UNIT_S,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("durable.timer_full_scan_interval",
+							"How often the timer worker looks for due timers from the beginning of durable.timers rather than from its low-water mark.",
+							"Timers written by anything but durable (a restore of durable.timers) fire at most this late.",
+							&durable_timer_full_scan_interval,
+							60, 1, 86400,
+							PGC_SIGHUP, GUC_UNIT_S,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("durable.compaction_interval",
+							"How often the timer worker looks at the vacuum horizon and, after a held one, rebuilds the indexes of the queue tables that grew.",
+							"0 turns the rebuilds off.",
+							&durable_compaction_interval,
+							60, 0, 86400,
 							PGC_SIGHUP, GUC_UNIT_S,
 							NULL, NULL, NULL);
 

@@ -377,7 +377,9 @@ extern void DeleteTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id);
 extern void DeleteRunTimers(pg_uuid_t *run_id);
 extern void NoteTimerDue(TimestampTz due_at);
 extern int	FireDueTimers(TimestampTz now, int max_items);
-extern int	FireDueTimersCarefully(TimestampTz now, int max_items, bool careful);
+extern int	FireDueTimersCarefully(TimestampTz start, TimestampTz now,
+								   int max_items, bool careful,
+								   TimestampTz *first_seen);
 extern void StartUserTimer(RunState *rs, TimestampTz now, const char *timer_id,
 						   double seconds, int64 completed_id, int index);
 extern void CancelUserTimer(RunState *rs, TimestampTz now,
@@ -434,6 +436,12 @@ extern bool FireClosePolicyTimer(pg_uuid_t *run_id, int64 ref_id,
 extern int	PurgeClosedRuns(TimestampTz now, int max_runs);
 
 /* ----------------
+ * compaction.c: the queue tables' indexes rebuilt after a held horizon
+ * ----------------
+ */
+extern int	CompactQueueTables(void);
+
+/* ----------------
  * claim_mark.c: where a claim of a queue starts its walk (issue 12)
  * ----------------
  */
@@ -458,6 +466,24 @@ extern int64 ClaimMarkBegin(ClaimMark *cm, Relation rel,
 extern void ClaimMarkSaw(ClaimMark *cm, int64 task_id, bool visible);
 extern void ClaimMarkEnd(ClaimMark *cm);
 extern void ClaimMarkLower(int64 low_id);
+
+/* ----------------
+ * due_mark.c: where a due scan of durable.timers starts its walk (issue 12)
+ * ----------------
+ */
+typedef struct DueMarkScan
+{
+	bool		valid;
+	uint64		scan;
+	TimestampTz start;			/* the walk starts at due_at >= start */
+	TimestampTz pending;		/* least due time of writers in progress */
+} DueMarkScan;
+
+extern Size DueMarkShmemSize(void);
+extern void DueMarkShmemInit(void);
+extern void DueMarkNoteWrite(TimestampTz due_at);
+extern TimestampTz DueMarkBegin(DueMarkScan *dm, bool full);
+extern TimestampTz DueMarkEnd(DueMarkScan *dm, TimestampTz first_seen);
 
 /* ----------------
  * shmem.c: long polls and wait_workflow woken at commit
@@ -488,6 +514,8 @@ extern bool durable_worker_enabled;
 extern char *durable_worker_databases;
 extern int	durable_worker_batch_size;
 extern int	durable_worker_max_sleep;
+extern int	durable_timer_full_scan_interval;
+extern int	durable_compaction_interval;
 extern int	durable_max_databases;
 
 extern Size LauncherShmemSize(void);
@@ -498,7 +526,7 @@ extern void WakeTimerWorkerAtCommit(TimestampTz due_at);
 extern void TimerWorkerAttach(void);
 extern void TimerWorkerDetach(bool no_extension);
 extern void TimerWorkerDetachCallback(int code, Datum arg);
-extern void TimerWorkerSleepsUntil(TimestampTz sleeps_to);
+extern TimestampTz TimerWorkerSleepsUntil(TimestampTz sleeps_to);
 extern void TimerWorkerFoundExtension(void);
 extern bool DatabaseWorkersEnabled(void);
 

@@ -58,6 +58,8 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "catalog/namespace.h"
+#include "utils/lsyscache.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_database.h"
 #include "commands/dbcommands.h"
@@ -101,6 +103,7 @@ typedef struct WorkerSlot
 	pid_t		pid;			/* 0 while not running */
 	Latch	   *latch;
 	pg_atomic_uint64 next_wakeup;	/* 0: awake; else the time it sleeps to */
+	pg_atomic_uint64 committed_due; /* least due time committed meanwhile */
 	bool		no_extension;	/* exited: durable is not installed */
 	TimestampTz checked_at;		/* when it found that */
 	TimestampTz paused_until;	/* DROP/CREATE DATABASE: do not restart */
@@ -199,6 +202,7 @@ LauncherShmemInit(void)
 		{
 			memset(&launcher->slots[i], 0, sizeof(WorkerSlot));
 			pg_atomic_init_u64(&launcher->slots[i].next_wakeup, 0);
+			pg_atomic_init_u64(&launcher->slots[i].committed_due, (uint64) DT_NOEND);
 			pg_atomic_init_u64(&launcher->slots[i].executor_generation, 0);
 		}
 	}
@@ -223,6 +227,7 @@ init_slot(int i, Oid dboid)
 	memset(&launcher->slots[i], 0, sizeof(WorkerSlot));
 	launcher->slots[i].dboid = dboid;
 	pg_atomic_init_u64(&launcher->slots[i].next_wakeup, 0);
+	pg_atomic_init_u64(&launcher->slots[i].committed_due, (uint64) DT_NOEND);
 	pg_atomic_init_u64(&launcher->slots[i].executor_generation, 0);
 }
 
@@ -272,13 +277,27 @@ launcher_xact_callback(XactEvent event, void *arg)
 		{
 			WorkerSlot *slot = &launcher->slots[i];
 			uint64		sleeps_to;
+			uint64		least;
 
 			if (slot->dboid != MyDatabaseId)
 				continue;
+
+			/*
+			 * Record the due time for the worker first: an awake worker
+			 * reads it before it sleeps (TimerWorkerSleepsUntil), and is not
+			 * woken, which would send a worker whose round is slow (walking
+			 * dead index entries under a held vacuum horizon) round again
+			 * and again for timers due long after.  A sleeping one is woken
+			 * when the timer is due before it would wake.
+			 */
+			least = pg_atomic_read_u64(&slot->committed_due);
+			while ((int64) least > due &&
+				   !pg_atomic_compare_exchange_u64(&slot->committed_due,
+												   &least, (uint64) due))
+				;
 			pg_memory_barrier();
 			sleeps_to = pg_atomic_read_u64(&slot->next_wakeup);
-			/* Awake (0): it may have missed this timer; asleep: too late? */
-			if (sleeps_to == 0 || (uint64) due < sleeps_to)
+			if (sleeps_to != 0 && due < (int64) sleeps_to)
 			{
 				SpinLockAcquire(&launcher->mutex);
 				if (slot->latch != NULL && slot->dboid == MyDatabaseId)
@@ -483,8 +502,14 @@ TimerWorkerFoundExtension(void)
 		SetLatch(wake);
 }
 
-/* Called by the timer worker before it sleeps until sleeps_to. */
-void
+/*
+ * Called by the timer worker before it sleeps until sleeps_to, and with 0
+ * when it wakes (before its round's snapshot).  Returns the least due time
+ * of the timers committed since its last call (DT_NOEND: none), which it
+ * must not sleep past: those committed while it was awake did not set its
+ * latch.
+ */
+TimestampTz
 TimerWorkerSleepsUntil(TimestampTz sleeps_to)
 {
 	int			i;
@@ -494,8 +519,11 @@ TimerWorkerSleepsUntil(TimestampTz sleeps_to)
 		{
 			pg_atomic_write_u64(&launcher->slots[i].next_wakeup, (uint64) sleeps_to);
 			pg_memory_barrier();
-			return;
+			return (TimestampTz)
+				pg_atomic_exchange_u64(&launcher->slots[i].committed_due,
+									   (uint64) DT_NOEND);
 		}
+	return DT_NOEND;
 }
 
 /*
@@ -1372,6 +1400,25 @@ run_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 	PG_END_TRY();
 }
 
+/* Whether a COPY writes into durable.timers (as pg_restore does). */
+static bool
+copies_into_timers(CopyStmt *stmt)
+{
+	Oid			relid;
+	char	   *nsp;
+	bool		yes;
+
+	if (!stmt->is_from || stmt->relation == NULL)
+		return false;
+	relid = RangeVarGetRelid(stmt->relation, NoLock, true);
+	if (!OidIsValid(relid))
+		return false;
+	nsp = get_namespace_name(get_rel_namespace(relid));
+	yes = nsp != NULL && strcmp(nsp, "durable") == 0 &&
+		strcmp(get_rel_name(relid), "timers") == 0;
+	return yes;
+}
+
 /*
  * Stop the workers that would block DROP DATABASE or CREATE DATABASE, once
  * the statement has passed the checks of its caller (a refused statement
@@ -1428,6 +1475,16 @@ durable_process_utility(PlannedStmt *pstmt, const char *queryString,
 	else if (IsA(parsetree, AlterExtensionStmt))
 		updates_durable =
 			strcmp(((AlterExtensionStmt *) parsetree)->extname, "durable") == 0;
+	else if (IsA(parsetree, CopyStmt) && copies_into_timers((CopyStmt *) parsetree))
+	{
+		/*
+		 * A restore writes timers that the due scans' mark knows nothing of
+		 * (due_mark.c): have them walk from the beginning, and wake the
+		 * worker at commit.
+		 */
+		DueMarkNoteWrite(DT_NOBEGIN);
+		WakeTimerWorkerAtCommit(0);
+	}
 	else if (IsA(parsetree, DropStmt) && drops_durable((DropStmt *) parsetree))
 	{
 		/* The workers see it gone and exit at once, not after a sleep. */

@@ -120,6 +120,7 @@ durable_shmem_request(void)
 	PollersShmemRequest();
 	MetricsShmemRequest();
 	RequestAddinShmemSpace(ClaimMarkShmemSize());
+	RequestAddinShmemSpace(DueMarkShmemSize());
 }
 
 static void
@@ -147,6 +148,7 @@ durable_shmem_startup(void)
 	PollersShmemInit();
 	MetricsShmemInit();
 	ClaimMarkShmemInit();
+	DueMarkShmemInit();
 	LWLockRelease(AddinShmemInitLock);
 }
 

@@ -31,8 +31,8 @@ static KeptPlan insert_timer_payload = {
 };
 static KeptPlan due_timers = {
 	NULL, "SELECT kind, run_id, ref_id, attempt, payload, due_at FROM durable.timers"
-	" WHERE due_at <= $1 ORDER BY due_at LIMIT $2",
-	2, {TIMESTAMPTZOID, INT4OID}
+	" WHERE due_at >= $3 AND due_at <= $1 ORDER BY due_at LIMIT $2",
+	3, {TIMESTAMPTZOID, INT4OID, TIMESTAMPTZOID}
 };
 static KeptPlan claim_timer = {
 	NULL, "SELECT 1 FROM durable.timers"
@@ -110,8 +110,8 @@ void
 CreateTimer(pg_uuid_t *run_id, const char *kind, TimestampTz due_at,
 			int64 ref_id, int32 attempt)
 {
-	DirectSetTimer(run_id, kind, ref_id, due_at, true, attempt);
 	NoteTimerDue(due_at);
+	DirectSetTimer(run_id, kind, ref_id, due_at, true, attempt);
 }
 
 /* Add a timer that carries a payload for its handler (children.c). */
@@ -126,8 +126,8 @@ CreateTimerWithPayload(pg_uuid_t *run_id, const char *kind,
 	values[2] = UUIDPGetDatum(run_id);
 	values[3] = Int64GetDatum(ref_id);
 	values[4] = JsonbPGetDatum(payload);
-	RunPlan(&insert_timer_payload, values, NULL, false, 0);
 	NoteTimerDue(due_at);
+	RunPlan(&insert_timer_payload, values, NULL, false, 0);
 }
 
 /*
@@ -169,12 +169,15 @@ DeleteTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id)
 }
 
 /*
- * A timer due earlier than the background worker's next wakeup: remember to
- * wake it at commit (launcher.c).
+ * A timer due at due_at is about to be written (inserted or moved there):
+ * keep the due scans' low-water mark at or below it (due_mark.c), and wake
+ * the background worker at commit if it is earlier than its next wakeup
+ * (launcher.c).  Call it before the row is written.
  */
 void
 NoteTimerDue(TimestampTz due_at)
 {
+	DueMarkNoteWrite(due_at);
 	WakeTimerWorkerAtCommit(due_at);
 }
 
@@ -402,18 +405,23 @@ postpone_timer(DueTimer *t, TimestampTz now)
 	values[1] = CStringGetTextDatum(t->kind);
 	values[2] = Int64GetDatum(t->ref_id);
 	values[3] = TimestampTzGetDatum(TimestampPlusSeconds(now, TIMER_RETRY_SECONDS));
+	NoteTimerDue(DatumGetTimestampTz(values[3]));
 	RunPlan(&postpone_plan, values, NULL, false, 0);
 }
 
 /*
- * Fire up to max_items timers due at now; returns how many fired.  Runs in
- * the caller's transaction and SPI connection.  With careful, each timer
- * runs in a subtransaction: one that fails is logged and put off.
+ * Fire up to max_items timers due at now, walking timers_due from start (a
+ * low-water mark, due_mark.c); returns how many fired, and sets *first_seen
+ * (when not NULL) to the due time of the first timer found, or to now when
+ * none was.  Runs in the caller's transaction and SPI connection.  With
+ * careful, each timer runs in a subtransaction: one that fails is logged and
+ * put off.
  */
 int
-FireDueTimersCarefully(TimestampTz now, int max_items, bool careful)
+FireDueTimersCarefully(TimestampTz start, TimestampTz now, int max_items,
+					   bool careful, TimestampTz *first_seen)
 {
-	Datum		values[2];
+	Datum		values[3];
 	SPITupleTable *tt;
 	DueTimer   *timers;
 	int			n;
@@ -422,6 +430,7 @@ FireDueTimersCarefully(TimestampTz now, int max_items, bool careful)
 
 	values[0] = TimestampTzGetDatum(now);
 	values[1] = Int32GetDatum(max_items);
+	values[2] = TimestampTzGetDatum(start);
 	n = RunPlan(&due_timers, values, NULL, false, 0);
 	tt = SPI_tuptable;
 	timers = palloc(sizeof(DueTimer) * (n + 1));
@@ -440,6 +449,8 @@ FireDueTimersCarefully(TimestampTz now, int max_items, bool careful)
 		timers[i].due_at = DatumGetTimestampTz(SPI_getbinval(tup, tt->tupdesc, 6, &isnull));
 	}
 	SPI_freetuptable(tt);
+	if (first_seen != NULL)
+		*first_seen = n > 0 ? timers[0].due_at : now;
 
 	for (i = 0; i < n; i++)
 	{
@@ -490,11 +501,16 @@ FireDueTimersCarefully(TimestampTz now, int max_items, bool careful)
 	return fired;
 }
 
-/* Fire up to max_items due timers in the caller's transaction. */
+/*
+ * Fire up to max_items due timers in the caller's transaction.  From the
+ * beginning of durable.timers, not from the background worker's low-water
+ * mark: durable.tick() also fires timers that durable did not write (a
+ * restored dump) at once.
+ */
 int
 FireDueTimers(TimestampTz now, int max_items)
 {
-	return FireDueTimersCarefully(now, max_items, false);
+	return FireDueTimersCarefully(DT_NOBEGIN, now, max_items, false, NULL);
 }
 
 PG_FUNCTION_INFO_V1(durable_tick);

@@ -7,7 +7,12 @@
  * durable.worker_batch_size per transaction (SKIP LOCKED, so that it never
  * collides with durable.tick() or another ticker), then sleeps on its latch
  * until the next due time, at most durable.worker_max_sleep.  A backend that
- * commits an earlier timer sets the latch (launcher.c).  A batch that fails
+ * commits a timer due before that sets the latch (launcher.c); while the
+ * worker is awake, it only records the due time, which the worker reads
+ * before it sleeps (TimerWorkerSleepsUntil): setting the latch then would
+ * send a worker whose round is slow round again and again.  Due scans start
+ * at a low-water mark (due_mark.c), and once every
+ * durable.timer_full_scan_interval at the beginning.  A batch that fails
  * is done again one timer per subtransaction; a timer that fails alone is
  * logged and put off, and the worker lives on.
  *
@@ -21,7 +26,9 @@
  *
  * Once a minute it also purges closed runs past their namespace's retention
  * (retention.c), a batch of PURGE_BATCH runs per transaction, and sooner
- * again while batches come back full, between rounds of timers.
+ * again while batches come back full, between rounds of timers; and looks
+ * at the queue tables, whose indexes it rebuilds after a held vacuum
+ * horizon (compaction.c).
  *
  * Once it has found the extension, the launcher starts the database's
  * executor workers (executor_worker.c).
@@ -70,10 +77,16 @@
 
 PGDLLEXPORT void DurableTimerWorkerMain(Datum main_arg);
 
-/* The next due time, and the next one after now (two probes of timers_due) */
+/*
+ * The next due time (from the low-water mark, due_mark.c), and the next one
+ * after now, probed only when every due timer was skipped
+ */
 static KeptPlan next_due = {
-	NULL, "SELECT (SELECT min(due_at) FROM durable.timers),"
-	" (SELECT min(due_at) FROM durable.timers WHERE due_at > $1)",
+	NULL, "SELECT min(due_at) FROM durable.timers WHERE due_at >= $1",
+	1, {TIMESTAMPTZOID}
+};
+static KeptPlan next_due_later = {
+	NULL, "SELECT min(due_at) FROM durable.timers WHERE due_at > $1",
 	1, {TIMESTAMPTZOID}
 };
 
@@ -151,40 +164,65 @@ DatabaseWorkersEnabled(void)
 	return enabled;
 }
 
+/* Run a probe of timers_due: min(due_at) from "from", DT_NOEND if none. */
+static TimestampTz
+probe_due(KeptPlan *plan, TimestampTz from)
+{
+	Datum		d = TimestampTzGetDatum(from);
+	bool		isnull;
+	TimestampTz due;
+
+	RunPlan(plan, &d, NULL, true, 1);
+	d = SPIGetDatum(0, 1, &isnull);
+	due = isnull ? DT_NOEND : DatumGetTimestampTz(d);
+	SPI_freetuptable(SPI_tuptable);
+	return due;
+}
+
 /*
- * One batch: fire due timers, learn the next due time.  Returns the number
- * fired; sets *next, and *next_later to the first due time after the batch
- * began (DT_NOEND when there is no such timer).
+ * One batch: fire due timers from the low-water mark (from the beginning of
+ * time with full), move the mark, learn the next due time.  Returns the
+ * number fired; sets *next, and when nothing fired though timers are due,
+ * *next_later to the first due time after the batch began (else DT_NOEND).
  */
 static int
-run_batch(bool careful, TimestampTz *next, TimestampTz *next_later)
+run_batch(bool careful, bool full, TimestampTz *next, TimestampTz *next_later)
 {
 	int			fired;
-	bool		isnull;
-	Datum		d;
+	DueMarkScan dm;
+	TimestampTz start;
+	TimestampTz first_seen;
+	TimestampTz mark;
 	TimestampTz now = GetCurrentTimestamp();
 
 	DurableSPIConnect();
-	fired = FireDueTimersCarefully(now, durable_worker_batch_size, careful);
-	d = TimestampTzGetDatum(now);
-	RunPlan(&next_due, &d, NULL, true, 1);
-	d = SPIGetDatum(0, 1, &isnull);
-	*next = isnull ? DT_NOEND : DatumGetTimestampTz(d);
-	d = SPIGetDatum(0, 2, &isnull);
-	*next_later = isnull ? DT_NOEND : DatumGetTimestampTz(d);
+	start = DueMarkBegin(&dm, full);
+	fired = FireDueTimersCarefully(start, now, durable_worker_batch_size,
+								   careful, &first_seen);
+	mark = DueMarkEnd(&dm, first_seen);
+	*next = probe_due(&next_due, mark);
+	*next_later = DT_NOEND;
+	if (fired == 0 && *next != DT_NOEND && *next <= now)
+		*next_later = probe_due(&next_due_later, now);
 	DurableSPIFinish();
 	return fired;
 }
 
-/*
- * One purge batch in its own transaction; returns when the next is due.  An
- * error is logged and the next try waits for the interval.
- */
-static TimestampTz
-purge_batch(MemoryContext cxt)
+/* The maintenance steps of the worker, each in its own transaction */
+static int
+purge_step(void)
 {
-	volatile int purged = 0;
-	TimestampTz now;
+	return PurgeClosedRuns(GetCurrentTimestamp(), PURGE_BATCH);
+}
+
+/*
+ * Run a maintenance step in its own transaction with an SPI connection;
+ * returns its count.  An error is logged and counts 0.
+ */
+static int
+maintenance_step(MemoryContext cxt, int (*step) (void), const char *activity)
+{
+	volatile int count = 0;
 
 	PG_TRY();
 	{
@@ -193,11 +231,11 @@ purge_batch(MemoryContext cxt)
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
-		pgstat_report_activity(STATE_RUNNING, "purging closed durable runs");
+		pgstat_report_activity(STATE_RUNNING, activity);
 		if (extension_installed())
 		{
 			SPI_connect();
-			purged = PurgeClosedRuns(GetCurrentTimestamp(), PURGE_BATCH);
+			count = step();
 			SPI_finish();
 		}
 		PopActiveSnapshot();
@@ -212,12 +250,38 @@ purge_batch(MemoryContext cxt)
 		FlushErrorState();
 		AbortCurrentTransaction();
 		pgstat_report_activity(STATE_IDLE, NULL);
-		purged = 0;
+		count = 0;
 	}
 	PG_END_TRY();
-	now = GetCurrentTimestamp();
-	return purged >= PURGE_BATCH ? now :
-		now + PURGE_INTERVAL_MS * 1000;
+	return count;
+}
+
+/*
+ * One purge batch, then, every durable.compaction_interval, a look at the
+ * queue tables (compaction.c); returns when the next of them is due: at once
+ * while purge batches come back full.
+ */
+static TimestampTz
+purge_batch(MemoryContext cxt, TimestampTz *next_compaction)
+{
+	int			purged = maintenance_step(cxt, purge_step,
+										  "purging closed durable runs");
+	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz next;
+
+	if (durable_compaction_interval > 0 && now >= *next_compaction)
+	{
+		MemoryContextReset(cxt);
+		(void) maintenance_step(cxt, CompactQueueTables,
+								"looking at durable's queue tables");
+		now = GetCurrentTimestamp();
+		*next_compaction = now +
+			(int64) durable_compaction_interval * USECS_PER_SEC;
+	}
+	next = purged >= PURGE_BATCH ? now : now + PURGE_INTERVAL_MS * 1000;
+	if (durable_compaction_interval > 0)
+		next = Min(next, *next_compaction);
+	return next;
 }
 
 /* Entry point of a database's timer worker; main_arg is the database oid. */
@@ -228,8 +292,10 @@ DurableTimerWorkerMain(Datum main_arg)
 	MemoryContext loop_cxt;
 	volatile bool careful = false;
 	volatile TimestampTz next_purge = 0;
+	volatile TimestampTz next_compaction = 0;
 	volatile long locked_backoff_ms = 0;
 	volatile bool was_enabled = true;
+	volatile TimestampTz last_full_scan = 0;
 	static char *dbname = NULL;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -254,6 +320,7 @@ DurableTimerWorkerMain(Datum main_arg)
 		volatile int fired = 0;
 		volatile bool installed = true;
 		volatile bool enabled = true;
+		bool		full = false;
 
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
@@ -262,8 +329,17 @@ DurableTimerWorkerMain(Datum main_arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		TimerWorkerSleepsUntil(0);	/* awake: backends set the latch */
+		/* Awake: what commits now is read before the next sleep. */
+		(void) TimerWorkerSleepsUntil(0);
 		MemoryContextReset(loop_cxt);
+		/* Now and then from the beginning (due_mark.c); the interval as set now */
+		if (last_full_scan == 0 ||
+			GetCurrentTimestamp() >= last_full_scan +
+			(int64) durable_timer_full_scan_interval * USECS_PER_SEC)
+		{
+			full = true;
+			last_full_scan = GetCurrentTimestamp();
+		}
 
 		PG_TRY();
 		{
@@ -285,7 +361,7 @@ DurableTimerWorkerMain(Datum main_arg)
 			if (installed && enabled)
 			{
 				TimerWorkerFoundExtension();	/* the executors may start */
-				fired = run_batch(careful, (TimestampTz *) &next,
+				fired = run_batch(careful, full, (TimestampTz *) &next,
 								  (TimestampTz *) &next_later);
 			}
 			PopActiveSnapshot();
@@ -335,7 +411,7 @@ DurableTimerWorkerMain(Datum main_arg)
 		if (GetCurrentTimestamp() >= next_purge)
 		{
 			MemoryContextReset(loop_cxt);
-			next_purge = purge_batch(loop_cxt);
+			next_purge = purge_batch(loop_cxt, (TimestampTz *) &next_compaction);
 		}
 		if (fired >= durable_worker_batch_size)
 			continue;			/* more are due */
@@ -376,7 +452,20 @@ DurableTimerWorkerMain(Datum main_arg)
 			else
 				locked_backoff_ms = 0;
 		}
-		TimerWorkerSleepsUntil(GetCurrentTimestamp() + (int64) sleep_ms * 1000);
+		{
+			TimestampTz wake_at = GetCurrentTimestamp() + (int64) sleep_ms * 1000;
+			TimestampTz committed = TimerWorkerSleepsUntil(wake_at);
+
+			/* A timer committed during the round, due before wake_at */
+			if (committed < wake_at)
+			{
+				TimestampTz now = GetCurrentTimestamp();
+
+				if (committed <= now)
+					continue;
+				sleep_ms = (long) ((committed - now + 999) / 1000);
+			}
+		}
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 sleep_ms, PG_WAIT_EXTENSION);
 	}
