@@ -536,6 +536,10 @@ held_xmin() {
     recovered=$(cycle_rate held_recovery "$HELD_RECOVERY_SECONDS")
     psql -X -q -c VACUUM
     durable_sizes >"$WORK/held.recovered"
+    psql -X -q -A -t -F ' ' -c "SELECT c.relname, pg_table_size(c.oid), pg_indexes_size(c.oid)
+        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = 'durable' AND c.relname IN ('ready_tasks', 'timers', 'activities')
+        ORDER BY 1" >"$WORK/held.split"
     rates=$(minute_rates held_held "$HELD_MINUTES")
     last=$(tail -n 1 <<<"$rates")
     {
@@ -570,6 +574,11 @@ held_xmin() {
             "then ${HELD_RECOVERY_SECONDS}s: after that much more work and another VACUUM. history, runs" \
             "and activity_attempt_log keep every closed workflow, so they grow with the work done;" \
             "the goal, 1.5x, is for the queue tables)"
+        echo "  the queue tables after the recovery, MB: $(awk '{ printf "%s%s %.1f heap + %.1f indexes",
+            (NR > 1 ? ", " : ""), $1, $2 / 1048576, $3 / 1048576 }' "$WORK/held.split")"
+        echo "  the timer worker's lines in the server log (src/compaction.c):"
+        grep -E 'durable: the vacuum horizon|durable (could not rebuild|rebuilt) the indexes' \
+            "$WORK/server.log" | sed -E 's/^.*(LOG|WARNING): +/    /' || echo "    (none)"
         echo "  index entries read a scan while the snapshot was held (pg_stat_user_indexes;" \
             "a scan that walks dead entries reads many):"
         LC_ALL=C join "$WORK/held.idx0" "$WORK/held.idx1" |

@@ -28,12 +28,13 @@
  *
  * REINDEX without CONCURRENTLY blocks writes to the table, and reads through
  * its indexes, while it runs: for a queue table of few live rows that is the
- * time to read its heap, milliseconds to tens of them (durable.compaction_interval
- * = 0 turns the rebuilds off, for those who rather run pg_repack).  It is not done for a
- * table of more than COMPACT_MAX_LIVE_ROWS live rows, and waits at most
- * COMPACT_LOCK_TIMEOUT for its locks, so that it never queues the engine
- * behind a long transaction; a table it could not lock is tried again at the
- * next looks, COMPACT_TRIES times.  REINDEX CONCURRENTLY blocks nothing, but
+ * time to read its heap, milliseconds to tens of them.  It is not done for a
+ * table of more than COMPACT_MAX_LIVE_ROWS live rows, each table is rebuilt in
+ * a transaction of its own, and waits at most COMPACT_LOCK_TIMEOUT for its
+ * locks, so that it never queues the engine behind a long transaction; a
+ * table it could not lock is tried again at the next looks, COMPACT_TRIES
+ * times.  durable.compaction_interval = 0 turns all this off (for those who
+ * rather run pg_repack).  REINDEX CONCURRENTLY blocks nothing, but
  * waits for every older snapshot and cannot run in the worker's
  * transaction; it would need a process of its own and the cleanup of the
  * invalid index an interrupted one leaves.
@@ -80,6 +81,7 @@ static bool horizon_was_held = false;
 static int64 normal_index_bytes[N_QUEUE_TABLES];
 static int64 last_index_bytes[N_QUEUE_TABLES];
 static int	tries_left[N_QUEUE_TABLES];
+static bool rebuild_wanted[N_QUEUE_TABLES];
 
 static KeptPlan table_sizes = {
 	NULL, "SELECT pg_catalog.pg_indexes_size(c.oid),"
@@ -158,10 +160,14 @@ reindex_table(const char *name)
 }
 
 /*
- * One look (the timer worker's, once a minute, in its own transaction with
- * an SPI connection): note whether the horizon is held, and after a held
- * horizon rebuild the indexes that grew meanwhile.  Returns how many tables
- * were rebuilt.
+ * One look (the timer worker's, every durable.compaction_interval, in its
+ * own transaction with an SPI connection): note whether the horizon is held,
+ * and after a held horizon choose the tables whose indexes grew meanwhile.
+ * Returns how many were chosen: RebuildQueueTable rebuilds them, each in a
+ * transaction of its own, so that the locks of one are not held while the
+ * next one waits for its own (the engine's transactions write several of
+ * these tables, and would wait for the first while the second waits for
+ * them).
  */
 int
 CompactQueueTables(void)
@@ -171,7 +177,7 @@ CompactQueueTables(void)
 	TransactionId next = ReadNextTransactionId();
 	TransactionId horizon;
 	bool		held;
-	int			rebuilt = 0;
+	int			wanted = 0;
 	int			i;
 	Relation	rel;
 
@@ -206,6 +212,7 @@ CompactQueueTables(void)
 		int64		bytes;
 		int64		live;
 
+		rebuild_wanted[i] = false;
 		if (!OidIsValid(relids[i]))
 			continue;
 		index_size(relids[i], &bytes, &live);
@@ -236,22 +243,52 @@ CompactQueueTables(void)
 			tries_left[i] = 0;
 			continue;
 		}
-		if (reindex_table(queue_tables[i]))
-		{
-			int64		after;
-
-			tries_left[i] = 0;
-			rebuilt++;
-			index_size(relids[i], &after, &live);
-			ereport(LOG,
-					(errmsg("durable rebuilt the indexes of durable.%s after a held vacuum horizon: %lld kB, %lld kB before",
-							queue_tables[i], (long long) (after / 1024),
-							(long long) (bytes / 1024))));
-		}
-		else
-			tries_left[i]--;
+		rebuild_wanted[i] = true;
+		wanted++;
 	}
 	horizon_was_held = held;
 	looked = true;
-	return rebuilt;
+	return wanted;
+}
+
+/*
+ * Rebuild the indexes of the next table CompactQueueTables chose (in the
+ * caller's transaction, which should do nothing else, with an SPI
+ * connection).  Returns 1 when it tried one, 0 when none is left.
+ */
+int
+RebuildQueueTable(void)
+{
+	Oid			nsp = get_namespace_oid("durable", true);
+	int			i;
+
+	for (i = 0; i < N_QUEUE_TABLES; i++)
+	{
+		Oid			relid;
+		int64		before;
+		int64		after;
+		int64		live;
+
+		if (!rebuild_wanted[i])
+			continue;
+		rebuild_wanted[i] = false;	/* tried once this look, whatever happens */
+		relid = OidIsValid(nsp) ? get_relname_relid(queue_tables[i], nsp) : InvalidOid;
+		if (!OidIsValid(relid))
+			return 1;
+		index_size(relid, &before, &live);
+		if (!reindex_table(queue_tables[i]))
+		{
+			if (tries_left[i] > 0)
+				tries_left[i]--;
+			return 1;
+		}
+		tries_left[i] = 0;
+		index_size(relid, &after, &live);
+		ereport(LOG,
+				(errmsg("durable rebuilt the indexes of durable.%s after a held vacuum horizon: %lld kB, %lld kB before",
+						queue_tables[i], (long long) (after / 1024),
+						(long long) (before / 1024))));
+		return 1;
+	}
+	return 0;
 }

@@ -440,6 +440,7 @@ extern int	PurgeClosedRuns(TimestampTz now, int max_runs);
  * ----------------
  */
 extern int	CompactQueueTables(void);
+extern int	RebuildQueueTable(void);
 
 /* ----------------
  * claim_mark.c: where a claim of a queue starts its walk (issue 12)

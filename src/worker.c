@@ -272,8 +272,15 @@ purge_batch(MemoryContext cxt, TimestampTz *next_compaction)
 	if (durable_compaction_interval > 0 && now >= *next_compaction)
 	{
 		MemoryContextReset(cxt);
-		(void) maintenance_step(cxt, CompactQueueTables,
-								"looking at durable's queue tables");
+		if (maintenance_step(cxt, CompactQueueTables,
+							 "looking at durable's queue tables") > 0)
+		{
+			/* One table a transaction (compaction.c) */
+			do
+				MemoryContextReset(cxt);
+			while (maintenance_step(cxt, RebuildQueueTable,
+									"rebuilding the indexes of a durable queue table") > 0);
+		}
 		now = GetCurrentTimestamp();
 		*next_compaction = now +
 			(int64) durable_compaction_interval * USECS_PER_SEC;
