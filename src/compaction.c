@@ -106,57 +106,41 @@ index_size(Oid relid, int64 *bytes, int64 *live)
 	SPI_freetuptable(SPI_tuptable);
 }
 
+static void
+run_statement(void *arg)
+{
+	if (SPI_execute((const char *) arg, false, 0) < 0)
+		elog(ERROR, "\"%s\" failed", (const char *) arg);
+}
+
 /*
  * Rebuild the indexes of one table, waiting at most COMPACT_LOCK_TIMEOUT
  * for its locks; returns false when it could not get them (or failed), in a
- * subtransaction so that the caller's transaction goes on.
+ * subtransaction, so that the failure is logged as what it is (a LOG line,
+ * not an ERROR of the worker).
  */
 static bool
 reindex_table(const char *name)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	volatile bool ok = false;
 	int			guc_level = NewGUCNestLevel();
 	char	   *sql = psprintf("REINDEX TABLE durable.%s", quote_identifier(name));
+	ErrorData  *edata;
 
 	(void) set_config_option("lock_timeout", COMPACT_LOCK_TIMEOUT,
 							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SAVE,
 							 true, 0, false);
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
-	{
-		if (SPI_execute(sql, false, 0) < 0)
-			elog(ERROR, "REINDEX TABLE durable.%s failed", name);
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-		ok = true;
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-		AtEOXact_GUC(false, guc_level);
-		if (ErrorIsCancel(edata))
-			ReThrowError(edata);
-		ereport(LOG,
-				(errmsg("durable could not rebuild the indexes of durable.%s: %s",
-						name, edata->message),
-				 errdetail("It tries again in a minute.")));
-		FreeErrorData(edata);
-	}
-	PG_END_TRY();
-	if (ok)
-		AtEOXact_GUC(true, guc_level);
-	return ok;
+	edata = RunInSubtransaction(run_statement, sql);
+	AtEOXact_GUC(edata == NULL, guc_level);
+	if (edata == NULL)
+		return true;
+	if (ErrorIsCancel(edata))
+		ReThrowError(edata);
+	ereport(LOG,
+			(errmsg("durable could not rebuild the indexes of durable.%s: %s",
+					name, edata->message),
+			 errdetail("It tries again at the next look.")));
+	FreeErrorData(edata);
+	return false;
 }
 
 /*

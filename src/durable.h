@@ -85,6 +85,7 @@ extern bool ParseCanonicalUuid(const char *s, pg_uuid_t *out);
 extern const char *CallerIdentity(void);
 extern bool ErrorIsCancel(ErrorData *edata);
 extern bool ErrorIsTransient(ErrorData *edata);
+extern ErrorData *RunInSubtransaction(void (*fn) (void *arg), void *arg);
 
 /* ----------------
  * json.c: building jsonb values and reading fields of them

@@ -17,8 +17,6 @@
 #include "executor/spi.h"
 #include "access/xact.h"
 #include "miscadmin.h"
-#include "utils/memutils.h"
-#include "utils/resowner.h"
 #include "utils/builtins.h"
 
 #include "durable.h"
@@ -385,9 +383,25 @@ fire_due_timer(DueTimer *t, TimestampTz now)
 	return fire_timer(t, &rs, now);
 }
 
+/* One due timer to fire, and whether it had an effect */
+typedef struct FireOne
+{
+	DueTimer   *timer;
+	TimestampTz now;
+	bool		effect;
+} FireOne;
+
+static void
+fire_one(void *arg)
+{
+	FireOne    *fo = (FireOne *) arg;
+
+	fo->effect = fire_due_timer(fo->timer, fo->now);
+}
+
 /* A timer had its effect: counted, with how late it fired (metrics.c). */
 static void
-count_fired(DueTimer *t, TimestampTz now, volatile int *fired)
+count_fired(DueTimer *t, TimestampTz now, int *fired)
 {
 	(*fired)++;
 	MetricsAdd(NULL, NULL, MV_TIMERS_FIRED, 1);
@@ -426,7 +440,7 @@ FireDueTimersCarefully(TimestampTz start, TimestampTz now, int max_items,
 	DueTimer   *timers;
 	int			n;
 	int			i;
-	volatile int fired = 0;
+	int			fired = 0;
 
 	values[0] = TimestampTzGetDatum(now);
 	values[1] = Int32GetDatum(max_items);
@@ -454,35 +468,16 @@ FireDueTimersCarefully(TimestampTz start, TimestampTz now, int max_items,
 
 	for (i = 0; i < n; i++)
 	{
-		MemoryContext cxt = CurrentMemoryContext;
-		ResourceOwner owner = CurrentResourceOwner;
+		FireOne	fo;
+		ErrorData  *edata;
 
+		fo.timer = &timers[i];
+		fo.now = now;
+		fo.effect = false;
 		if (!careful)
+			fire_one(&fo);
+		else if ((edata = RunInSubtransaction(fire_one, &fo)) != NULL)
 		{
-			if (fire_due_timer(&timers[i], now))
-				count_fired(&timers[i], now, &fired);
-			continue;
-		}
-		BeginInternalSubTransaction(NULL);
-		MemoryContextSwitchTo(cxt);
-		PG_TRY();
-		{
-			if (fire_due_timer(&timers[i], now))
-				count_fired(&timers[i], now, &fired);
-			ReleaseCurrentSubTransaction();
-			MemoryContextSwitchTo(cxt);
-			CurrentResourceOwner = owner;
-		}
-		PG_CATCH();
-		{
-			ErrorData  *edata;
-
-			MemoryContextSwitchTo(cxt);
-			edata = CopyErrorData();
-			FlushErrorState();
-			RollbackAndReleaseCurrentSubTransaction();
-			MemoryContextSwitchTo(cxt);
-			CurrentResourceOwner = owner;
 			/* Its events went with the subtransaction. */
 			ResetEventBatches();
 			/* A cancel request is for the whole batch, not this timer's. */
@@ -495,8 +490,10 @@ FireDueTimersCarefully(TimestampTz start, TimestampTz now, int max_items,
 					 errdetail("It is put off by %d seconds.", TIMER_RETRY_SECONDS)));
 			FreeErrorData(edata);
 			postpone_timer(&timers[i], now);
+			continue;
 		}
-		PG_END_TRY();
+		if (fo.effect)
+			count_fired(&timers[i], now, &fired);
 	}
 	return fired;
 }

@@ -14,11 +14,13 @@
 
 #include <math.h>
 
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "miscadmin.h"
 #include "port.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/resowner.h"
 #include "utils/uuid.h"
 
 #include "durable.h"
@@ -336,4 +338,38 @@ ErrorIsTransient(ErrorData *edata)
 		category == ERRCODE_INSUFFICIENT_RESOURCES ||
 		category == ERRCODE_OPERATOR_INTERVENTION ||
 		category == ERRCODE_SYSTEM_ERROR;
+}
+
+/*
+ * Run fn(arg) in a subtransaction of the caller's transaction, in the
+ * caller's memory context and resource owner.  Returns NULL when it
+ * succeeded; else its error, copied into the caller's memory context, with
+ * all that fn did rolled back.  A cancel comes back too: the caller throws
+ * it again (ErrorIsCancel) once it has undone its own state.
+ */
+ErrorData *
+RunInSubtransaction(void (*fn) (void *arg), void *arg)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	ErrorData  *volatile edata = NULL;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		fn(arg);
+		ReleaseCurrentSubTransaction();
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(cxt);
+	CurrentResourceOwner = owner;
+	return edata;
 }
