@@ -9,3 +9,62 @@
 -- earlier scripts.  Each section says what it is for.
 
 \echo Use "ALTER EXTENSION durable UPDATE TO '0.5.0'" to load this file. \quit
+
+-- ---------------------------------------------------------------------------
+-- Executors shared between namespaces (README "Workflows and activities
+-- written in SQL", src/executor_share.c).  A claim picks the namespace with
+-- the fewest executor tasks running, then claims its oldest task: the
+-- namespaces that have ready executor tasks are found by a loose scan of
+-- this index, one descent a namespace.  It replaces the index of all
+-- executor tasks in claim order, which nothing reads once the library finds
+-- this one (a 0.4.0 schema keeps its claim of the oldest task).
+-- ---------------------------------------------------------------------------
+DROP INDEX durable.ready_tasks_executor;
+CREATE INDEX ready_tasks_executor_namespace ON durable.ready_tasks (namespace, task_id)
+    WHERE kind IN ('w', 'x') AND not_before IS NULL;
+
+-- What an admin lets one namespace use of the executors: at most
+-- max_executors of its tasks at once, and at most max_task_timeout as the
+-- statement timeout of its workflow functions and SQL activities (NULL: no
+-- limit; the timeouts in history stay as given).
+ALTER TABLE durable.namespaces
+    ADD COLUMN max_executors integer
+        CONSTRAINT namespaces_max_executors_positive CHECK (max_executors > 0),
+    ADD COLUMN max_task_timeout interval
+        CONSTRAINT namespaces_max_task_timeout_bounds
+        CHECK (max_task_timeout > interval '0' AND max_task_timeout <= interval '36525 days');
+
+-- create_namespace and alter_namespace take them (0 or '0' in
+-- alter_namespace clears a limit; NULL keeps it).
+DROP FUNCTION durable.create_namespace(text, interval, jsonb, text);
+CREATE FUNCTION durable.create_namespace(
+        name text,
+        retention interval DEFAULT '7 days',
+        activity_retry_policy jsonb DEFAULT NULL,
+        description text DEFAULT '',
+        max_executors integer DEFAULT NULL,
+        max_task_timeout interval DEFAULT NULL)
+    RETURNS void
+    AS 'MODULE_PATHNAME', 'durable_create_namespace'
+    LANGUAGE C VOLATILE
+    SECURITY DEFINER SET search_path = pg_catalog, durable, pg_temp;
+DROP FUNCTION durable.alter_namespace(text, interval, jsonb, text);
+CREATE FUNCTION durable.alter_namespace(
+        name text,
+        retention interval DEFAULT NULL,
+        activity_retry_policy jsonb DEFAULT NULL,
+        description text DEFAULT NULL,
+        max_executors integer DEFAULT NULL,
+        max_task_timeout interval DEFAULT NULL)
+    RETURNS void
+    AS 'MODULE_PATHNAME', 'durable_alter_namespace'
+    LANGUAGE C VOLATILE
+    SECURITY DEFINER SET search_path = pg_catalog, durable, pg_temp;
+REVOKE ALL ON FUNCTION
+    durable.create_namespace(text, interval, jsonb, text, integer, interval),
+    durable.alter_namespace(text, interval, jsonb, text, integer, interval)
+    FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION
+    durable.create_namespace(text, interval, jsonb, text, integer, interval),
+    durable.alter_namespace(text, interval, jsonb, text, integer, interval)
+    TO durable_admin;

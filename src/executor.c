@@ -6,8 +6,9 @@
  * Decision tasks of a registered workflow type and activity tasks of a
  * registered activity type are queued as ready tasks of kinds 'w' and 'x',
  * which no external poll takes.  The executor workers (and durable.
- * run_tasks()) claim them oldest first with SKIP LOCKED and run each in one
- * transaction:
+ * run_tasks()) claim them with SKIP LOCKED, the oldest task of the namespace
+ * that has the fewest tasks running first (executor_share.c), and run each
+ * in one transaction:
  *
  * - a decision task: DecisionTaskStarted, the workflow function replayed
  *	 (replay.c), and the decisions it made, completed at once.  Nothing of a
@@ -83,6 +84,7 @@
 #include "utils/varlena.h"
 
 #include "durable.h"
+#include "executor_share.h"
 
 /* How long a chain of one run's tasks may make its transaction */
 #define EXECUTOR_CHAIN_TASKS	32
@@ -94,10 +96,15 @@
 /* Wait after a failure that cannot be pinned on a task, or at 0.2.0 */
 #define EXECUTOR_ERROR_PAUSE_MS		1000L
 
+/* The columns of a claimed task (executor_share.c claims with the same) */
 #define CLAIM_RETURNING \
 	" RETURNING namespace, task_queue, kind, run_id, scheduled_event_id," \
 	" attempt, task_id"
 
+/*
+ * The oldest executor task of any namespace: the claim of a database still
+ * at 0.4.0, which has no index for executor_share.c's claim.
+ */
 static KeptPlan claim_executor_task = {
 	NULL, "DELETE FROM durable.ready_tasks WHERE ctid ="
 	" (SELECT ctid FROM durable.ready_tasks WHERE kind IN ('w', 'x')"
@@ -615,12 +622,21 @@ execute_decision_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt)
 							 identity, true);
 			break;
 		case REPLAY_TIMED_OUT:
-			LogUserCodeFailure("workflow", rs.workflow_type, &rs,
-							   "decision task", reg.run_as,
-							   "DecisionTaskTimedOut",
-							   psprintf("its function ran past the decision timeout of %g s",
-										rs.decision_timeout),
-							   NULL);
+			{
+				bool		capped;
+				double		limit = ExecutorTaskTimeout(rs.namespace,
+														rs.decision_timeout,
+														&capped);
+
+				LogUserCodeFailure("workflow", rs.workflow_type, &rs,
+								   "decision task", reg.run_as,
+								   "DecisionTaskTimedOut",
+								   psprintf(capped ?
+											"its function ran past its namespace's max_task_timeout of %g s" :
+											"its function ran past the decision timeout of %g s",
+											limit),
+								   NULL);
+			}
 			(void) DecisionTaskTimedOut(&rs, now, rs.decision_started_id);
 			break;
 		case REPLAY_DECIDED:
@@ -697,6 +713,7 @@ execute_activity_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt,
 	Jsonb	   *result;
 	ErrorData  *error;
 	bool		timed_out;
+	bool		capped;
 	char	   *fault;
 	const char *cause;
 
@@ -719,6 +736,8 @@ execute_activity_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt,
 		timeout = Min(timeout, Max(left, 0.001));
 	}
 	SPI_freetuptable(SPI_tuptable);
+	/* At most the namespace's max_task_timeout (executor_share.c) */
+	timeout = ExecutorTaskTimeout(namespace, timeout, &capped);
 
 	memset(&ar, 0, sizeof(ar));
 	ar.run_id = *run_id;
@@ -805,7 +824,9 @@ execute_activity_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt,
 					   timed_out ? "durable:Timeout START_TO_CLOSE" :
 					   unpack_sql_state(error->sqlerrcode),
 					   timed_out ?
-					   psprintf("it ran past its StartToClose timeout of %g s",
+					   psprintf(capped ?
+								"it ran past its namespace's max_task_timeout of %g s" :
+								"it ran past its StartToClose timeout of %g s",
 								timeout) : error->message,
 					   timed_out ? NULL : error->detail);
 	if (timed_out)
@@ -892,7 +913,7 @@ executor_kinds(void)
 }
 
 /*
- * Claim and run the oldest ready executor task in the current transaction,
+ * Claim and run a ready executor task in the current transaction,
  * then (chain) the tasks it made ready for the same run, as long as the
  * transaction is young, at most chain_limit in all: a SQL workflow's
  * consecutive steps commit together.  Nothing is lost by that: a crash
@@ -906,11 +927,16 @@ execute_tasks(int max_tasks, int chain_limit, TaskInHand *hand)
 	pg_uuid_t	run_id;
 	TimestampTz began = GetCurrentTimestamp();
 	int			n = 0;
+	int			claimed;
 
 	hand->can_put_off = TasksCanBePutOff();
 	DurableSPIConnect();
-	if (RunPlan(hand->can_put_off ? &claim_executor_task_v3 :
-				&claim_executor_task, NULL, NULL, false, 1) > 0)
+	/* The namespace with the fewest tasks running first (executor_share.c) */
+	claimed = ExecutorShareClaim();
+	if (claimed < 0)
+		claimed = RunPlan(hand->can_put_off ? &claim_executor_task_v3 :
+						  &claim_executor_task, NULL, NULL, false, 1);
+	if (claimed > 0)
 	{
 		execute_claimed_task(&run_id, hand, 0);
 		n++;

@@ -122,6 +122,28 @@ static KeptPlan insert_namespace_v3 = {
 	" $4, $5) ON CONFLICT (name) DO NOTHING",
 	5, {TEXTOID, INTERVALOID, JSONBOID, TEXTOID, REGROLEOID}
 };
+/*
+ * Since 0.5.0: the executors' limits too (executor_share.c reads them).
+ * alter_namespace: NULL keeps a limit, 0 (or '0') clears it.
+ */
+static KeptPlan insert_namespace_v5 = {
+	NULL, "INSERT INTO durable.namespaces (name, retention, activity_retry_policy,"
+	" description, owner, max_executors, max_task_timeout)"
+	" VALUES ($1, $2, COALESCE($3, '" DEFAULT_ACTIVITY_POLICY "'), $4, $5,"
+	" NULLIF($6, 0), NULLIF($7, interval '0')) ON CONFLICT (name) DO NOTHING",
+	7, {TEXTOID, INTERVALOID, JSONBOID, TEXTOID, REGROLEOID, INT4OID, INTERVALOID}
+};
+static KeptPlan update_namespace_v5 = {
+	NULL, "UPDATE durable.namespaces SET retention = COALESCE($2, retention),"
+	" activity_retry_policy = COALESCE($3, activity_retry_policy),"
+	" description = COALESCE($4, description),"
+	" max_executors = CASE WHEN $5 IS NULL THEN max_executors"
+	"   ELSE NULLIF($5, 0) END,"
+	" max_task_timeout = CASE WHEN $6 IS NULL THEN max_task_timeout"
+	"   ELSE NULLIF($6, interval '0') END"
+	" WHERE name = $1",
+	6, {TEXTOID, INTERVALOID, JSONBOID, TEXTOID, INT4OID, INTERVALOID}
+};
 static KeptPlan delete_namespace_grants = {
 	NULL, "DELETE FROM durable.namespace_grants WHERE namespace OPERATOR(pg_catalog.=) $1",
 	1, {TEXTOID}
@@ -630,17 +652,56 @@ namespace_arguments(FunctionCallInfo fcinfo, Datum *values, char *nulls)
 	}
 }
 
+/*
+ * The limits of create_namespace and alter_namespace since 0.5.0
+ * (max_executors, max_task_timeout: arguments 4 and 5) into values and
+ * nulls at first; false when the function has no such arguments (a database
+ * still at 0.4.0).  0 and '0' mean no limit.
+ */
+static bool
+namespace_limits(FunctionCallInfo fcinfo, Datum *values, char *nulls,
+				 int first)
+{
+	if (PG_NARGS() < 6)
+		return false;
+	if (PG_ARGISNULL(4))
+		nulls[first] = 'n';
+	else
+	{
+		int32		max_executors = PG_GETARG_INT32(4);
+
+		if (max_executors < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("max_executors must not be negative"),
+					 errhint("0 means no limit.")));
+		values[first] = Int32GetDatum(max_executors);
+		nulls[first] = ' ';
+	}
+	if (PG_ARGISNULL(5))
+		nulls[first + 1] = 'n';
+	else
+	{
+		(void) IntervalToSeconds(PG_GETARG_INTERVAL_P(5), "max_task_timeout",
+								 true);
+		values[first + 1] = PG_GETARG_DATUM(5);
+		nulls[first + 1] = ' ';
+	}
+	return true;
+}
+
 PG_FUNCTION_INFO_V1(durable_create_namespace);
 /*
  * durable.create_namespace(name, retention, activity_retry_policy,
- * description): 42710 when it exists.
+ * description, max_executors, max_task_timeout): 42710 when it exists.
  */
 Datum
 durable_create_namespace(PG_FUNCTION_ARGS)
 {
-	Datum		values[5];
-	char		nulls[6] = "     ";
+	Datum		values[7];
+	char		nulls[8] = "       ";
 	char	   *name;
+	bool		with_limits;
 
 	RequireWritableTransaction("durable.create_namespace()");
 
@@ -657,8 +718,10 @@ durable_create_namespace(PG_FUNCTION_ARGS)
 	name = TextDatumGetCString(values[0]);
 	values[4] = ObjectIdGetDatum(DurableCaller());
 	nulls[4] = ' ';
+	with_limits = namespace_limits(fcinfo, values, nulls, 5);
 	DurableSPIConnect();
-	if (RunPlan(NamespacePrivilegesEnforced() ? &insert_namespace_v3 :
+	if (RunPlan(with_limits ? &insert_namespace_v5 :
+				NamespacePrivilegesEnforced() ? &insert_namespace_v3 :
 				&insert_namespace, values, nulls, false, 0) == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
@@ -670,21 +733,25 @@ durable_create_namespace(PG_FUNCTION_ARGS)
 PG_FUNCTION_INFO_V1(durable_alter_namespace);
 /*
  * durable.alter_namespace(name, retention, activity_retry_policy,
- * description): NULL keeps a setting; WF002 for an unknown namespace.
+ * description, max_executors, max_task_timeout): NULL keeps a setting, 0
+ * clears a limit; WF002 for an unknown namespace.
  */
 Datum
 durable_alter_namespace(PG_FUNCTION_ARGS)
 {
-	Datum		values[4];
-	char		nulls[5] = "    ";
+	Datum		values[6];
+	char		nulls[7] = "      ";
 	char	   *name;
+	bool		with_limits;
 
 	RequireWritableTransaction("durable.alter_namespace()");
 
 	namespace_arguments(fcinfo, values, nulls);
+	with_limits = namespace_limits(fcinfo, values, nulls, 4);
 	name = TextDatumGetCString(values[0]);
 	DurableSPIConnect();
-	if (RunPlan(&update_namespace, values, nulls, false, 0) == 0)
+	if (RunPlan(with_limits ? &update_namespace_v5 : &update_namespace,
+				values, nulls, false, 0) == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DURABLE_NOT_FOUND),
 				 errmsg("namespace \"%s\" does not exist", name)));

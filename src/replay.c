@@ -44,6 +44,7 @@
 #include "utils/numeric.h"
 
 #include "durable.h"
+#include "executor_share.h"
 
 typedef enum CommandKind
 {
@@ -1078,7 +1079,8 @@ ReplayWorkflow(RunState *rs, Registration *reg, TimestampTz now,
 	replay = &ctx;
 	PG_TRY();
 	{
-		CallAsRole(reg->run_as, &flinfo, ctx.input, rs->decision_timeout,
+		CallAsRole(reg->run_as, &flinfo, ctx.input,
+				   ExecutorTaskTimeout(rs->namespace, rs->decision_timeout, NULL),
 				   NULL, NULL, &result, &error, &timed_out);
 	}
 	PG_FINALLY();

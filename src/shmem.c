@@ -61,6 +61,7 @@
 #include "utils/wait_event.h"
 
 #include "durable.h"
+#include "executor_share.h"
 
 #define QUEUE_BUCKETS			256
 #define WORKFLOW_BUCKETS		1024
@@ -121,6 +122,7 @@ durable_shmem_request(void)
 	MetricsShmemRequest();
 	RequestAddinShmemSpace(ClaimMarkShmemSize());
 	RequestAddinShmemSpace(DueMarkShmemSize());
+	ExecutorShareShmemRequest();
 }
 
 static void
@@ -149,6 +151,7 @@ durable_shmem_startup(void)
 	MetricsShmemInit();
 	ClaimMarkShmemInit();
 	DueMarkShmemInit();
+	ExecutorShareShmemInit();
 	LWLockRelease(AddinShmemInitLock);
 }
 
