@@ -37,6 +37,10 @@
 #                 size of each durable table before, at the end, after the snapshot
 #                 closed and VACUUM ran, and after HELD_RECOVERY_SECONDS (90) more of the
 #                 activity cycle and another VACUUM (issue 12).
+#   fairness      tenant B's SQL workflow latency (start to wait_workflow's return, 2
+#                 clients, FAIR_SECONDS (15) s each) with the executors idle, then while
+#                 tenant A keeps FAIR_EXECUTORS (4) executors busy with a backlog of
+#                 FAIR_BACKLOG (400) workflows of a FAIR_SLOW (0.5) s SQL activity.
 #   million_open  the activity cycle (DURATION s) with OPEN_SMALL (1,000) open workflows
 #                 started with delay => '1 day', then with OPEN_LARGE (1,000,000): the
 #                 second rate as % of the first.
@@ -71,11 +75,16 @@ HELD_MINUTES=${HELD_MINUTES:-10}
 HELD_RECOVERY_SECONDS=${HELD_RECOVERY_SECONDS:-90}
 OPEN_SMALL=${OPEN_SMALL:-1000}
 OPEN_LARGE=${OPEN_LARGE:-1000000}
+FAIR_EXECUTORS=${FAIR_EXECUTORS:-4}
+FAIR_BACKLOG=${FAIR_BACKLOG:-400}
+FAIR_SLOW=${FAIR_SLOW:-0.5}
+FAIR_SECONDS=${FAIR_SECONDS:-15}
 MODE=${1:-bench}
 case "$MODE" in bench | explain) ;; *) echo "usage: bench/run.sh [explain]" >&2; exit 2 ;; esac
 export CLIENTS THREADS DURATION RUNS BENCH_PORT PGBENCH_OPTS WORKLOADS LATENCY TIMERS \
     LAT_WAITERS LAT_RATE LAT_SECONDS SQLWF_COUNT SQLWF_EXECUTORS HELD_NORMAL_SECONDS \
-    HELD_MINUTES HELD_RECOVERY_SECONDS OPEN_SMALL OPEN_LARGE
+    HELD_MINUTES HELD_RECOVERY_SECONDS OPEN_SMALL OPEN_LARGE FAIR_EXECUTORS FAIR_BACKLOG \
+    FAIR_SLOW FAIR_SECONDS
 
 if is_root; then
     ensure_packages
@@ -450,7 +459,7 @@ SQL
 # round only, and writes the lines of its section of the report to $WORK/NAME.report
 # (every figure in it a ratio to a rate measured in the same run).  To add one: write the
 # function and add its name to LONG_WORKLOADS.
-LONG_WORKLOADS="held_xmin million_open"
+LONG_WORKLOADS="held_xmin million_open fairness"
 
 # cycle_rate TAG SECONDS: the activity cycle (activity_cycle.sql, CLIENTS clients,
 # -M prepared) for SECONDS; prints its scripts/s (scripts that ended within SECONDS of
@@ -627,6 +636,72 @@ million_open() {
             'BEGIN { printf "%.0f MB, %.0f bytes an open workflow", (b - a) / 1048576, (b - a) / n }')"
     } >"$WORK/million_open.report"
     rm -f "$WORK/log/open_"*
+}
+
+# fair_latency TAG: tenant B's workflows (bench/fairness_b.sql, 2 clients) for
+# FAIR_SECONDS; prints "count p50 p99 max" of their latency in ms.
+fair_latency() {
+    local tag=$1 prefix="$WORK/log/fair_$1"
+    mkdir -p "$WORK/log"
+    pgbench -n -c 2 -j 2 -T "$FAIR_SECONDS" --log --log-prefix="$prefix" \
+        -f "$ROOT/bench/fairness_b.sql" >"$WORK/fair_$tag.out" 2>&1 ||
+        { cat "$WORK/fair_$tag.out"; die "pgbench failed on fairness ($tag)"; }
+    cat "$prefix".* | awk '$3 ~ /^[0-9]+$/ {print $3}' | LC_ALL=C sort -n |
+        awk '{ a[NR] = $1 } END { if (NR == 0) { print 0, "nan", "nan", "nan"; exit }
+             printf "%d %.1f %.1f %.1f\n", NR, a[int((NR * 50 + 99) / 100)] / 1000,
+                 a[int((NR * 99 + 99) / 100)] / 1000, a[NR] / 1000 }'
+    rm -f "$prefix".*
+}
+
+# fairness RUN: B's latency with the executors idle, then while A saturates them (README
+# "Workflows and activities written in SQL": the executors are shared between namespaces).
+fairness() {
+    local idle busy left_before left_after
+    psql -X -q -v ON_ERROR_STOP=1 -v slow="$FAIR_SLOW" >/dev/null <<'SQL'
+SELECT durable.create_namespace('bench_fair_a'), durable.create_namespace('bench_fair_b');
+CREATE FUNCTION bench_fair_sleep(input jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_sleep((input->>'secs')::float8);
+    RETURN input;
+END $$;
+CREATE FUNCTION bench_fair_slow(input jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
+BEGIN
+    RETURN durable.activity('bench_fair_sleep', input, '{"startToCloseTimeoutSeconds": 60}');
+END $$;
+CREATE FUNCTION bench_fair_quick(input jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
+BEGIN
+    RETURN durable.activity('bench_noop', input);
+END $$;
+SELECT durable.register_workflow('bench_fair_slow', 'bench_fair_slow(jsonb)', 'fair', 'bench_fair_a', 'bench_app'),
+       durable.register_activity('bench_fair_sleep', 'bench_fair_sleep(jsonb)', 'fair', 'bench_fair_a', 'bench_app'),
+       durable.register_workflow('bench_fair_quick', 'bench_fair_quick(jsonb)', 'fair', 'bench_fair_b', 'bench_app'),
+       durable.register_activity('bench_noop', 'bench_noop(jsonb)', 'fair', 'bench_fair_b', 'bench_app');
+SQL
+    executors "$FAIR_EXECUTORS"
+    log "fairness: tenant B's latency, executors idle (${FAIR_SECONDS}s)"
+    idle=$(fair_latency idle)
+    psql -X -q -v ON_ERROR_STOP=1 -c "SELECT count(durable.start_workflow('bench_fair_slow',
+        jsonb_build_object('secs', $FAIR_SLOW), task_queue => 'fair', namespace => 'bench_fair_a'))
+        FROM generate_series(1, $FAIR_BACKLOG)" >/dev/null
+    sleep 1
+    left_before=$(psql -X -q -A -t -c "SELECT count(*) FROM durable.runs
+        WHERE namespace = 'bench_fair_a' AND status = 'running'")
+    log "fairness: tenant B's latency while A's $left_before workflows of ${FAIR_SLOW}s keep $FAIR_EXECUTORS executors busy (${FAIR_SECONDS}s)"
+    busy=$(fair_latency busy)
+    left_after=$(psql -X -q -A -t -c "SELECT count(*) FROM durable.runs
+        WHERE namespace = 'bench_fair_a' AND status = 'running'")
+    psql -X -q -c "SELECT durable.terminate_workflow(workflow_id, 'bench over', namespace => 'bench_fair_a')
+        FROM durable.runs WHERE namespace = 'bench_fair_a' AND status = 'running'" >/dev/null || true
+    executors 0
+    {
+        echo "fairness: tenant B's SQL workflows (one no-op SQL activity; start, then wait_workflow;" \
+            "2 clients) on $FAIR_EXECUTORS executors"
+        awk '{printf "  executors idle:              %6d workflows, p50 %8.1f  p99 %8.1f  max %8.1f ms\n", $1, $2, $3, $4}' <<<"$idle"
+        awk '{printf "  tenant A saturating them:    %6d workflows, p50 %8.1f  p99 %8.1f  max %8.1f ms\n", $1, $2, $3, $4}' <<<"$busy"
+        echo "  tenant A: $left_before workflows of a ${FAIR_SLOW} s SQL activity running when B began," \
+            "$left_after still running when B ended (a backlog of $(awk -v n="$left_after" -v s="$FAIR_SLOW" \
+            -v e="$FAIR_EXECUTORS" 'BEGIN { printf "%.0f", n * s / e }') s of executor time)"
+    } >"$WORK/fairness.report"
 }
 
 # median FILE COLUMN: the median of a column of numbers (mean of the middle two if even).
