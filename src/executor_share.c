@@ -122,6 +122,7 @@ typedef struct LimitEntry
 static HTAB *limits = NULL;
 static MemoryContext limits_cxt = NULL;
 static bool limits_valid = false;
+static bool limits_loading = false;
 static bool limits_callback = false;
 static Oid	limits_relid = InvalidOid;
 
@@ -276,7 +277,8 @@ lookup_limits(const char *namespace)
 		CacheRegisterRelcacheCallback(limits_invalidated, (Datum) 0);
 		limits_callback = true;
 	}
-	if (!limits_valid || limits == NULL)
+	/* Read again when stale, or when the last reading failed half-way */
+	if (!limits_valid || limits_loading || limits == NULL)
 	{
 		HASHCTL		ctl;
 		Oid			nsp = get_namespace_oid("durable", true);
@@ -295,7 +297,9 @@ lookup_limits(const char *namespace)
 							 HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
 		limits_relid = OidIsValid(nsp) ?
 			get_relname_relid("namespaces", nsp) : InvalidOid;
+		/* A change while they are read makes them stale again at once. */
 		limits_valid = true;
+		limits_loading = true;
 		if (DurableColumnExists("namespaces", "max_executors"))
 		{
 			int			n;
@@ -318,6 +322,7 @@ lookup_limits(const char *namespace)
 			if (SPI_finish() != SPI_OK_FINISH)
 				elog(ERROR, "SPI_finish failed");
 		}
+		limits_loading = false;
 	}
 	if (strlen(namespace) > DURABLE_MAX_NAME_LEN)
 		return NULL;
