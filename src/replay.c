@@ -1060,6 +1060,7 @@ ReplayWorkflow(RunState *rs, Registration *reg, TimestampTz now,
 	Jsonb	   *result = NULL;
 	ErrorData  *error = NULL;
 	bool		timed_out = false;
+	double		timeout;
 	Jsonb	   *closing = NULL;
 	JsonBuilder jb;
 
@@ -1076,11 +1077,12 @@ ReplayWorkflow(RunState *rs, Registration *reg, TimestampTz now,
 	}
 
 	fmgr_info(reg->function, &flinfo);
+	/* At most the namespace's max_task_timeout (executor_share.c) */
+	timeout = ExecutorTaskTimeout(rs->namespace, rs->decision_timeout, NULL);
 	replay = &ctx;
 	PG_TRY();
 	{
-		CallAsRole(reg->run_as, &flinfo, ctx.input,
-				   ExecutorTaskTimeout(rs->namespace, rs->decision_timeout, NULL),
+		CallAsRole(reg->run_as, &flinfo, ctx.input, timeout,
 				   NULL, NULL, &result, &error, &timed_out);
 	}
 	PG_FINALLY();

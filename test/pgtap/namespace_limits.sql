@@ -6,7 +6,7 @@
 -- durable_admin members may call them.  A task of a namespace with max_task_timeout
 -- runs with at most that timeout, while history keeps the timeout the workflow gave.
 BEGIN;
-SELECT plan(27);
+SELECT plan(29);
 
 CREATE FUNCTION pg_temp.limits(ns text) RETURNS text LANGUAGE sql AS $$
     SELECT format('%s %s', COALESCE(max_executors::text, '-'), COALESCE(max_task_timeout::text, '-'))
@@ -115,7 +115,26 @@ SELECT is((SELECT (attributes->>'startToCloseTimeoutSeconds')::float8
 SELECT cmp_ok((SELECT secs FROM took), '<', 4::float8,
               'cut well before the 5 s the function would have run');
 
--- A namespace without the cap runs its tasks with their own timeout (0.3 s here).
+-- A workflow function of the namespace is cut the same way: its decision task times
+-- out, though its own decision timeout is 10 s.
+CREATE FUNCTION nl.sleepy(input jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_sleep(3);
+    RETURN input;
+END $$;
+GRANT EXECUTE ON FUNCTION nl.sleepy(jsonb) TO nl_app;
+SELECT durable.register_workflow('sleepy', 'nl.sleepy(jsonb)', namespace => 'capped', run_as => 'nl_app');
+SELECT durable.start_workflow('sleepy', '1', 'cap-3', namespace => 'capped', decision_timeout => '10 seconds');
+SELECT durable.run_tasks(1);
+SELECT is((SELECT attributes->>'timeoutType' FROM durable.get_history('cap-3', 'capped')
+            WHERE event_type = 'DecisionTaskTimedOut'), 'START_TO_CLOSE',
+          'a workflow function past max_task_timeout: its decision task timed out');
+SELECT is((SELECT (attributes->>'startToCloseTimeoutSeconds')::float8
+             FROM durable.get_history('cap-3', 'capped') WHERE event_type = 'DecisionTaskScheduled'
+            ORDER BY event_id LIMIT 1),
+          10::float8, 'history keeps its decision timeout');
+
+-- A namespace without the cap runs its tasks with their own timeout.
 SELECT durable.create_namespace('uncapped');
 SELECT durable.register_workflow('wf', 'nl.wf(jsonb)', namespace => 'uncapped', run_as => 'nl_app');
 SELECT durable.register_activity('slow', 'nl.slow(jsonb)', namespace => 'uncapped', run_as => 'nl_app');
