@@ -501,11 +501,11 @@ extern void WorkflowClosedAtCommit(const char *namespace,
 								   const pg_uuid_t *run_id,
 								   const char *status);
 extern void *WaitForTask(const char *namespace, const char *task_queue,
-						 char kind, double wait_ms, Oid fn_oid,
+						 char kind, double wait_ms, FmgrInfo *flinfo,
 						 void *(*claim) (void *), void *arg);
 extern void *WaitForWorkflowClose(const char *namespace,
 								  const char *workflow_id, double wait_ms,
-								  Oid fn_oid, void *(*check) (void *),
+								  FmgrInfo *flinfo, void *(*check) (void *),
 								  void *arg);
 
 /* ----------------
