@@ -334,6 +334,13 @@ extern Jsonb *DecisionTaskJson(RunState *rs, const char *token,
 							   const char *identity);
 
 /* ----------------
+ * caller.c: who calls the API (the current user at the call)
+ * ----------------
+ */
+extern void InstallCallerHook(void);
+extern Oid	DurableCaller(void);
+
+/* ----------------
  * namespaces.c: namespaces, cached per backend
  * ----------------
  */
@@ -345,7 +352,6 @@ extern Jsonb *NamespaceActivityPolicy(const char *namespace);
 #define NSPRIV_CLIENT	0x01
 #define NSPRIV_WORKER	0x02
 extern Oid	durable_user_code_role;
-extern Oid	DurableCaller(void);
 extern bool NamespacePrivilegesEnforced(void);
 extern void CheckNamespacePrivilege(const char *namespace, int privilege);
 extern void CheckNamespacePrivilegeOf(Oid role, const char *namespace,

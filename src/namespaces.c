@@ -74,7 +74,7 @@ static uint64 role_epoch = 1;
 
 /*
  * The role whose user code the executor runs (CallAsRole), InvalidOid
- * otherwise: the caller of an API function that this code calls.
+ * otherwise (caller.c: DurableCaller).
  */
 Oid			durable_user_code_role = InvalidOid;
 
@@ -329,21 +329,6 @@ NamespaceActivityPolicy(const char *namespace)
 	if (entry == NULL)
 		elog(ERROR, "namespace \"%s\" vanished", namespace);
 	return DatumGetJsonbPCopy(JsonbPGetDatum(entry->activity_retry_policy));
-}
-
-/*
- * The role an API call is checked for: the role whose code the executor is
- * running, or else the session's role (SET ROLE), which the SECURITY DEFINER
- * API functions do not change.  A SECURITY DEFINER function of the user's
- * that calls the API lends its owner the EXECUTE privilege, not the
- * namespace privileges: those are the caller's.
- */
-Oid
-DurableCaller(void)
-{
-	if (OidIsValid(durable_user_code_role))
-		return durable_user_code_role;
-	return GetOuterUserId();
 }
 
 /*
