@@ -135,8 +135,8 @@ INSERT INTO pm.expect_functions VALUES
   $$SELECT count(*) FROM durable.count_workflows_by_status('secret')$$, 'ok', '42501', 'ok', '42501', '42501'),
  -- internal: called by the three above as the extension's owner
  -- (a planner support function: SQL cannot pass it an argument of type internal)
- ('engine_support(internal)', $$DO $d$ BEGIN IF NOT has_function_privilege(
-      'durable.engine_support(internal)', 'EXECUTE') THEN RAISE SQLSTATE '42501'; END IF; END $d$$$,
+ ('engine_support(internal)', $s$DO $d$ BEGIN IF NOT has_function_privilege(
+      'durable.engine_support(internal)', 'EXECUTE') THEN RAISE SQLSTATE '42501'; END IF; END $d$$s$,
   '42501', '42501', '42501', '42501', '42501'),
  ('check_namespace_read(text)', $$SELECT durable.check_namespace_read('secret')$$,
   '42501', '42501', '42501', '42501', '42501'),
