@@ -416,9 +416,12 @@ CheckNamespacePrivilege(const char *namespace, int privilege)
 
 PG_FUNCTION_INFO_V1(durable_may_read_namespace);
 /*
- * durable.may_read_namespace(namespace): whether the current role has the
+ * durable.may_read_namespace(namespace): whether the current user has the
  * client privilege there (false for an unknown namespace).  The views'
  * filter: a hash lookup a row, the membership checked once per namespace.
+ * The current user, as for the API (caller.c): a view is read with its
+ * owner's table privileges, but its functions run as the user querying it,
+ * inside a SECURITY DEFINER function that function's owner.
  */
 Datum
 durable_may_read_namespace(PG_FUNCTION_ARGS)
@@ -454,9 +457,10 @@ PG_FUNCTION_INFO_V1(durable_check_namespace_read);
  * durable.check_namespace_read(namespace): the checks of describe_workflow
  * for a namespace (22004/22023 for a bad name, WF002 when it does not exist,
  * 42501 unless the API's caller has the client privilege there), for the
- * list and count functions, which are written in PL/pgSQL and, SECURITY
- * DEFINER, could not ask may_read_namespace() about their caller.  Internal:
- * granted to no one, called by those functions as the extension's owner.
+ * list and count functions, which are written in PL/pgSQL and, running as
+ * the extension's owner (caller.c), could not ask may_read_namespace()
+ * about their caller.  Internal: granted to no one, called by those
+ * functions as the extension's owner.
  */
 Datum
 durable_check_namespace_read(PG_FUNCTION_ARGS)
