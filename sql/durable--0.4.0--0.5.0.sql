@@ -68,3 +68,53 @@ GRANT EXECUTE ON FUNCTION
     durable.create_namespace(text, interval, jsonb, text, integer, interval),
     durable.alter_namespace(text, interval, jsonb, text, integer, interval)
     TO durable_admin;
+
+-- ---------------------------------------------------------------------------
+-- The caller of the API is the current user at the call (README "Namespace
+-- privileges"), as PostgreSQL checks privileges: inside a SECURITY DEFINER
+-- function, its owner.  The API functions become SECURITY INVOKER, keeping
+-- their SET search_path; the library (src/caller.c) runs each as its owner,
+-- as SECURITY DEFINER did, and notes who called it.  The SQL and PL/pgSQL
+-- ones get a planner support function that loads the library before they
+-- run, in a session that did not preload it.
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION durable.engine_support(internal) RETURNS internal
+    AS 'MODULE_PATHNAME', 'durable_engine_support'
+    LANGUAGE C;
+REVOKE ALL ON FUNCTION durable.engine_support(internal) FROM PUBLIC;
+
+DO $caller$
+DECLARE
+    f regprocedure;
+BEGIN
+    FOR f IN
+        SELECT p.oid::regprocedure FROM pg_catalog.pg_proc p
+         WHERE p.pronamespace OPERATOR(pg_catalog.=) 'durable'::regnamespace
+           AND p.prosecdef
+           AND p.proname OPERATOR(pg_catalog.=) ANY (ARRAY[
+               'alter_namespace', 'cancel_workflow', 'complete_activity',
+               'complete_decision_task', 'count_workflows', 'count_workflows_by_status',
+               'create_namespace', 'describe_workflow', 'drop_namespace', 'fail_activity',
+               'fail_decision_task', 'get_history', 'grant_namespace', 'heartbeat_activity',
+               'list_workflows', 'poll_activity_task', 'poll_activity_tasks',
+               'poll_decision_task', 'purge', 'report_activity_canceled', 'reset_workflow',
+               'resolve_run_id', 'restart_workflow', 'revoke_namespace', 'run_tasks',
+               'signal_with_start', 'signal_workflow', 'start_workflow',
+               'terminate_workflow', 'tick', 'wait_workflow']::pg_catalog.name[])
+    LOOP
+        EXECUTE pg_catalog.format('ALTER FUNCTION %s SECURITY INVOKER', f);
+    END LOOP;
+END
+$caller$;
+
+ALTER FUNCTION durable.get_history(text, text, uuid) SUPPORT durable.engine_support;
+ALTER FUNCTION durable.list_workflows(text, text, text, text, text, timestamptz,
+    timestamptz, timestamptz, timestamptz, jsonb, jsonb, integer, text)
+    SUPPORT durable.engine_support;
+ALTER FUNCTION durable.count_workflows(text, text, text, text, text, timestamptz,
+    timestamptz, timestamptz, timestamptz, jsonb, jsonb)
+    SUPPORT durable.engine_support;
+ALTER FUNCTION durable.count_workflows_by_status(text, text, text, text, timestamptz,
+    timestamptz, timestamptz, timestamptz, jsonb, jsonb)
+    SUPPORT durable.engine_support;

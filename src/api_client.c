@@ -498,7 +498,7 @@ durable_wait_workflow(PG_FUNCTION_ARGS)
 				 errhint("Call it in READ COMMITTED, or with wait => '0'.")));
 	if (closed == NULL && wait_ms > 0)
 		closed = WaitForWorkflowClose(namespace, workflow_id, wait_ms,
-									  fcinfo->flinfo->fn_oid,
+									  fcinfo->flinfo,
 									  check_chain_closed, &ww);
 	if (closed != NULL)
 		result = SPI_datumTransfer(JsonbPGetDatum(closed), false, -1);

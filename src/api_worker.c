@@ -465,7 +465,7 @@ poll_for(FunctionCallInfo fcinfo, char kind, void *(*claim) (void *),
 	RecordPoller(pr.namespace, pr.task_queue, kind, pr.identity, pr.now,
 				 wait_ms);
 	task = WaitForTask(pr.namespace, pr.task_queue, kind, wait_ms,
-					   fcinfo->flinfo->fn_oid, claim, &pr);
+					   fcinfo->flinfo, claim, &pr);
 	if (task != NULL)
 		result = SPI_datumTransfer(JsonbPGetDatum(task), false, -1);
 	DurableSPIFinish();
@@ -534,7 +534,7 @@ durable_poll_activity_tasks(PG_FUNCTION_ARGS)
 	RecordPoller(pr.namespace, pr.task_queue, 'a', pr.identity, pr.now,
 				 wait_ms);
 	task = WaitForTask(pr.namespace, pr.task_queue, 'a', wait_ms,
-					   fcinfo->flinfo->fn_oid, claim_activity_task, &pr);
+					   fcinfo->flinfo, claim_activity_task, &pr);
 	while (task != NULL)
 	{
 		Datum		value = JsonbPGetDatum(task);

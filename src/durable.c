@@ -279,6 +279,7 @@ _PG_init(void)
 	}
 
 	MarkGUCPrefixReserved("durable");
+	InstallCallerHook();
 
 	if (durable_library_preloaded)
 	{

@@ -334,6 +334,13 @@ extern Jsonb *DecisionTaskJson(RunState *rs, const char *token,
 							   const char *identity);
 
 /* ----------------
+ * caller.c: who calls the API (the current user at the call)
+ * ----------------
+ */
+extern void InstallCallerHook(void);
+extern Oid	DurableCaller(void);
+
+/* ----------------
  * namespaces.c: namespaces, cached per backend
  * ----------------
  */
@@ -345,7 +352,6 @@ extern Jsonb *NamespaceActivityPolicy(const char *namespace);
 #define NSPRIV_CLIENT	0x01
 #define NSPRIV_WORKER	0x02
 extern Oid	durable_user_code_role;
-extern Oid	DurableCaller(void);
 extern bool NamespacePrivilegesEnforced(void);
 extern void CheckNamespacePrivilege(const char *namespace, int privilege);
 extern void CheckNamespacePrivilegeOf(Oid role, const char *namespace,
@@ -501,11 +507,11 @@ extern void WorkflowClosedAtCommit(const char *namespace,
 								   const pg_uuid_t *run_id,
 								   const char *status);
 extern void *WaitForTask(const char *namespace, const char *task_queue,
-						 char kind, double wait_ms, Oid fn_oid,
+						 char kind, double wait_ms, FmgrInfo *flinfo,
 						 void *(*claim) (void *), void *arg);
 extern void *WaitForWorkflowClose(const char *namespace,
 								  const char *workflow_id, double wait_ms,
-								  Oid fn_oid, void *(*check) (void *),
+								  FmgrInfo *flinfo, void *(*check) (void *),
 								  void *arg);
 
 /* ----------------

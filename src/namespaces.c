@@ -74,7 +74,7 @@ static uint64 role_epoch = 1;
 
 /*
  * The role whose user code the executor runs (CallAsRole), InvalidOid
- * otherwise: the caller of an API function that this code calls.
+ * otherwise (caller.c: DurableCaller).
  */
 Oid			durable_user_code_role = InvalidOid;
 
@@ -354,21 +354,6 @@ NamespaceActivityPolicy(const char *namespace)
 }
 
 /*
- * The role an API call is checked for: the role whose code the executor is
- * running, or else the session's role (SET ROLE), which the SECURITY DEFINER
- * API functions do not change.  A SECURITY DEFINER function of the user's
- * that calls the API lends its owner the EXECUTE privilege, not the
- * namespace privileges: those are the caller's.
- */
-Oid
-DurableCaller(void)
-{
-	if (OidIsValid(durable_user_code_role))
-		return durable_user_code_role;
-	return GetOuterUserId();
-}
-
-/*
  * Whether namespace privileges are enforced: the database has
  * durable.namespace_grants (0.3.0).  A database still at 0.2.0 behaves as
  * then: every member of a group role may act in every namespace.
@@ -453,9 +438,12 @@ CheckNamespacePrivilege(const char *namespace, int privilege)
 
 PG_FUNCTION_INFO_V1(durable_may_read_namespace);
 /*
- * durable.may_read_namespace(namespace): whether the current role has the
+ * durable.may_read_namespace(namespace): whether the current user has the
  * client privilege there (false for an unknown namespace).  The views'
  * filter: a hash lookup a row, the membership checked once per namespace.
+ * The current user, as for the API (caller.c): a view is read with its
+ * owner's table privileges, but its functions run as the user querying it,
+ * inside a SECURITY DEFINER function that function's owner.
  */
 Datum
 durable_may_read_namespace(PG_FUNCTION_ARGS)
@@ -491,9 +479,10 @@ PG_FUNCTION_INFO_V1(durable_check_namespace_read);
  * durable.check_namespace_read(namespace): the checks of describe_workflow
  * for a namespace (22004/22023 for a bad name, WF002 when it does not exist,
  * 42501 unless the API's caller has the client privilege there), for the
- * list and count functions, which are written in PL/pgSQL and, SECURITY
- * DEFINER, could not ask may_read_namespace() about their caller.  Internal:
- * granted to no one, called by those functions as the extension's owner.
+ * list and count functions, which are written in PL/pgSQL and, running as
+ * the extension's owner (caller.c), could not ask may_read_namespace()
+ * about their caller.  Internal: granted to no one, called by those
+ * functions as the extension's owner.
  */
 Datum
 durable_check_namespace_read(PG_FUNCTION_ARGS)

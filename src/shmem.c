@@ -404,6 +404,13 @@ WorkflowClosedAtCommit(const char *namespace, const char *workflow_id,
  *    functions and operators (SELECT durable.poll_decision_task(...)->>'x' is
  *    fine; SELECT durable.poll_decision_task(...) FROM t is not, since the
  *    scan of t goes on with the statement's snapshot);
+ * 3a. the waiting call is that one call of the plan (its FmgrInfo's fn_expr
+ *    is the plan's node), and each of its arguments is a constant or a
+ *    parameter of the statement.  An argument that calls a function is
+ *    evaluated before the call, but it may itself wait (a STABLE function
+ *    that calls wait_workflow, whose own call is not the plan's) and then go
+ *    on reading with the statement's snapshot, whose rows VACUUM could have
+ *    removed meanwhile;
  * 4. the statement's snapshot is the only one registered once the catalog
  *    snapshot is dropped: no cursor or other portal of the transaction, no
  *    exported snapshot, holds one (checked before each sleep, as COPY FREEZE
@@ -417,8 +424,25 @@ WorkflowClosedAtCommit(const char *namespace, const char *workflow_id,
 typedef struct XminWalk
 {
 	Oid			fn_oid;			/* the waiting function */
+	Node	   *fn_expr;		/* the waiting call's node in the plan */
 	int			calls;			/* its calls found */
 } XminWalk;
+
+/*
+ * An argument of the waiting call that runs nothing: a constant or a
+ * parameter of the statement (a bind parameter, EXECUTE's), maybe relabeled.
+ */
+static bool
+argument_is_value(Node *arg)
+{
+	while (arg != NULL && IsA(arg, RelabelType))
+		arg = (Node *) ((RelabelType *) arg)->arg;
+	if (arg == NULL)
+		return false;
+	if (IsA(arg, Const))
+		return true;
+	return IsA(arg, Param) && ((Param *) arg)->paramkind == PARAM_EXTERN;
+}
 
 /* A built-in function that reads no table: immutable, made by initdb. */
 static bool
@@ -430,8 +454,8 @@ builtin_immutable(Oid funcid)
 
 /*
  * expression_tree_walker callback: true when an expression may read a table
- * after the waiting call returns.  The call's own arguments are evaluated
- * before it, so they are not looked at (there must be one call only).
+ * after the waiting call returns, or runs anything besides the waiting call
+ * in its arguments (rule 3a: constants and parameters only).
  */
 static bool
 reads_after_call(Node *node, XminWalk *xw)
@@ -456,6 +480,15 @@ reads_after_call(Node *node, XminWalk *xw)
 
 				if (f->funcid == xw->fn_oid)
 				{
+					ListCell   *lc;
+
+					if ((Node *) f != xw->fn_expr)
+						return true;
+					foreach(lc, f->args)
+					{
+						if (!argument_is_value((Node *) lfirst(lc)))
+							return true;
+					}
 					xw->calls++;
 					return false;
 				}
@@ -489,14 +522,15 @@ reads_after_call(Node *node, XminWalk *xw)
 	return expression_tree_walker(node, reads_after_call, xw);
 }
 
-/* Rule 3 above: the plan reads nothing but the one call. */
+/* Rules 3 and 3a above: the plan reads nothing but the one call. */
 static bool
-plan_is_the_call(PlannedStmt *ps, Oid fn_oid)
+plan_is_the_call(PlannedStmt *ps, Oid fn_oid, Node *fn_expr)
 {
 	XminWalk	xw;
 	Plan	   *p = ps->planTree;
 
 	xw.fn_oid = fn_oid;
+	xw.fn_expr = fn_expr;
 	xw.calls = 0;
 	if (ps->commandType != CMD_SELECT || ps->subplans != NIL ||
 		ps->rowMarks != NIL || ps->hasModifyingCTE || p == NULL)
@@ -534,15 +568,16 @@ plan_is_the_call(PlannedStmt *ps, Oid fn_oid)
 }
 
 /*
- * Rules 1 to 3 above, decided once per wait: whether the call of function
- * fn_oid may sleep without an xmin.
+ * Rules 1 to 3a above, decided once per wait: whether the call flinfo
+ * describes (the waiting SQL function's) may sleep without an xmin.
  */
 static bool
-may_release_xmin(Oid fn_oid)
+may_release_xmin(FmgrInfo *flinfo)
 {
 	QueryDesc  *qd;
 
-	if (IsolationUsesXactSnapshot() || !OidIsValid(fn_oid))
+	if (IsolationUsesXactSnapshot() || flinfo == NULL ||
+		!OidIsValid(flinfo->fn_oid) || flinfo->fn_expr == NULL)
 		return false;
 	if (ActivePortal == NULL || ActivePortal->queryDesc == NULL)
 		return false;
@@ -550,7 +585,7 @@ may_release_xmin(Oid fn_oid)
 	if (!ActiveSnapshotSet() || GetActiveSnapshot() != qd->snapshot ||
 		qd->snapshot == NULL || qd->snapshot->regd_count == 0)
 		return false;
-	return plan_is_the_call(qd->plannedstmt, fn_oid);
+	return plan_is_the_call(qd->plannedstmt, flinfo->fn_oid, flinfo->fn_expr);
 }
 
 /* Before a sleep: rule 4, then clear the xmin. */
@@ -570,12 +605,12 @@ release_xmin(void)
  * xmin when may_release_xmin allows.
  */
 static void *
-wait_on_bucket(WaitBucket *shared, double wait_ms, Oid fn_oid,
+wait_on_bucket(WaitBucket *shared, double wait_ms, FmgrInfo *flinfo,
 			   void *(*check) (void *), void *arg)
 {
 	TimestampTz deadline = TimestampPlusSeconds(GetCurrentTimestamp(),
 												wait_ms / 1000.0);
-	bool		drop_xmin = wait_ms > 0 && may_release_xmin(fn_oid);
+	bool		drop_xmin = wait_ms > 0 && may_release_xmin(flinfo);
 	/* On a standby no commit of this server wakes the bucket. */
 	WaitBucket *volatile bucket = RecoveryInProgress() ? NULL : shared;
 	void	   *volatile result = NULL;
@@ -630,17 +665,18 @@ wait_on_bucket(WaitBucket *shared, double wait_ms, Oid fn_oid,
 
 /*
  * Wait for a task on a queue: call claim until it returns non-NULL or
- * wait_ms pass.  fn_oid is the polling SQL function (the xmin rule above).
+ * wait_ms pass.  flinfo is the polling SQL function's call (the xmin rule
+ * above).
  */
 void *
 WaitForTask(const char *namespace, const char *task_queue, char kind,
-			double wait_ms, Oid fn_oid, void *(*claim) (void *), void *arg)
+			double wait_ms, FmgrInfo *flinfo, void *(*claim) (void *), void *arg)
 {
 	WaitBucket *bucket = NULL;
 
 	if (wait_buckets != NULL)
 		bucket = &wait_buckets[queue_bucket(namespace, task_queue, kind)];
-	return wait_on_bucket(bucket, wait_ms, fn_oid, claim, arg);
+	return wait_on_bucket(bucket, wait_ms, flinfo, claim, arg);
 }
 
 /*
@@ -649,14 +685,14 @@ WaitForTask(const char *namespace, const char *task_queue, char kind,
  */
 void *
 WaitForWorkflowClose(const char *namespace, const char *workflow_id,
-					 double wait_ms, Oid fn_oid, void *(*check) (void *),
+					 double wait_ms, FmgrInfo *flinfo, void *(*check) (void *),
 					 void *arg)
 {
 	WaitBucket *bucket = NULL;
 
 	if (wait_buckets != NULL)
 		bucket = &wait_buckets[workflow_bucket(namespace, workflow_id)];
-	return wait_on_bucket(bucket, wait_ms, fn_oid, check, arg);
+	return wait_on_bucket(bucket, wait_ms, flinfo, check, arg);
 }
 
 /*

@@ -297,8 +297,9 @@ ParseCanonicalUuid(const char *s, pg_uuid_t *out)
 }
 
 /*
- * The role that called the API (not the SECURITY DEFINER owner): see
- * DurableCaller.
+ * The name of the role that called the API, recorded as identity: the
+ * current user at the call (caller.c, DurableCaller), not the extension's
+ * owner that the API function runs as.
  */
 const char *
 CallerIdentity(void)

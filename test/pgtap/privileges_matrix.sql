@@ -134,6 +134,10 @@ INSERT INTO pm.expect_functions VALUES
  ('count_workflows_by_status(text,text,text,text,timestamp with time zone,timestamp with time zone,timestamp with time zone,timestamp with time zone,jsonb,jsonb)',
   $$SELECT count(*) FROM durable.count_workflows_by_status('secret')$$, 'ok', '42501', 'ok', '42501', '42501'),
  -- internal: called by the three above as the extension's owner
+ -- (a planner support function: SQL cannot pass it an argument of type internal)
+ ('engine_support(internal)', $s$DO $d$ BEGIN IF NOT has_function_privilege(
+      'durable.engine_support(internal)', 'EXECUTE') THEN RAISE SQLSTATE '42501'; END IF; END $d$$s$,
+  '42501', '42501', '42501', '42501', '42501'),
  ('check_namespace_read(text)', $$SELECT durable.check_namespace_read('secret')$$,
   '42501', '42501', '42501', '42501', '42501'),
  ('workflow_filter(text,text,text,text,text,timestamp with time zone,timestamp with time zone,timestamp with time zone,timestamp with time zone,jsonb,jsonb)',
@@ -373,6 +377,22 @@ SELECT is((SELECT failure_reason FROM durable.activity_attempts WHERE workflow_i
           'which fails with 42501');
 SELECT is((SELECT count(*) FROM durable.runs WHERE workflow_id = 'evil'), 0::bigint,
           'and starts nothing in secret');
+
+-- A SECURITY DEFINER function acts with its owner's namespace privileges, as
+-- PostgreSQL checks table privileges for the current user: pm_other's helper,
+-- called by pm_client, cannot read 'secret'; pm_client's, called by pm_nobody, can.
+CREATE FUNCTION pm.describe_as_owner(wid text, ns text) RETURNS text
+    LANGUAGE sql SECURITY DEFINER
+    AS $$ SELECT durable.describe_workflow(wid, ns)->>'status' $$;
+CREATE FUNCTION pm.describe_as_client(wid text, ns text) RETURNS text
+    LANGUAGE sql SECURITY DEFINER
+    AS $$ SELECT durable.describe_workflow(wid, ns)->>'status' $$;
+ALTER FUNCTION pm.describe_as_owner(text, text) OWNER TO pm_other;
+ALTER FUNCTION pm.describe_as_client(text, text) OWNER TO pm_client;
+SELECT is(pm.try('pm_client', $$SELECT pm.describe_as_owner('pm-dec', 'secret')$$), '42501',
+          'pm_other''s SECURITY DEFINER function, called by pm_client: pm_other''s privileges');
+SELECT is(pm.try('pm_nobody', $$SELECT pm.describe_as_client('pm-dec', 'secret')$$), 'ok',
+          'pm_client''s, called by a role with no grants: pm_client''s');
 
 SELECT * FROM finish();
 ROLLBACK;

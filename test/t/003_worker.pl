@@ -181,6 +181,22 @@ is($plain->safe_psql('postgres', q{SELECT count(*) FROM durable.get_history('w')
 	'durable.tick() fires timers there');
 is($plain->safe_psql('postgres', q{SELECT durable.poll_decision_task(wait => '200 milliseconds') IS NOT NULL}),
 	't', 'and a poll with a wait works without shared memory');
+
+# The API's SQL and PL/pgSQL functions run as the extension's owner through the
+# library's hook (src/caller.c): the planning of a session's first statement
+# loads it, through their planner support function, before they run.
+$plain->safe_psql('postgres', q{CREATE ROLE plain_client LOGIN IN ROLE durable_client});
+foreach my $q (q{SELECT count(*) FROM durable.get_history('w')},
+	q{SELECT count(*) FROM durable.list_workflows()},
+	q{SELECT durable.count_workflows()},
+	q{SELECT sum(count) FROM durable.count_workflows_by_status()})
+{
+	# A new session each: its first statement.
+	my ($r, $out, $err) = $plain->psql('postgres', $q,
+		connstr => $plain->connstr('postgres') . ' user=plain_client');
+	is("$r $out $err", $q =~ /get_history/ ? '0 3 ' : '0 1 ',
+		"a role's first statement of a session without the library: $q");
+}
 $plain->stop;
 
 done_testing();

@@ -2,8 +2,9 @@
 # while it sleeps, its backend_xmin in pg_stat_activity is NULL, and a task
 # committed meanwhile is still delivered at once.  Where an older snapshot may
 # still be read after the poll returns (REPEATABLE READ, a statement that reads
-# a table besides the poll, an open cursor, a poll inside a DO block), the
-# poll keeps its xmin (src/shmem.c, "Dropping the xmin while a wait sleeps").
+# a table besides the poll, an open cursor, a poll inside a DO block, a
+# function call in its arguments), the poll keeps its xmin (src/shmem.c,
+# "Dropping the xmin while a wait sleeps").
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -153,6 +154,17 @@ start_session('p_do', q{
 });
 is(xmin_of('p_do'), $holder_xid, 'inside a DO block: keeps its xmin');
 cancel_session('p_do');
+
+# 7b. A function call in the poll's arguments runs in the statement: it may wait
+# itself and then read with the statement's snapshot, so the xmin is kept.
+$node->safe_psql('app', q{
+	CREATE FUNCTION queue_named(q text) RETURNS text LANGUAGE plpgsql AS $$ BEGIN RETURN q; END $$;
+});
+start_session('p_argfn', q{
+	SELECT durable.poll_decision_task(queue_named('q_argfn'), wait => '300 seconds');
+});
+is(xmin_of('p_argfn'), $holder_xid, 'a function call as an argument: keeps its xmin');
+cancel_session('p_argfn');
 
 # 8. A task committed before the poll's statement began is there at its first claim,
 # and a second poll after the wait in the same transaction sees new tasks (the

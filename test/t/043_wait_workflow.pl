@@ -1,7 +1,12 @@
-# durable.wait_workflow() (issue 14, part 1) across sessions: a committed close
-# wakes a waiting call at once, through retries and ContinueAsNew, while it
-# holds no xmin; REPEATABLE READ refuses to wait; and the NOTIFY on channel
-# durable_workflow_closed that durable.notify_workflow_closed turns on.
+# durable.wait_workflow() across sessions: a committed close wakes a waiting
+# call at once, through retries and ContinueAsNew, while it holds no xmin;
+# REPEATABLE READ refuses to wait; the NOTIFY on channel
+# durable_workflow_closed that durable.notify_workflow_closed turns on; and
+# which calls may drop their xmin: constants and parameters as arguments
+# (EXECUTE of a generic plan, the extended protocol) may, a function or a
+# subquery in the arguments may not, and a function in the arguments that
+# itself waits and then reads a table sees the rows of its statement's
+# snapshot.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -26,10 +31,18 @@ my %sessions;
 sub start_waiter
 {
 	my ($name, $sql) = @_;
-	my $s = { in => '', out => '', err => '' };
-	$s->{h} = IPC::Run::start(
+	start_command_waiter($name,
 		[ 'psql', '-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-c', $sql, '-d',
-		  $node->connstr('app') . " application_name=$name" ],
+		  $node->connstr('app') . " application_name=$name" ]);
+}
+
+# The same with any command (its application_name set through PGAPPNAME).
+sub start_command_waiter
+{
+	my ($name, $cmd) = @_;
+	my $s = { in => '', out => '', err => '' };
+	local $ENV{PGAPPNAME} = $name;
+	$s->{h} = IPC::Run::start($cmd,
 		'<', \$s->{in}, '>', \$s->{out}, '2>', \$s->{err},
 		IPC::Run::timeout(60));
 	$sessions{$name} = $s;
@@ -185,6 +198,99 @@ $node->safe_psql('app', q{
 	SELECT 1;});
 like($out, qr/"workflowId":"n-3b","runId":"[-0-9a-f]+","status":"timed_out"/,
 	'ALTER DATABASE SET: a run timeout fired by tick() notifies');
+
+# 7. Which calls sleep without an xmin.  The waiting call must be the statement
+# itself with constants or parameters as arguments: then nothing of the
+# statement runs after it with the statement's snapshot.
+$node->safe_psql('app', q{
+	ALTER DATABASE app RESET durable.notify_workflow_closed;
+	CREATE TABLE items (id int PRIMARY KEY, note text);
+	INSERT INTO items VALUES (1, 'kept by the snapshot');
+	CREATE FUNCTION workflow_named(id text) RETURNS text
+		LANGUAGE plpgsql AS $$ BEGIN RETURN id; END $$;
+	-- Waits for a workflow, then reads items with its caller's snapshot (a
+	-- STABLE function takes no snapshot of its own).
+	CREATE FUNCTION items_after_waiting(id text) RETURNS text
+		LANGUAGE plpgsql STABLE AS $$
+		DECLARE n bigint;
+		BEGIN
+			PERFORM durable.wait_workflow(id, wait => '300 seconds');
+			SELECT count(*) INTO n FROM items;
+			RAISE NOTICE 'items seen after the wait: %', n;
+			RETURN 'nested-closed';
+		END $$;
+	GRANT durable_client TO CURRENT_USER;
+	SELECT durable.start_workflow('t', NULL, id, 'q')
+	  FROM unnest('{x-const,x-prep,x-ext,x-fn,x-sub,x-inner,nested-closed}'::text[]) id;
+	SELECT durable.terminate_workflow('nested-closed');
+	});
+
+# A waiter's xmin while it sleeps, then its close wakes it.
+sub xmin_while_waiting
+{
+	my ($name, $id, $start) = @_;
+	$start->();
+	my $xmin = xmin_of($name);
+	$node->safe_psql('app', qq{SELECT durable.terminate_workflow('$id')});
+	my $out = finish_waiter($name);
+	if ($sessions{$name}{pgbench})
+	{
+		like($out, qr{number of transactions actually processed: 1/1},
+			"$name: woken by the close");
+	}
+	else
+	{
+		is($out, "terminated\n", "$name: woken by the close");
+	}
+	return $xmin;
+}
+
+is(xmin_while_waiting('x_const', 'x-const', sub {
+	start_waiter('x_const', q{
+		SELECT durable.wait_workflow('x-const', 'default', NULL, '300 seconds')->>'status'});
+	}), 'NULL', 'constant arguments: no xmin while it waits');
+
+is(xmin_while_waiting('x_prep', 'x-prep', sub {
+	start_waiter('x_prep', q{
+		SET plan_cache_mode = force_generic_plan;
+		PREPARE w(text, interval) AS SELECT durable.wait_workflow($1, wait => $2)->>'status';
+		EXECUTE w('x-prep', '300 seconds');});
+	}), 'NULL', 'EXECUTE of a generic plan, the arguments parameters: no xmin');
+
+# The extended protocol, with a prepared statement's generic plan: pgbench -M prepared.
+my $script = $node->basedir . '/wait.sql';
+PostgreSQL::Test::Utils::append_to_file($script,
+	"SELECT durable.wait_workflow(:id, wait => '300 seconds')->>'status';\n");
+{
+	local $ENV{PGOPTIONS} = '-c plan_cache_mode=force_generic_plan';
+	is(xmin_while_waiting('x_ext', 'x-ext', sub {
+		start_command_waiter('x_ext', [ 'pgbench', '-n', '-t', '1', '-M', 'prepared',
+			'-D', 'id=x-ext', '-f', $script, $node->connstr('app') ]);
+		$sessions{x_ext}{pgbench} = 1;
+		}), 'NULL', 'the extended protocol, bind parameters: no xmin');
+}
+
+isnt(xmin_while_waiting('x_fn', 'x-fn', sub {
+	start_waiter('x_fn', q{
+		SELECT durable.wait_workflow(workflow_named('x-fn'), wait => '300 seconds')->>'status'});
+	}), 'NULL', 'a function call as an argument: the xmin is kept');
+
+isnt(xmin_while_waiting('x_sub', 'x-sub', sub {
+	start_waiter('x_sub', q{
+		SELECT durable.wait_workflow((SELECT 'x-sub'), wait => '300 seconds')->>'status'});
+	}), 'NULL', 'a subquery as an argument: the xmin is kept');
+
+# The function in the arguments waits itself, then reads items: the row deleted
+# and vacuumed meanwhile is still in its snapshot, so VACUUM must not remove it.
+start_waiter('x_nested', q{
+	SELECT durable.wait_workflow(items_after_waiting('x-inner'))->>'status'});
+isnt(xmin_of('x_nested'), 'NULL', 'the wait inside an argument keeps the xmin');
+$node->safe_psql('app', q{DELETE FROM items});
+$node->safe_psql('app', q{VACUUM items});
+$node->safe_psql('app', q{SELECT durable.terminate_workflow('x-inner')});
+is(finish_waiter('x_nested'), "terminated\n", 'the nested wait returns, then the outer call');
+like($sessions{x_nested}{err}, qr/items seen after the wait: 1\b/,
+	'the function reads the row of its snapshot (not 0 rows after VACUUM)');
 
 $node->stop;
 done_testing();
