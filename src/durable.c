@@ -285,6 +285,7 @@ _PG_init(void)
 		DurableShmemInit();
 		RegisterLauncher();
 		InstallLauncherHooks();
+		ClaimMarkInstallHooks();
 	}
 }
 
