@@ -79,6 +79,7 @@
 
 #include "access/transam.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_sequence.h"
@@ -418,17 +419,21 @@ ClaimMarkNoteInsert(const char *namespace, const char *task_queue, char kind,
 	h = hash_bytes((const unsigned char *) key, keylen) ^ MyDatabaseId;
 	xid = GetTopFullTransactionId();
 
-	for (i = 0; i < CLAIM_MARK_PROBES && !behind; i++)
+	for (i = 0; i < CLAIM_MARK_PROBES; i++)
 	{
 		ClaimMarkSlot *slot = &claim_marks->slots[(h + i) % CLAIM_MARK_SLOTS];
+		bool		found;
 
 		SpinLockAcquire(&slot->mutex);
-		if (slot->dboid == MyDatabaseId && slot->keylen == keylen &&
-			memcmp(slot->key, key, keylen) == 0)
+		found = slot->dboid == MyDatabaseId && slot->keylen == keylen &&
+			memcmp(slot->key, key, keylen) == 0;
+		if (found)
 			behind = slot->mark > task_id ||
 				(slot->has_fence && slot->fence_id >= task_id &&
 				 FullTransactionIdFollowsOrEquals(xid, slot->fence_xid));
 		SpinLockRelease(&slot->mutex);
+		if (found)
+			break;
 	}
 	if (behind)
 		ClaimMarkLower(task_id);
@@ -461,7 +466,9 @@ is_durable_table(Oid relid, const char *name)
 void
 ClaimMarkTableWritten(Oid relid)
 {
-	if (claim_marks != NULL && is_durable_table(relid, "ready_tasks"))
+	/* A standby writes nothing (and its statement fails on its own). */
+	if (claim_marks != NULL && !RecoveryInProgress() &&
+		is_durable_table(relid, "ready_tasks"))
 		ClaimMarkLower(0);
 }
 
@@ -473,6 +480,12 @@ claim_mark_executor_start(QueryDesc *queryDesc, int eflags)
 {
 	PlannedStmt *ps = queryDesc->plannedstmt;
 
+	/* First, so that a statement refused (read only...) lowers nothing. */
+	if (prev_executor_start)
+		prev_executor_start(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+	/* The rows are written later, when the executor runs. */
 	if (ps->commandType == CMD_INSERT && ps->resultRelations != NIL &&
 		!(eflags & EXEC_FLAG_EXPLAIN_ONLY))
 	{
@@ -481,10 +494,6 @@ claim_mark_executor_start(QueryDesc *queryDesc, int eflags)
 		foreach(lc, ps->resultRelations)
 			ClaimMarkTableWritten(rt_fetch(lfirst_int(lc), ps->rtable)->relid);
 	}
-	if (prev_executor_start)
-		prev_executor_start(queryDesc, eflags);
-	else
-		standard_ExecutorStart(queryDesc, eflags);
 }
 
 /* Install the ExecutorStart hook (from _PG_init, when preloaded). */

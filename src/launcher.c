@@ -1479,7 +1479,8 @@ durable_process_utility(PlannedStmt *pstmt, const char *queryString,
 			 copies_into((CopyStmt *) parsetree, "ready_tasks"))
 	{
 		/* The same for the claims' marks of the queues (claim_mark.c). */
-		ClaimMarkLower(0);
+		ClaimMarkTableWritten(RangeVarGetRelid(((CopyStmt *) parsetree)->relation,
+											   NoLock, true));
 	}
 	else if (IsA(parsetree, CopyStmt) &&
 			 copies_into((CopyStmt *) parsetree, "timers"))
