@@ -75,7 +75,11 @@ $node->safe_psql('postgres', q{
 is(join(',', drain('rq')), 'old-2,old-3', 'tasks restored with INSERT are delivered, oldest first');
 
 # 3. The sequence set back (pg_dump writes setval after the data): new tasks
-# take ids below the ones claimed.
+# take ids below the ones claimed.  Tasks claimed first move the queue's mark
+# past every id claimed so far.
+start_workflows('rq', 'mid', 3);
+is(join(',', drain('rq')), 'mid-1,mid-2,mid-3', 'tasks queued after the restore come in order');
+$max_claimed = $node->safe_psql('postgres', q{SELECT last_value FROM durable.ready_task_seq});
 $node->safe_psql('postgres', q{SELECT setval('durable.ready_task_seq', 5)});
 start_workflows('rq', 'after', 3);
 ok($node->safe_psql('postgres', q{
