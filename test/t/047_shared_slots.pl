@@ -5,7 +5,9 @@
 # durable.metrics and its poller stays listed; the counts of a transaction
 # that touches more queues than a backend keeps apart all go somewhere (the
 # database's row); a long identity of multibyte characters is cut on a
-# character boundary.  Small tables, set at server start, make it quick.
+# character boundary.  The tables are the server's: a tenant of another
+# database is kept apart the same way.  Small tables, set at server start,
+# make it quick.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -36,9 +38,15 @@ sub total
 		SELECT COALESCE(sum(value), 0) FROM durable.metrics WHERE metric = '$metric'});
 }
 
-# Tenant b has a worker polling its queue.
+# Tenant b has a worker polling its queue, and so has the tenant of another
+# database (the tables are the server's).
 $node->safe_psql('postgres', q{
 	SELECT durable.poll_decision_task('bq', identity => 'b-worker', namespace => 'b', wait => '0')});
+$node->safe_psql('postgres', 'CREATE DATABASE other');
+$node->safe_psql('other', q{
+	CREATE EXTENSION durable;
+	SELECT durable.poll_decision_task('oq', identity => 'other-worker', wait => '0');
+});
 
 # Tenant a starts workflows on 300 queues (100 a transaction) and polls with
 # 300 identities.
@@ -71,6 +79,15 @@ is($node->safe_psql('postgres', q{
 is($node->safe_psql('postgres', q{
 	SELECT durable.describe_workflow('b-1', namespace => 'b')->'taskQueueWithoutPollers'}),
 	'false', 'describe_workflow: tenant b\'s queue has a poller');
+
+$node->safe_psql('other', q{SELECT durable.start_workflow('w', NULL, 'o-1', 'oq')});
+is($node->safe_psql('other', q{
+	SELECT string_agg(identity, ',') FROM durable.task_queue_pollers() WHERE task_queue = 'oq'}),
+	'other-worker', 'the other database\'s worker is still listed');
+is($node->safe_psql('other', q{
+	SELECT value FROM durable.metrics
+	 WHERE task_queue = 'oq' AND metric = 'durable_workflows_started_total'}),
+	'1', 'and its queue has its own row');
 
 # 200 starts on 200 queues in one statement: all counted (the queues a
 # backend cannot keep apart count in the database's row).
