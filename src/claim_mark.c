@@ -52,6 +52,15 @@
  * every fence from settling, and claims then walk from the mark it left, as
  * before.  A held snapshot, a replication slot or hot_standby_feedback hold
  * only the horizon, not a running transaction id, and do not stop the marks.
+ * Rows written by something else than the engine, as a data-only restore
+ * into the same database writes them, break "task ids only grow": a COPY or
+ * an INSERT into durable.ready_tasks (with old task ids) lowers the marks
+ * to 0 (ClaimMarkTableWritten, from launcher.c's ProcessUtility hook and the
+ * ExecutorStart hook here), and an engine insert whose new id is below its
+ * queue's mark, or covered by a fence that will not wait for it (the
+ * sequence was set back by setval), lowers them to that id
+ * (ClaimMarkNoteInsert).
+ *
  * A server restart empties shared memory: marks start at 0 again (one walk
  * over the dead prefix).  A queue whose slot is taken by another queue
  * (more busy queues than slots) starts at 0 too.  With a sequence cache
@@ -70,11 +79,14 @@
 
 #include "access/transam.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_sequence.h"
 #include "common/hashfn.h"
+#include "executor/executor.h"
 #include "miscadmin.h"
+#include "parser/parsetree.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
@@ -374,4 +386,120 @@ ClaimMarkLower(int64 low_id)
 		}
 		SpinLockRelease(&slot->mutex);
 	}
+}
+
+/*
+ * A task of a poller's queue (kind 'd' or 'a') is being queued with
+ * task_id, taken from durable.ready_task_seq by a transaction that has its
+ * id (DirectInsertReadyTasks).  Ids only grow, so the queue's mark is at or
+ * below it and no fence that will not wait for this transaction covers it
+ * (see the head of the file) -- unless the sequence was set back (setval by
+ * a data-only restore, ALTER SEQUENCE without RESTART): then lower the marks
+ * of this database to it, as for a task put back.  A probe of the queue's
+ * slots under their spinlocks, no more.
+ */
+void
+ClaimMarkNoteInsert(const char *namespace, const char *task_queue, char kind,
+					int64 task_id)
+{
+	int			nslen = strlen(namespace);
+	int			qlen = strlen(task_queue);
+	int			keylen = nslen + qlen + 3;
+	char		key[CLAIM_MARK_KEYLEN];
+	uint32		h;
+	int			i;
+	bool		behind = false;
+	FullTransactionId xid;
+
+	if (claim_marks == NULL || keylen > CLAIM_MARK_KEYLEN)
+		return;
+	memcpy(key, namespace, nslen + 1);
+	memcpy(key + nslen + 1, task_queue, qlen + 1);
+	key[nslen + qlen + 2] = kind;
+	h = hash_bytes((const unsigned char *) key, keylen) ^ MyDatabaseId;
+	xid = GetTopFullTransactionId();
+
+	for (i = 0; i < CLAIM_MARK_PROBES; i++)
+	{
+		ClaimMarkSlot *slot = &claim_marks->slots[(h + i) % CLAIM_MARK_SLOTS];
+		bool		found;
+
+		SpinLockAcquire(&slot->mutex);
+		found = slot->dboid == MyDatabaseId && slot->keylen == keylen &&
+			memcmp(slot->key, key, keylen) == 0;
+		if (found)
+			behind = slot->mark > task_id ||
+				(slot->has_fence && slot->fence_id >= task_id &&
+				 FullTransactionIdFollowsOrEquals(xid, slot->fence_xid));
+		SpinLockRelease(&slot->mutex);
+		if (found)
+			break;
+	}
+	if (behind)
+		ClaimMarkLower(task_id);
+}
+
+/* Whether relid is durable.<name>. */
+static bool
+is_durable_table(Oid relid, const char *name)
+{
+	char	   *relname;
+	char	   *nsp;
+
+	if (!OidIsValid(relid))
+		return false;
+	relname = get_rel_name(relid);
+	if (relname == NULL || strcmp(relname, name) != 0)
+		return false;
+	nsp = get_namespace_name(get_rel_namespace(relid));
+	return nsp != NULL && strcmp(nsp, "durable") == 0;
+}
+
+/*
+ * Rows written into durable.ready_tasks by something else than the engine
+ * (which inserts without the executor): a COPY FROM (launcher.c's
+ * ProcessUtility hook) or an INSERT (the ExecutorStart hook below), as a
+ * data-only restore into the same database writes them, with their old task
+ * ids.  Their ids may be below the marks: claims walk from the start of
+ * their queues again, until their marks move past them.
+ */
+void
+ClaimMarkTableWritten(Oid relid)
+{
+	/* A standby writes nothing (and its statement fails on its own). */
+	if (claim_marks != NULL && !RecoveryInProgress() &&
+		is_durable_table(relid, "ready_tasks"))
+		ClaimMarkLower(0);
+}
+
+static ExecutorStart_hook_type prev_executor_start = NULL;
+
+/* An INSERT into durable.ready_tasks lowers the marks (see above). */
+static void
+claim_mark_executor_start(QueryDesc *queryDesc, int eflags)
+{
+	PlannedStmt *ps = queryDesc->plannedstmt;
+
+	/* First, so that a statement refused (read only...) lowers nothing. */
+	if (prev_executor_start)
+		prev_executor_start(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+	/* The rows are written later, when the executor runs. */
+	if (ps->commandType == CMD_INSERT && ps->resultRelations != NIL &&
+		!(eflags & EXEC_FLAG_EXPLAIN_ONLY))
+	{
+		ListCell   *lc;
+
+		foreach(lc, ps->resultRelations)
+			ClaimMarkTableWritten(rt_fetch(lfirst_int(lc), ps->rtable)->relid);
+	}
+}
+
+/* Install the ExecutorStart hook (from _PG_init, when preloaded). */
+void
+ClaimMarkInstallHooks(void)
+{
+	prev_executor_start = ExecutorStart_hook;
+	ExecutorStart_hook = claim_mark_executor_start;
 }

@@ -501,6 +501,7 @@ DirectInsertReadyTasks(const char *namespace, pg_uuid_t *run_id, int n,
 	Datum	   *vals = values;
 	bool	   *nulls = isnull;
 	Oid			seq;
+	int64		task_id;
 	int			i;
 
 	if (n == 0)
@@ -533,7 +534,10 @@ DirectInsertReadyTasks(const char *namespace, pg_uuid_t *run_id, int n,
 	{
 		vals[att[1]] = CStringGetTextDatum(queues[i]);
 		vals[att[2]] = CharGetDatum(kinds[i]);
-		vals[att[3]] = Int64GetDatum(nextval_internal(seq, false));
+		task_id = nextval_internal(seq, false);
+		if (kinds[i] == 'd' || kinds[i] == 'a')
+			ClaimMarkNoteInsert(namespace, queues[i], kinds[i], task_id);
+		vals[att[3]] = Int64GetDatum(task_id);
 		vals[att[5]] = Int64GetDatum(scheduled[i]);
 		vals[att[6]] = Int32GetDatum(attempts[i]);
 		direct_insert(&dt, vals, nulls);

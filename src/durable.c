@@ -286,6 +286,7 @@ _PG_init(void)
 		DurableShmemInit();
 		RegisterLauncher();
 		InstallLauncherHooks();
+		ClaimMarkInstallHooks();
 	}
 }
 

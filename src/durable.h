@@ -474,6 +474,10 @@ extern int64 ClaimMarkBegin(ClaimMark *cm, Relation rel,
 extern void ClaimMarkSaw(ClaimMark *cm, int64 task_id, bool visible);
 extern void ClaimMarkEnd(ClaimMark *cm);
 extern void ClaimMarkLower(int64 low_id);
+extern void ClaimMarkNoteInsert(const char *namespace, const char *task_queue,
+								char kind, int64 task_id);
+extern void ClaimMarkTableWritten(Oid relid);
+extern void ClaimMarkInstallHooks(void);
 
 /* ----------------
  * due_mark.c: where a due scan of durable.timers starts its walk (issue 12)

@@ -1400,9 +1400,9 @@ run_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 	PG_END_TRY();
 }
 
-/* Whether a COPY writes into durable.timers (as pg_restore does). */
+/* Whether a COPY writes into durable.<name> (as pg_restore does). */
 static bool
-copies_into_timers(CopyStmt *stmt)
+copies_into(CopyStmt *stmt, const char *name)
 {
 	Oid			relid;
 	char	   *nsp;
@@ -1415,7 +1415,7 @@ copies_into_timers(CopyStmt *stmt)
 		return false;
 	nsp = get_namespace_name(get_rel_namespace(relid));
 	yes = nsp != NULL && strcmp(nsp, "durable") == 0 &&
-		strcmp(get_rel_name(relid), "timers") == 0;
+		strcmp(get_rel_name(relid), name) == 0;
 	return yes;
 }
 
@@ -1475,7 +1475,15 @@ durable_process_utility(PlannedStmt *pstmt, const char *queryString,
 	else if (IsA(parsetree, AlterExtensionStmt))
 		updates_durable =
 			strcmp(((AlterExtensionStmt *) parsetree)->extname, "durable") == 0;
-	else if (IsA(parsetree, CopyStmt) && copies_into_timers((CopyStmt *) parsetree))
+	else if (IsA(parsetree, CopyStmt) &&
+			 copies_into((CopyStmt *) parsetree, "ready_tasks"))
+	{
+		/* The same for the claims' marks of the queues (claim_mark.c). */
+		ClaimMarkTableWritten(RangeVarGetRelid(((CopyStmt *) parsetree)->relation,
+											   NoLock, true));
+	}
+	else if (IsA(parsetree, CopyStmt) &&
+			 copies_into((CopyStmt *) parsetree, "timers"))
 	{
 		/*
 		 * A restore writes timers that the due scans' mark knows nothing of

@@ -17,8 +17,11 @@
  * workflow's queue for workflow and decision task counters, the activity's
  * for activity ones.  Besides, each database has one slot without names:
  * the timers, which belong to the database's timer worker rather than to a
- * queue, and the counters of queues beyond durable.max_metric_queues or
- * whose names are POSITION_NAME_LEN bytes or longer (README "Metrics").
+ * queue, and the counters of the queues that get no slot: beyond
+ * durable.max_metric_queues, beyond a namespace's share (may_take_slot),
+ * whose names are METRIC_NAME_LEN bytes or longer, or beyond the
+ * MAX_LOCAL_KEYS - 1 queues a backend keeps apart in one transaction (the
+ * last key is kept for the database's row) (README "Metrics").
  *
  *-------------------------------------------------------------------------
  */
@@ -167,6 +170,37 @@ slot_matches(MetricSlot *s, uint32 hash, const char *namespace,
 }
 
 /*
+ * Whether a queue of a namespace of this database may take a free slot
+ * (the table's lock held exclusively): while more than a quarter of the
+ * durable.max_metric_queues slots (rounded down) are free; after that, the
+ * last quarter, only while the namespace holds fewer slots than are still
+ * free.  So one namespace with many queues leaves at least a quarter of the
+ * slots to the others (of every database), which share it out (a first
+ * newcomer takes at most half of it, the next half of the rest...), and the
+ * further queues of a namespace count in its database's row.
+ */
+static bool
+may_take_slot(const char *namespace)
+{
+	int			reserve = durable_max_metric_queues / 4;
+	int			free_slots = durable_max_metric_queues - metrics->queue_slots_used;
+	int			held = 0;
+	int			i;
+
+	if (free_slots > reserve)
+		return true;
+	for (i = 0; i < metrics->nslots && held < free_slots; i++)
+	{
+		MetricSlot *s = &metrics->slots[i];
+
+		if (s->used == 1 && s->dboid == MyDatabaseId &&
+			strcmp(s->namespace, namespace) == 0)
+			held++;
+	}
+	return held < free_slots;
+}
+
+/*
  * The slot of a key, created if missing; NULL if the table is full for it
  * (a queue then counts in its database's row; a database's row is lost).
  * Called at commit: must not fail.
@@ -222,7 +256,8 @@ find_slot(const char *namespace, const char *task_queue)
 	}
 	if (result == NULL && free_slot != NULL &&
 		(namespace == NULL ||
-		 metrics->queue_slots_used < durable_max_metric_queues))
+		 (metrics->queue_slots_used < durable_max_metric_queues &&
+		  may_take_slot(namespace))))
 	{
 		result = free_slot;
 		result->hash = hash;
@@ -345,7 +380,9 @@ local_key(const char *namespace, const char *task_queue)
 			 strcmp(k->task_queue, task_queue) == 0))
 			return i;
 	}
-	if (n_local_keys == MAX_LOCAL_KEYS)
+	/* The last key is kept for the database's row, where the rest count. */
+	if (n_local_keys >= MAX_LOCAL_KEYS - 1 &&
+		(namespace != NULL || n_local_keys == MAX_LOCAL_KEYS))
 		return namespace == NULL ? -1 : local_key(NULL, NULL);
 	local_keys[n_local_keys].namespace = namespace ?
 		MemoryContextStrdup(TopMemoryContext, namespace) : NULL;

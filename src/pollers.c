@@ -12,12 +12,14 @@
  * poller not yet in the table takes the lock exclusively.
  *
  * The table has durable.max_pollers entries for the whole server (the key
- * includes the database).  A new poller takes a free entry near its hash
- * or, if the PROBE entries there are all taken, evicts the one seen least
- * recently.  A namespace or task queue name longer than POLLER_NAME_LEN - 1
- * bytes is not recorded (README "Task queues"); an identity that long is
- * shown cut.  The table is lost at a restart: pollers show again at their
- * next poll.
+ * includes the database).  A new poller takes an entry among the PROBE
+ * entries near its hash: a free one, else one listed nowhere any more, else
+ * the stalest of its own namespace's or of a namespace holding more entries
+ * than its own (choose_entry), so that a namespace cannot push out the
+ * pollers of one that holds fewer.  A namespace or task queue name longer
+ * than POLLER_NAME_LEN - 1 bytes is not recorded (README "Task queues"); an
+ * identity that long is shown cut on a character boundary.  The table is
+ * lost at a restart: pollers show again at their next poll.
  *
  *-------------------------------------------------------------------------
  */
@@ -27,6 +29,7 @@
 #include "common/hashfn.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
 #include "storage/lwlock.h"
@@ -40,6 +43,8 @@
 
 #define POLLER_NAME_LEN		128
 #define PROBE				16
+/* A poller not seen for this long is listed nowhere (durable.task_queues) */
+#define POLLER_FORGET_SECONDS	300
 
 typedef struct PollerEntry
 {
@@ -130,6 +135,117 @@ poller_matches(PollerEntry *e, uint64 hash, const char *namespace,
 		strcmp(e->task_queue, task_queue) == 0;
 }
 
+/* Whether entry e belongs to the namespace of this database. */
+static bool
+same_tenant(PollerEntry *e, Oid dboid, const char *namespace)
+{
+	return e->hash != 0 && e->dboid == dboid &&
+		strcmp(e->namespace, namespace) == 0;
+}
+
+/* Entries of the table held by a namespace of a database (lock held). */
+static int
+tenant_entries(Oid dboid, const char *namespace)
+{
+	int			n = 0;
+	int			i;
+
+	for (i = 0; i < durable_max_pollers; i++)
+		if (same_tenant(&pollers->entries[i], dboid, namespace))
+			n++;
+	return n;
+}
+
+/* When entry e was seen last: the later of its poll and its wait's end. */
+static TimestampTz
+entry_seen(PollerEntry *e)
+{
+	return Max((TimestampTz) pg_atomic_read_u64(&e->last_poll),
+			   (TimestampTz) pg_atomic_read_u64(&e->poll_until));
+}
+
+/*
+ * The entry a new poller of (this database, namespace) takes among the
+ * PROBE entries from start, with the table's lock held exclusively: its own
+ * if there (another backend recorded it meanwhile), else a free one, else
+ * the stalest of those no longer listed anywhere (seen more than
+ * POLLER_FORGET_SECONDS ago), else the stalest of those it may evict: its own
+ * namespace's, and those of a namespace (of any database) holding more
+ * entries than its own will hold; NULL when none (the poll is not
+ * recorded).  So a namespace that polls with ever new identities pushes out
+ * its own pollers only, never those of a namespace holding fewer entries.
+ */
+static PollerEntry *
+choose_entry(uint32 start, uint64 hash, const char *namespace,
+			 const char *task_queue, char kind, TimestampTz now)
+{
+	PollerEntry *window[PROBE];
+	int			counts[PROBE];
+	int			n = 0;
+	int			own = -1;
+	int			i;
+	int			j;
+	PollerEntry *best = NULL;
+	TimestampTz forget = TimestampPlusSeconds(now, -POLLER_FORGET_SECONDS);
+
+	for (i = 0; i < PROBE && i < durable_max_pollers; i++)
+	{
+		PollerEntry *c = &pollers->entries[(start + i) % durable_max_pollers];
+
+		if (poller_matches(c, hash, namespace, task_queue, kind))
+			return c;
+		window[n++] = c;
+	}
+	for (i = 0; i < n; i++)
+		if (window[i]->hash == 0)
+			return window[i];
+	for (i = 0; i < n; i++)
+	{
+		if (entry_seen(window[i]) < forget &&
+			(best == NULL || entry_seen(window[i]) < entry_seen(best)))
+			best = window[i];
+	}
+	if (best != NULL)
+		return best;
+
+	/* Every entry here is listed: count the namespaces' holdings. */
+	for (i = 0; i < n; i++)
+	{
+		PollerEntry *c = window[i];
+
+		counts[i] = -1;
+		if (same_tenant(c, MyDatabaseId, namespace))
+		{
+			if (own < 0)
+				own = tenant_entries(MyDatabaseId, namespace);
+			counts[i] = own;
+			continue;
+		}
+		for (j = 0; j < i; j++)
+		{
+			if (counts[j] >= 0 && same_tenant(window[j], c->dboid, c->namespace))
+			{
+				counts[i] = counts[j];
+				break;
+			}
+		}
+		if (counts[i] < 0)
+			counts[i] = tenant_entries(c->dboid, c->namespace);
+	}
+	if (own < 0)
+		own = tenant_entries(MyDatabaseId, namespace);
+	for (i = 0; i < n; i++)
+	{
+		PollerEntry *c = window[i];
+
+		if (!same_tenant(c, MyDatabaseId, namespace) && counts[i] <= own + 1)
+			continue;
+		if (best == NULL || entry_seen(c) < entry_seen(best))
+			best = c;
+	}
+	return best;
+}
+
 /*
  * Record a poll of a queue that began at now and waits up to wait_ms.  A
  * no-op without shared memory or for names too long to keep.
@@ -143,6 +259,7 @@ RecordPoller(const char *namespace, const char *task_queue, char kind,
 	TimestampTz until = TimestampPlusSeconds(now, wait_ms / 1000.0);
 	PollerEntry *e = NULL;
 	int			i;
+	int			idlen;
 
 	if (pollers == NULL || durable_max_pollers <= 0 ||
 		strlen(namespace) >= POLLER_NAME_LEN ||
@@ -188,22 +305,13 @@ RecordPoller(const char *namespace, const char *task_queue, char kind,
 	}
 	LWLockRelease(pollers->lock);
 
-	/* A new poller: a free entry near its hash, or the stalest one there. */
+	/* A new poller: an entry near its hash that it may take (see above). */
 	LWLockAcquire(pollers->lock, LW_EXCLUSIVE);
-	for (i = 0; i < PROBE && i < durable_max_pollers; i++)
+	e = choose_entry(start, hash, namespace, task_queue, kind, now);
+	if (e == NULL)
 	{
-		PollerEntry *c = &pollers->entries[(start + i) % durable_max_pollers];
-
-		if (poller_matches(c, hash, namespace, task_queue, kind))
-		{
-			e = c;
-			break;
-		}
-		if (e == NULL || (e->hash != 0 &&
-						  (c->hash == 0 ||
-						   pg_atomic_read_u64(&c->poll_until) <
-						   pg_atomic_read_u64(&e->poll_until))))
-			e = c;
+		LWLockRelease(pollers->lock);
+		return;
 	}
 	if (!poller_matches(e, hash, namespace, task_queue, kind))
 	{
@@ -212,7 +320,10 @@ RecordPoller(const char *namespace, const char *task_queue, char kind,
 		e->kind = kind;
 		strlcpy(e->namespace, namespace, POLLER_NAME_LEN);
 		strlcpy(e->task_queue, task_queue, POLLER_NAME_LEN);
-		strlcpy(e->identity, identity, POLLER_NAME_LEN);
+		/* cut on a character boundary: the view reads it as text */
+		idlen = pg_mbcliplen(identity, strlen(identity), POLLER_NAME_LEN - 1);
+		memcpy(e->identity, identity, idlen);
+		e->identity[idlen] = '\0';
 	}
 	pg_atomic_write_u64(&e->last_poll, (uint64) now);
 	pg_atomic_write_u64(&e->poll_until, (uint64) until);

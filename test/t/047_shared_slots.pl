@@ -1,0 +1,109 @@
+# The server-wide tables of shared memory shared fairly between tenants
+# (README "Task queues", "Metrics"): a namespace that counts on many task
+# queues, or polls with ever new identities, fills them with its own entries
+# only, and another namespace's new queue still gets its own row of
+# durable.metrics and its poller stays listed; the counts of a transaction
+# that touches more queues than a backend keeps apart all go somewhere (the
+# database's row); a long identity of multibyte characters is cut on a
+# character boundary.  The tables are the server's: a tenant of another
+# database is kept apart the same way.  Small tables, set at server start,
+# make it quick.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('slots');
+$node->init;
+$node->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'durable'
+durable.worker_enabled = off
+durable.max_metric_queues = 16
+durable.max_pollers = 16
+});
+$node->start;
+$node->safe_psql('postgres', q{
+	CREATE EXTENSION durable;
+	SELECT durable.create_namespace('a');
+	SELECT durable.create_namespace('b');
+	SELECT durable.create_namespace('c');
+});
+
+# The total of a metric over every row of this database.
+sub total
+{
+	my ($metric) = @_;
+	return $node->safe_psql('postgres', qq{
+		SELECT COALESCE(sum(value), 0) FROM durable.metrics WHERE metric = '$metric'});
+}
+
+# Tenant b has a worker polling its queue, and so has the tenant of another
+# database (the tables are the server's).
+$node->safe_psql('postgres', q{
+	SELECT durable.poll_decision_task('bq', identity => 'b-worker', namespace => 'b', wait => '0')});
+$node->safe_psql('postgres', 'CREATE DATABASE other');
+$node->safe_psql('other', q{
+	CREATE EXTENSION durable;
+	SELECT durable.poll_decision_task('oq', identity => 'other-worker', wait => '0');
+});
+
+# Tenant a starts workflows on 300 queues (100 a transaction) and polls with
+# 300 identities.
+for my $t (0 .. 2)
+{
+	$node->safe_psql('postgres', qq{
+		SELECT count(durable.start_workflow('w', NULL, 'a-' || i, 'aq-' || i, namespace => 'a'))
+		  FROM generate_series($t * 100 + 1, $t * 100 + 100) i});
+}
+$node->safe_psql('postgres', q{
+	SELECT count(durable.poll_activity_task('aq', identity => 'a-worker-' || i, namespace => 'a', wait => '0'))
+	  FROM generate_series(1, 300) i});
+is(total('durable_workflows_started_total'), '300', 'tenant a\'s 300 starts are all counted');
+ok($node->safe_psql('postgres', q{
+	SELECT count(DISTINCT task_queue) FROM durable.metrics WHERE namespace = 'a'}) < 16,
+	'tenant a does not hold every row');
+ok($node->safe_psql('postgres', q{SELECT count(*) FROM durable.task_queue_pollers() WHERE namespace = 'a'}) > 0,
+	'tenant a\'s pollers are listed');
+
+# Tenant b's new queue gets a row of its own; its worker is still listed.
+$node->safe_psql('postgres', q{SELECT durable.start_workflow('w', NULL, 'b-1', 'bq', namespace => 'b')});
+is($node->safe_psql('postgres', q{
+	SELECT value FROM durable.metrics
+	 WHERE namespace = 'b' AND task_queue = 'bq' AND metric = 'durable_workflows_started_total'}),
+	'1', 'tenant b\'s new queue has its own row');
+is($node->safe_psql('postgres', q{
+	SELECT string_agg(p->>'identity', ',') FROM durable.task_queues, jsonb_array_elements(pollers) p
+	 WHERE namespace = 'b' AND task_queue = 'bq'}),
+	'b-worker', 'tenant b\'s worker is still listed');
+is($node->safe_psql('postgres', q{
+	SELECT durable.describe_workflow('b-1', namespace => 'b')->'taskQueueWithoutPollers'}),
+	'false', 'describe_workflow: tenant b\'s queue has a poller');
+
+$node->safe_psql('other', q{SELECT durable.start_workflow('w', NULL, 'o-1', 'oq')});
+is($node->safe_psql('other', q{
+	SELECT string_agg(identity, ',') FROM durable.task_queue_pollers() WHERE task_queue = 'oq'}),
+	'other-worker', 'the other database\'s worker is still listed');
+is($node->safe_psql('other', q{
+	SELECT value FROM durable.metrics
+	 WHERE task_queue = 'oq' AND metric = 'durable_workflows_started_total'}),
+	'1', 'and its queue has its own row');
+
+# 200 starts on 200 queues in one statement: all counted (the queues a
+# backend cannot keep apart count in the database's row).
+$node->safe_psql('postgres', q{
+	SELECT count(durable.start_workflow('w', NULL, 'c-' || i, 'cq-' || i, namespace => 'c'))
+	  FROM generate_series(1, 200) i});
+is(total('durable_workflows_started_total'), '501', 'the 200 starts of one statement are all counted');
+
+# A poller identity of 200 two-byte characters (400 bytes) is kept cut to
+# whole characters.
+$node->safe_psql('postgres', q{
+	SELECT durable.poll_decision_task('bq2', identity => repeat('é', 200), namespace => 'b', wait => '0')});
+is($node->safe_psql('postgres', q{
+	SELECT p->>'identity' = repeat('é', 63) FROM durable.task_queues, jsonb_array_elements(pollers) p
+	 WHERE namespace = 'b' AND task_queue = 'bq2'}),
+	't', 'a long multibyte identity reads back cut to 63 characters');
+
+$node->stop;
+done_testing();
