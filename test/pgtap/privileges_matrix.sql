@@ -251,6 +251,23 @@ SELECT is(ARRAY[pm.try('pm_client', s), pm.try('pm_worker', s), pm.try('pm_admin
            ELSE format('SELECT count(*) FROM durable.%I', e.rel) END AS s) q
  ORDER BY e.rel;
 
+-- The same reads, with a function of the caller's in the WHERE clause that the
+-- planner would run first (cheap) and that stops at the first row of 'secret'
+-- it is given: it must see 'secret' only where the role reads its rows.
+CREATE FUNCTION pm.leak(ns text) RETURNS boolean LANGUAGE plpgsql STABLE COST 0.0000001 AS
+    $$ BEGIN IF ns = 'secret' THEN RAISE SQLSTATE 'PMRW0'; END IF; RETURN true; END $$;
+SELECT is(ARRAY[pm.try('pm_client', s), pm.try('pm_worker', s), pm.try('pm_admin', s),
+                pm.try('pm_other', s), pm.try('pm_nobody', s)],
+          ARRAY[e.client, e.worker, e.admin, e.other, e.public],
+          format('a leaky qualifier on %s as client, worker, admin, other namespace, public', e.rel))
+  FROM pm.expect_relations e JOIN pm.ext_relations r USING (rel)
+  JOIN pg_class c ON c.oid = ('durable.' || quote_ident(e.rel))::regclass AND c.relkind = 'v',
+       LATERAL (SELECT format(
+           $q$DO $d$ BEGIN PERFORM count(*) FROM durable.%I WHERE pm.leak(namespace);
+               RAISE SQLSTATE 'PMNO0'; END $d$$q$, e.rel) AS s) q
+ WHERE r.by_ns
+ ORDER BY e.rel;
+
 -- The error names the namespace and the privilege.
 CREATE FUNCTION pm.err(role name, stmt text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE msg text;
