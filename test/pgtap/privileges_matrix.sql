@@ -214,7 +214,9 @@ INSERT INTO pm.expect_relations VALUES
  ('activities', '42501', '42501', 'rows', '42501', '42501'),
  ('activity_attempt_log', '42501', '42501', 'ok', '42501', '42501'),
  ('children', '42501', '42501', 'none', '42501', '42501'),
- ('user_timers', '42501', '42501', 'ok', '42501', '42501');
+ ('user_timers', '42501', '42501', 'ok', '42501', '42501'),
+ -- The key that signs list_workflows' cursors: only the extension's owner reads it.
+ ('list_cursor_key', '42501', '42501', '42501', '42501', '42501');
 
 CREATE VIEW pm.ext_functions AS
     SELECT regexp_replace(p.oid::regprocedure::text, '^durable\.', '') AS fn
