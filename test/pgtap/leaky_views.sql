@@ -9,7 +9,7 @@
 -- No BEGIN: the counters of durable.metrics count at commit, so every
 -- statement commits (the database is this file's own; the roles, which are
 -- the cluster's, are dropped at the end).
-SELECT plan(38);
+SELECT plan(39);
 SET durable.test_time = '2026-01-01 00:00:00+00';
 
 CREATE ROLE lv_stranger;
@@ -164,6 +164,9 @@ SELECT is(lv.try($$SELECT count(*) FROM durable.count_workflows_by_status('ta') 
 SELECT is(lv.try($$SELECT count(*) FROM durable.get_history('ta-wf', 'ta') s
                     WHERE lv.trip(s.attributes)$$),
           '42501', 'get_history of ta: 42501 before a qualifier sees a row');
+SELECT is(lv.try($$SELECT count(*) FROM durable.poll_activity_tasks('ta-q', NULL, 'ta') s(task)
+                    WHERE lv.trip(s.task)$$),
+          '42501', 'poll_activity_tasks of ta: 42501 before a qualifier sees a task');
 
 -- A barrier lets the caller's leakproof qualifiers (=, < on text, uuid,
 -- timestamps) below it: the indexes of durable.runs still serve them.
