@@ -69,6 +69,197 @@ GRANT EXECUTE ON FUNCTION
     durable.alter_namespace(text, interval, jsonb, text, integer, interval)
     TO durable_admin;
 
+
+-- ---------------------------------------------------------------------------
+-- Views that show a caller nothing of the namespaces it may not read, even to
+-- a function of the caller's in its WHERE clause (README "Privileges").
+-- A plain view's WHERE is merged with the caller's, and the planner runs the
+-- cheapest qualifier first: a caller's plpgsql function declared COST
+-- 0.0000001 that logs its arguments ran before durable.may_read_namespace()
+-- on every row of durable.runs and printed other namespaces' input and memo.
+-- A security barrier view runs its own WHERE first; only the caller's
+-- qualifiers made of LEAKPROOF functions (=, <, ... on text, uuid,
+-- timestamps) go below it, which is what lets an index serve them.
+-- task_queues and metrics get the option too: their rows come from CTEs the
+-- planner materializes today and from C functions that filter by namespace
+-- themselves, which is a plan's choice rather than a guarantee.
+-- CREATE OR REPLACE VIEW drops options it does not repeat: a later script
+-- that re-creates one of these views must say WITH (security_barrier = true)
+-- (test/pgtap/leaky_views.sql checks every view of the extension).
+-- ---------------------------------------------------------------------------
+ALTER VIEW durable.workflows SET (security_barrier = true);
+-- A view that is a bare UNION ALL is flattened into its branches whatever
+-- its options (PostgreSQL 15 pulls a UNION ALL up without looking at the
+-- barrier), and the caller's qualifiers then reach each branch's scans: the
+-- union goes into a subquery, under the view's single filter.
+CREATE OR REPLACE VIEW durable.activity_attempts WITH (security_barrier = true) AS
+    SELECT u.namespace, u.workflow_id, u.run_id, u.scheduled_event_id,
+           u.activity_id, u.activity_type, u.attempt, u.outcome,
+           u.failure_reason, u.failure_details, u.worker_identity,
+           u.scheduled_time, u.started_time, u.end_time, u.next_retry_time
+      FROM (SELECT r.namespace, r.workflow_id, l.run_id, l.scheduled_event_id,
+                   l.activity_id, l.activity_type, l.attempt, l.outcome,
+                   l.failure_reason, l.failure_details, l.worker_identity,
+                   l.scheduled_time, l.started_time, l.end_time, l.next_retry_time
+              FROM durable.activity_attempt_log l
+              JOIN durable.runs r USING (run_id)
+            UNION ALL
+            SELECT r.namespace, r.workflow_id, a.run_id, a.scheduled_event_id,
+                   a.activity_id, a.activity_type, a.attempt,
+                   CASE WHEN a.state OPERATOR(pg_catalog.=) 'SCHEDULED' THEN 'scheduled'
+                        ELSE 'running' END,
+                   NULL::text, NULL::jsonb, a.last_worker_identity,
+                   a.scheduled_time, a.started_time, NULL::timestamptz, NULL::timestamptz
+              FROM durable.activities a
+              JOIN durable.runs r USING (run_id)
+             WHERE a.next_attempt_time IS NULL) u
+     WHERE durable.may_read_namespace(u.namespace);
+ALTER VIEW durable.stuck_tasks SET (security_barrier = true);
+ALTER VIEW durable.task_queues SET (security_barrier = true);
+ALTER VIEW durable.metrics SET (security_barrier = true);
+
+-- ---------------------------------------------------------------------------
+-- list_workflows' cursor signed with a key of the database's (README
+-- "Finding workflows").  Until now its check was an md5 of the position and
+-- the filters, which anyone can compute: any position could be forged.  Now
+-- it is sha256(outer_key || sha256(inner_key || message)), NMAC with two
+-- random keys of 64 bytes drawn at install (gen_random_uuid() draws from
+-- pg_strong_random) and readable only by the extension's owner, so that a
+-- cursor can come only from list_workflows.  Cursors made before the update
+-- are refused (22023) like altered ones.  The table's one row is not dumped:
+-- a restored database draws new keys, and old cursors are refused.
+-- ---------------------------------------------------------------------------
+CREATE TABLE durable.list_cursor_key (
+    only_row    boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+    inner_key   bytea NOT NULL CHECK (pg_catalog.length(inner_key) OPERATOR(pg_catalog.=) 64),
+    outer_key   bytea NOT NULL CHECK (pg_catalog.length(outer_key) OPERATOR(pg_catalog.=) 64)
+);
+INSERT INTO durable.list_cursor_key (inner_key, outer_key)
+    SELECT pg_catalog.decode(pg_catalog.string_agg(pg_catalog.replace(
+               pg_catalog.gen_random_uuid()::text, '-', ''), '') FILTER (WHERE i OPERATOR(pg_catalog.<=) 4), 'hex'),
+           pg_catalog.decode(pg_catalog.string_agg(pg_catalog.replace(
+               pg_catalog.gen_random_uuid()::text, '-', ''), '') FILTER (WHERE i OPERATOR(pg_catalog.>) 4), 'hex')
+      FROM pg_catalog.generate_series(1, 8) i;
+REVOKE ALL ON durable.list_cursor_key FROM PUBLIC;
+
+-- A page of runs, newest start first (run_id breaks ties), after the row
+-- whose cursor is given.  The cursor is the row's start time and run id,
+-- hex-encoded, and a MAC of them and the filters with the keys above: a
+-- cursor altered, forged or used with other filters is refused rather than
+-- read as another position.  DateStyle and TimeZone are fixed so that the
+-- start time's text (in the cursor) reads back exactly.
+CREATE OR REPLACE FUNCTION durable.list_workflows(
+        namespace text DEFAULT 'default',
+        status text DEFAULT NULL,
+        workflow_type text DEFAULT NULL,
+        task_queue text DEFAULT NULL,
+        workflow_id_prefix text DEFAULT NULL,
+        started_since timestamptz DEFAULT NULL,
+        started_before timestamptz DEFAULT NULL,
+        closed_since timestamptz DEFAULT NULL,
+        closed_before timestamptz DEFAULT NULL,
+        search_attributes jsonb DEFAULT NULL,
+        memo jsonb DEFAULT NULL,
+        page_size integer DEFAULT 50,
+        after text DEFAULT NULL)
+    RETURNS SETOF durable.workflow_list_entry
+    LANGUAGE plpgsql STABLE
+    SECURITY DEFINER
+    SET search_path = pg_catalog, durable, pg_temp
+    SET DateStyle = 'ISO, YMD' SET TimeZone = 'UTC'
+    AS $list$
+DECLARE
+    cond text;
+    filters text;
+    pattern text;
+    payload text;
+    after_time timestamptz;
+    after_run uuid;
+    inner_key bytea;
+    outer_key bytea;
+BEGIN
+    cond := durable.workflow_filter(list_workflows.namespace, list_workflows.status,
+        list_workflows.workflow_type, list_workflows.task_queue,
+        list_workflows.workflow_id_prefix, list_workflows.started_since,
+        list_workflows.started_before, list_workflows.closed_since,
+        list_workflows.closed_before, list_workflows.search_attributes,
+        list_workflows.memo);
+    IF list_workflows.page_size IS NULL THEN
+        RAISE EXCEPTION 'page_size must not be null' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF list_workflows.page_size OPERATOR(pg_catalog.<) 1
+       OR list_workflows.page_size OPERATOR(pg_catalog.>) 1000 THEN
+        RAISE EXCEPTION 'page_size must be between 1 and 1000'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = pg_catalog.format('It is %s.', list_workflows.page_size);
+    END IF;
+    pattern := pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
+        list_workflows.workflow_id_prefix, '\', '\\'), '%', '\%'), '_', '\_')
+        OPERATOR(pg_catalog.||) '%';
+    -- What the cursor is bound to: the filters, as given.
+    filters := pg_catalog.jsonb_build_array(list_workflows.namespace, list_workflows.status,
+        list_workflows.workflow_type, list_workflows.task_queue,
+        list_workflows.workflow_id_prefix, list_workflows.started_since,
+        list_workflows.started_before, list_workflows.closed_since,
+        list_workflows.closed_before, list_workflows.search_attributes,
+        list_workflows.memo)::text;
+    SELECT k.inner_key, k.outer_key INTO inner_key, outer_key FROM durable.list_cursor_key k;
+    IF inner_key IS NULL OR outer_key IS NULL THEN
+        RAISE EXCEPTION 'durable.list_cursor_key has no key'
+            USING ERRCODE = 'internal_error',
+                  HINT = 'ALTER EXTENSION durable UPDATE does not recreate it: restore the row, or drop and create the extension.';
+    END IF;
+    IF list_workflows.after IS NOT NULL THEN
+        IF list_workflows.after OPERATOR(pg_catalog.!~) '^([0-9a-f][0-9a-f]){1,200}[0-9a-f]{64}$' THEN
+            RAISE EXCEPTION 'after is not a cursor of list_workflows'
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Give the cursor column of the last row of the previous page, unchanged.';
+        END IF;
+        payload := pg_catalog.left(list_workflows.after, -64);
+        IF pg_catalog.encode(pg_catalog.sha256(outer_key OPERATOR(pg_catalog.||) pg_catalog.sha256(
+               inner_key OPERATOR(pg_catalog.||) pg_catalog.convert_to(
+                   payload OPERATOR(pg_catalog.||) '/' OPERATOR(pg_catalog.||) filters, 'UTF8'))), 'hex')
+           OPERATOR(pg_catalog.<>) pg_catalog.right(list_workflows.after, 64) THEN
+            RAISE EXCEPTION 'after is not a cursor of list_workflows with these filters'
+                USING ERRCODE = 'invalid_parameter_value',
+                      DETAIL = 'It was altered, or returned by a call with other filters.',
+                      HINT = 'Give the cursor column of the last row of the previous page, unchanged, with the same filters.';
+        END IF;
+        payload := pg_catalog.convert_from(pg_catalog.decode(payload, 'hex'), 'UTF8');
+        after_time := pg_catalog.split_part(payload, '/', 1)::timestamptz;
+        after_run := pg_catalog.split_part(payload, '/', 2)::uuid;
+        cond := cond OPERATOR(pg_catalog.||)
+            ' AND (r.start_time, r.run_id) OPERATOR(pg_catalog.<) ($12, $13)';
+    END IF;
+    RETURN QUERY EXECUTE
+        'SELECT r.namespace, r.workflow_id, r.run_id, r.workflow_type, r.task_queue,'
+        '       r.status, r.attempt, r.start_time, r.close_time,'
+        '       r.close_time OPERATOR(pg_catalog.-) r.start_time,'
+        '       r.input, r.result, r.failure, r.memo, r.cancel_requested, r.cron_schedule,'
+        '       r.parent_workflow_id, r.parent_run_id, r.continued_from, r.continued_to,'
+        '       r.first_run_id, r.last_event_id, r.reset_from, r.reset_to,'
+        '       r.restarted_from, r.restarted_to, r.origin, r.search_attributes,'
+        '       pg_catalog.encode(pg_catalog.convert_to(c.p, ''UTF8''), ''hex'')'
+        '       OPERATOR(pg_catalog.||) pg_catalog.encode(pg_catalog.sha256($17 OPERATOR(pg_catalog.||)'
+        '           pg_catalog.sha256($16 OPERATOR(pg_catalog.||) pg_catalog.convert_to('
+        '               pg_catalog.encode(pg_catalog.convert_to(c.p, ''UTF8''), ''hex'')'
+        '               OPERATOR(pg_catalog.||) ''/'' OPERATOR(pg_catalog.||) $14, ''UTF8''))), ''hex'')'
+        '  FROM (SELECT r.* FROM durable.runs r WHERE ' OPERATOR(pg_catalog.||) cond
+        OPERATOR(pg_catalog.||)
+        '         ORDER BY r.start_time DESC, r.run_id DESC LIMIT $15) r,'
+        '       LATERAL (SELECT r.start_time::text OPERATOR(pg_catalog.||) ''/'''
+        '                       OPERATOR(pg_catalog.||) r.run_id::text) c(p)'
+        ' ORDER BY r.start_time DESC, r.run_id DESC'
+        USING list_workflows.namespace, list_workflows.status,
+              list_workflows.workflow_type, list_workflows.task_queue, pattern,
+              list_workflows.started_since, list_workflows.started_before,
+              list_workflows.closed_since, list_workflows.closed_before,
+              list_workflows.search_attributes, list_workflows.memo,
+              after_time, after_run, filters, list_workflows.page_size,
+              inner_key, outer_key;
+END
+$list$;
+
 -- ---------------------------------------------------------------------------
 -- The caller of the API is the current user at the call (README "Namespace
 -- privileges"), as PostgreSQL checks privileges: inside a SECURITY DEFINER

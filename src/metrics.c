@@ -631,6 +631,19 @@ typedef void (*EmitFn) (void *arg, const char *metric, const SlotCopy *s,
 						const char *label, const char *label_value,
 						double le, double value);
 
+/*
+ * Whether this backend counts at all: without the library in
+ * shared_preload_libraries there is no table in shared memory and no counter
+ * ever moves, which a scraper should be told rather than shown nothing
+ * (README "Metrics").  Read by everyone who may read the metrics.
+ */
+static const MetricFamily enabled_family = {
+	"durable_metrics_enabled", "gauge",
+	"1 if durable counts (it is in shared_preload_libraries), 0 if nothing is counted.",
+	true, NULL, 0, {0}, {NULL}, 0
+};
+static const SlotCopy no_queue = {true};
+
 /* Walk every value of the slots the caller may read, family by family. */
 static void
 walk_metrics(EmitFn emit, void *arg, void (*family_begin) (void *,
@@ -642,6 +655,10 @@ walk_metrics(EmitFn emit, void *arg, void (*family_begin) (void *,
 	int			i;
 	int			j;
 
+	if (family_begin)
+		family_begin(arg, &enabled_family);
+	emit(arg, enabled_family.name, &no_queue, NULL, NULL, NAN,
+		 metrics != NULL ? 1.0 : 0.0);
 	slots = read_slots(&n);
 	for (f = 0; f < lengthof(families); f++)
 	{
@@ -684,6 +701,9 @@ walk_metrics(EmitFn emit, void *arg, void (*family_begin) (void *,
 				emit(arg, name, s, NULL, NULL, NAN, (double) cumulative);
 			}
 		}
+		/* Nothing counted: the families there would be, without samples. */
+		if (metrics == NULL && family_begin)
+			family_begin(arg, fam);
 	}
 }
 

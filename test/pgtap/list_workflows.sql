@@ -198,6 +198,25 @@ SELECT is(pg_temp.state(format($$SELECT * FROM durable.list_workflows(status => 
               (SELECT cursor FROM durable.list_workflows(page_size => 1)))),
           '22023 after is not a cursor of list_workflows with these filters',
           'a cursor of other filters: 22023');
+-- A cursor forged from what a client reads (a run's start time and id, and the
+-- filters): neither the unkeyed md5 that 0.4.0 checked nor a sha256 without the
+-- database's key passes.  The position is real: lw-ship-1's.
+CREATE TEMP TABLE forge AS
+    SELECT encode(convert_to(start_time::text || '/' || run_id::text, 'UTF8'), 'hex') AS p,
+           jsonb_build_array('default', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                             NULL)::text AS f
+      FROM durable.workflows WHERE workflow_id = 'lw-ship-1';
+SELECT is(pg_temp.state(format($$SELECT * FROM durable.list_workflows(after => %L)$$,
+              (SELECT p || md5(p || '/' || f) FROM forge))),
+          '22023 after is not a cursor of list_workflows with these filters',
+          'a cursor forged with an md5 of the position and the filters: 22023');
+SELECT is(pg_temp.state(format($$SELECT * FROM durable.list_workflows(after => %L)$$,
+              (SELECT p || encode(sha256(convert_to(p || '/' || f, 'UTF8')), 'hex') FROM forge))),
+          '22023 after is not a cursor of list_workflows with these filters',
+          'a cursor forged with a sha256 of the position and the filters: 22023');
+SELECT is((SELECT left(cursor, -64) FROM durable.list_workflows(page_size => 1000)
+            WHERE workflow_id = 'lw-ship-1'), (SELECT p FROM forge),
+          'the forged position is the one list_workflows gives that run');
 SELECT is(pg_temp.state($$SELECT * FROM durable.list_workflows(search_attributes => '["c-1"]')$$),
           '22023 search_attributes must be a JSON object', 'search attributes not an object: 22023');
 SELECT is(pg_temp.state($$SELECT durable.count_workflows(memo => '"ops"')$$),

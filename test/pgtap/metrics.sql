@@ -3,7 +3,7 @@
 -- commits, show a role only its namespaces, and the text is Prometheus's
 -- exposition format.  No BEGIN: counters count at commit, so every statement
 -- commits (the database is this file's own).
-SELECT plan(36);
+SELECT plan(39);
 SET durable.test_time = '2026-03-01 00:00:00+00';
 
 -- The value of a counter of queue q (NULL: the database's row), 0 if absent.
@@ -90,8 +90,11 @@ SELECT durable.start_workflow('order', NULL, 's1', 'sq', 'secret') IS NOT NULL A
 CREATE ROLE metrics_app IN ROLE durable_client;
 CREATE ROLE metrics_mon IN ROLE pg_monitor;
 SET ROLE metrics_app;
-SELECT is((SELECT array_agg(DISTINCT coalesce(namespace, '-')) FROM durable.metrics), '{default}',
+SELECT is((SELECT array_agg(DISTINCT coalesce(namespace, '-')) FROM durable.metrics
+            WHERE metric <> 'durable_metrics_enabled'), '{default}',
     'a client sees only the namespaces it may read, and not the database''s row');
+SELECT is((SELECT value FROM durable.metrics WHERE metric = 'durable_metrics_enabled'), 1::float8,
+    'a client sees that counting is on');
 SELECT ok(strpos(durable.metrics_text(), 'secret') = 0, 'nor in the text');
 RESET ROLE;
 SET ROLE metrics_mon;
@@ -109,7 +112,7 @@ RESET ROLE;
 CREATE TEMP TABLE lines AS
     SELECT n, l FROM unnest(string_to_array(rtrim(durable.metrics_text(), E'\n'), E'\n')) WITH ORDINALITY AS x(l, n);
 SELECT is((SELECT count(*) FROM lines WHERE l !~ '^# HELP durable_[a-z_]+ [^\n]+$'
-                                      AND l !~ '^# TYPE durable_[a-z_]+ (counter|histogram)$'
+                                      AND l !~ '^# TYPE durable_[a-z_]+ (counter|gauge|histogram)$'
                                       AND l !~ '^durable_[a-z_]+(\{[a-z_]+="([^"\\]|\\.)*"(,[a-z_]+="([^"\\]|\\.)*")*\})? (-?[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?|\+Inf)$'),
     0::bigint, 'every line is a comment or a sample');
 SELECT is((SELECT count(*) FROM lines s
@@ -133,6 +136,14 @@ SELECT ok((SELECT bool_and(c.v = b.v) FROM
               ON regexp_replace(b.k, '\{\}', '') = c.k), 'the +Inf bucket equals _count');
 SELECT is((SELECT count(*) FROM lines WHERE l ~ '^durable_workflows_closed_total\{namespace="default",task_queue="mq",status="failed"\} 1$'),
     1::bigint, 'a sample as Prometheus writes it');
+-- The library is preloaded here: the gauge says the counters count.
+SELECT is((SELECT string_agg(l, E'\n' ORDER BY n) FROM lines WHERE n <= 3),
+    E'# HELP durable_metrics_enabled 1 if durable counts (it is in shared_preload_libraries), 0 if nothing is counted.\n'
+    '# TYPE durable_metrics_enabled gauge\n'
+    'durable_metrics_enabled 1', 'the text starts with durable_metrics_enabled 1');
+SELECT is((SELECT array_agg(row(namespace, task_queue, label, le, value)::text)
+             FROM durable.metrics WHERE metric = 'durable_metrics_enabled'),
+          '{"(,,,,1)"}', 'and the view has its row, without labels');
 
 SELECT * FROM finish();
 DROP ROLE metrics_app;

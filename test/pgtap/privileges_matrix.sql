@@ -218,7 +218,9 @@ INSERT INTO pm.expect_relations VALUES
  ('activities', '42501', '42501', 'rows', '42501', '42501'),
  ('activity_attempt_log', '42501', '42501', 'ok', '42501', '42501'),
  ('children', '42501', '42501', 'none', '42501', '42501'),
- ('user_timers', '42501', '42501', 'ok', '42501', '42501');
+ ('user_timers', '42501', '42501', 'ok', '42501', '42501'),
+ -- The key that signs list_workflows' cursors: only the extension's owner reads it.
+ ('list_cursor_key', '42501', '42501', '42501', '42501', '42501');
 
 CREATE VIEW pm.ext_functions AS
     SELECT regexp_replace(p.oid::regprocedure::text, '^durable\.', '') AS fn
@@ -253,6 +255,23 @@ SELECT is(ARRAY[pm.try('pm_client', s), pm.try('pm_worker', s), pm.try('pm_admin
            $q$DO $d$ BEGIN IF EXISTS (SELECT 1 FROM durable.%I WHERE namespace = 'secret')
                THEN RAISE SQLSTATE 'PMRW0'; ELSE RAISE SQLSTATE 'PMNO0'; END IF; END $d$$q$, e.rel)
            ELSE format('SELECT count(*) FROM durable.%I', e.rel) END AS s) q
+ ORDER BY e.rel;
+
+-- The same reads, with a function of the caller's in the WHERE clause that the
+-- planner would run first (cheap) and that stops at the first row of 'secret'
+-- it is given: it must see 'secret' only where the role reads its rows.
+CREATE FUNCTION pm.leak(ns text) RETURNS boolean LANGUAGE plpgsql STABLE COST 0.0000001 AS
+    $$ BEGIN IF ns = 'secret' THEN RAISE SQLSTATE 'PMRW0'; END IF; RETURN true; END $$;
+SELECT is(ARRAY[pm.try('pm_client', s), pm.try('pm_worker', s), pm.try('pm_admin', s),
+                pm.try('pm_other', s), pm.try('pm_nobody', s)],
+          ARRAY[e.client, e.worker, e.admin, e.other, e.public],
+          format('a leaky qualifier on %s as client, worker, admin, other namespace, public', e.rel))
+  FROM pm.expect_relations e JOIN pm.ext_relations r USING (rel)
+  JOIN pg_class c ON c.oid = ('durable.' || quote_ident(e.rel))::regclass AND c.relkind = 'v',
+       LATERAL (SELECT format(
+           $q$DO $d$ BEGIN PERFORM count(*) FROM durable.%I WHERE pm.leak(namespace);
+               RAISE SQLSTATE 'PMNO0'; END $d$$q$, e.rel) AS s) q
+ WHERE r.by_ns
  ORDER BY e.rel;
 
 -- The error names the namespace and the privilege.
