@@ -325,6 +325,7 @@ DurableTimerWorkerMain(Datum main_arg)
 		volatile TimestampTz next_later = DT_NOEND;
 		volatile long sleep_ms = 0;
 		volatile int fired = 0;
+		TimestampTz watch;
 		volatile bool installed = true;
 		volatile bool enabled = true;
 		bool		full = false;
@@ -415,6 +416,10 @@ DurableTimerWorkerMain(Datum main_arg)
 							 PG_WAIT_EXTENSION);
 			continue;
 		}
+		/* The executors' time limits, and the tasks of those that exited */
+		watch = ExecutorWatchdog();
+		if (installed)
+			RecoverExecutorTasks(-1, loop_cxt);
 		if (GetCurrentTimestamp() >= next_purge)
 		{
 			MemoryContextReset(loop_cxt);
@@ -458,6 +463,12 @@ DurableTimerWorkerMain(Datum main_arg)
 			}
 			else
 				locked_backoff_ms = 0;
+		}
+		if (watch != DT_NOEND)
+		{
+			TimestampTz now = GetCurrentTimestamp();
+
+			sleep_ms = Min(sleep_ms, Max((long) ((watch - now + 999) / 1000), 1L));
 		}
 		{
 			TimestampTz wake_at = GetCurrentTimestamp() + (int64) sleep_ms * 1000;
