@@ -53,6 +53,23 @@
  * describe_workflow's taskFailure show them.  On a database still at 0.2.0
  * (no such columns) a failing task is logged and retried after a second.
  *
+ * Time limits.  The executors serve every namespace, so no user code may
+ * keep one, even code that catches the cancel of its statement timeout.
+ * An executor shows the task it runs in its slot of shared memory
+ * (launcher.c, ExecutorTaskBegin), and CallAsRole the deadline of the user
+ * code, from the same timeout it arms as statement timeout.  The timer
+ * worker's watchdog (ExecutorWatchdog) cancels code still running
+ * durable.executor_grace past it, and terminates its executor a grace
+ * later.  The slot outlives the executor: before anything claims the task
+ * again, the restarted executor or the timer worker (RecoverExecutorTasks)
+ * records the attempt as timed out by the rules of a timeout the executor
+ * sees itself, and puts off the task queued again for the same code.
+ *
+ * Locks.  In an executor the engine's statements wait at most
+ * EXECUTOR_LOCK_TIMEOUT for a lock (user code keeps the session's
+ * lock_timeout): a run that a client keeps locked has its task given back,
+ * put off briefly, and the executor goes on with other runs.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -1326,25 +1343,34 @@ record_left_timeout(ExecutorTask *t)
 		return;
 	if (t->kind == 'w')
 	{
+		Registration reg;
+
 		if (!StartDecisionTask(&rs, t->scheduled_id, now, identity, false))
 			return;
+		if (!LookupRegistration('w', rs.namespace, rs.workflow_type,
+								rs.task_queue, &reg))
+			reg.run_as = InvalidOid;
 		LogUserCodeFailure("workflow", rs.workflow_type, &rs, "decision task",
-						   InvalidOid, "DecisionTaskTimedOut", message,
+						   reg.run_as, "DecisionTaskTimedOut", message,
 						   "The next decision task is put off.");
 		(void) DecisionTaskTimedOut(&rs, now, rs.decision_started_id);
 	}
 	else
 	{
 		ActivityState a;
+		Registration reg;
 
 		if (!LoadActivity(&t->run_id, t->scheduled_id, &a) ||
 			a.attempt != t->attempt || strcmp(a.state, "SCHEDULED") != 0 ||
 			a.next_attempt_time != DT_NOEND)
 			return;
+		if (!LookupRegistration('x', a.namespace, a.activity_type,
+								a.task_queue, &reg))
+			reg.run_as = InvalidOid;
 		LogUserCodeFailure("activity", a.activity_type, &rs,
 						   psprintf("attempt %d of activity %lld", t->attempt,
 									(long long) t->scheduled_id),
-						   InvalidOid, "durable:Timeout START_TO_CLOSE",
+						   reg.run_as, "durable:Timeout START_TO_CLOSE",
 						   message, NULL);
 		a.started_time = t->started;
 		a.last_worker_identity = (char *) identity;

@@ -10,6 +10,9 @@
  * WaitForExecutorTask until a commit queues another, at most
  * durable.worker_max_sleep.
  *
+ * Before it claims anything, it puts off the task its predecessor in the
+ * same slot left when it was terminated (RecoverExecutorTasks, executor.c).
+ *
  * After each sleep it checks that the extension is still installed, at
  * 0.2.0 or later: it exits when it is not (the launcher starts executors
  * again after CREATE EXTENSION or ALTER EXTENSION UPDATE).  It exits on

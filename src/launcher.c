@@ -637,7 +637,7 @@ ExecutorRunAlone(const pg_uuid_t *run_id, bool mark)
 	if (launcher == NULL)
 		return false;
 	SpinLockAcquire(&launcher->mutex);
-	i = find_slot(MyDatabaseId);
+	i = my_executor_slot >= 0 ? my_executor_slot : find_slot(MyDatabaseId);
 	if (i >= 0)
 	{
 		WorkerSlot *slot = &launcher->slots[i];

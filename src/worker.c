@@ -31,7 +31,10 @@
  * horizon (compaction.c).
  *
  * Once it has found the extension, the launcher starts the database's
- * executor workers (executor_worker.c).
+ * executor workers (executor_worker.c).  At each wakeup it is also their
+ * watchdog (ExecutorWatchdog: it wakes by the earliest time limit of their
+ * user code plus durable.executor_grace), and it records the end of the
+ * tasks that exited executors left (RecoverExecutorTasks, executor.c).
  *
  * It exits when the extension is not (or no longer) installed, and on
  * SIGTERM (the launcher stops every worker when durable.worker_enabled is
