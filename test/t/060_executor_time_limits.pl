@@ -19,6 +19,8 @@
 #    executor gives that task back after its lock timeout, another
 #    namespace's workflow completes, the wait is logged at LOG (not WARNING),
 #    and once the client commits, x completes.
+# 4. pg_terminate_backend() of an executor in the middle of a task, before its
+#    limit: the task is put off as a poison task, and no timeout is recorded.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -215,6 +217,26 @@ ok($node->poll_query_until('postgres', status('x'), 'completed'),
 	'once the client commits, x completes');
 is($node->safe_psql('postgres', q{SELECT durable.describe_workflow('x')->'result'}),
 	'"late"', 'with the signal the client sent');
+
+# 4. An operator terminates the executor in the middle of a task, its limit
+#    not passed: the task is put off as a poison task, no timeout recorded.
+$node->safe_psql('postgres', q{
+	SELECT durable.start_workflow('stubborn', '{}', 'op', decision_timeout => '1 minute')});
+ok($node->poll_query_until('postgres', q{
+	SELECT count(*) = 1 FROM pg_stat_activity
+	 WHERE backend_type = 'durable executor' AND query LIKE 'durable: workflow op %'}),
+	'the executor runs the stubborn function again');
+my $op_pid = executor_pid();
+$node->safe_psql('postgres', "SELECT pg_terminate_backend($op_pid)");
+ok($node->poll_query_until('postgres', q{
+	SELECT failures >= 1
+	       AND last_error LIKE '57P01: the executor process % running it was terminated'
+	  FROM durable.ready_tasks
+	 WHERE run_id = durable.resolve_run_id('op') AND kind = 'w'}),
+	'a task whose executor an operator terminated is put off');
+is($node->safe_psql('postgres', q{
+	SELECT count(*) FROM durable.get_history('op') WHERE event_type LIKE 'DecisionTask%Out'}),
+	'0', 'and no timeout is recorded');
 
 $node->stop;
 done_testing();
