@@ -37,6 +37,7 @@ int			durable_timer_full_scan_interval = 60;
 int			durable_compaction_interval = 60;
 int			durable_max_databases = 64;
 int			durable_executor_workers = 2;
+int			durable_executor_grace = 5;
 
 /* The range of durable.test_time: [1970-01-01, 10000-01-01) UTC */
 #define TEST_TIME_MIN \
@@ -222,6 +223,14 @@ _PG_init(void)
 							NULL,
 							&durable_worker_max_sleep,
 							10, 1, 3600,
+							PGC_SIGHUP, GUC_UNIT_S,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("durable.executor_grace",
+							"How long past its time limit an executor's task may run before it is canceled, and then terminated.",
+							"A task still running its timeout plus this is canceled (as pg_cancel_backend); one still running this much longer has its executor terminated.",
+							&durable_executor_grace,
+							5, 1, 3600,
 							PGC_SIGHUP, GUC_UNIT_S,
 							NULL, NULL, NULL);
 

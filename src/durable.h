@@ -556,6 +556,46 @@ extern uint64 ExecutorWakeGeneration(void);
 extern void WakeExecutors(Oid dboid);
 extern void WakeExecutorsAtCommit(void);
 extern bool DurableIsExecutor;
+extern int	durable_executor_grace;
+
+/*
+ * The task an executor runs, kept in its slot of shared memory (launcher.c)
+ * for the watchdog of the timer worker and, after the executor's exit, for
+ * whoever puts the task off (executor.c, RecoverExecutorTasks).
+ */
+typedef enum ExecutorTaskStage
+{
+	TASK_STAGE_RUNNING,			/* nothing done to it yet */
+	TASK_STAGE_CANCELED,		/* past its limit: canceled (SIGINT) */
+	TASK_STAGE_TERMINATED		/* still running: terminated (SIGTERM) */
+} ExecutorTaskStage;
+
+typedef struct ExecutorTask
+{
+	bool		active;			/* a chain's transaction is under way */
+	pid_t		pid;			/* the executor that runs it */
+	pg_uuid_t	run_id;			/* the first task of the chain: */
+	int64		task_id;
+	char		kind;
+	int64		scheduled_id;
+	int32		attempt;
+	TimestampTz started;		/* DurableNow() when it was claimed */
+	int			position;		/* of the task running in the chain */
+	double		timeout;		/* the time limit of the user code running */
+	TimestampTz deadline;		/* when that limit passes; 0: none runs */
+	TimestampTz act_at;			/* when the watchdog acts next */
+	ExecutorTaskStage stage;
+} ExecutorTask;
+
+extern void ExecutorTaskBegin(const ExecutorTask *task);
+extern void ExecutorTaskSetPosition(int position);
+extern void ExecutorTaskSetDeadline(double timeout, TimestampTz deadline);
+extern void ExecutorTaskEnd(void);
+extern bool ExecutorTaskInHand(void);
+extern bool ExecutorTaskTakeLeftover(int index, ExecutorTask *out);
+extern TimestampTz ExecutorWatchdog(void);
+extern bool ExecutorRunAlone(const pg_uuid_t *run_id, bool mark);
+extern void RecoverExecutorTasks(int index, MemoryContext cxt);
 
 /* ----------------
  * activities.c: the life of an activity

@@ -54,6 +54,23 @@
  * describe_workflow's taskFailure show them.  On a database still at 0.2.0
  * (no such columns) a failing task is logged and retried after a second.
  *
+ * Time limits.  The executors serve every namespace, so no user code may
+ * keep one, even code that catches the cancel of its statement timeout.
+ * An executor shows the task it runs in its slot of shared memory
+ * (launcher.c, ExecutorTaskBegin), and CallAsRole the deadline of the user
+ * code, from the same timeout it arms as statement timeout.  The timer
+ * worker's watchdog (ExecutorWatchdog) cancels code still running
+ * durable.executor_grace past it, and terminates its executor a grace
+ * later.  The slot outlives the executor: before anything claims the task
+ * again, the restarted executor or the timer worker (RecoverExecutorTasks)
+ * records the attempt as timed out by the rules of a timeout the executor
+ * sees itself, and puts off the task queued again for the same code.
+ *
+ * Locks.  In an executor the engine's statements wait at most
+ * EXECUTOR_LOCK_TIMEOUT for a lock (user code keeps the session's
+ * lock_timeout): a run that a client keeps locked has its task given back,
+ * put off briefly, and the executor goes on with other runs.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -92,6 +109,16 @@
 
 /* The longest a task that fails in the engine is put off */
 #define TASK_BACKOFF_MAX_SECONDS	300
+
+/*
+ * The longest an executor waits for a lock in the engine's own statements
+ * (the run's row, the rows it writes before and after user code): a lock
+ * held by a client (a transaction left open after signal_workflow()) then
+ * stops that run only, whose task is put off for at most
+ * TASK_LOCKED_BACKOFF_MAX_SECONDS at a time, and not the executors.
+ */
+#define EXECUTOR_LOCK_TIMEOUT	"1s"
+#define TASK_LOCKED_BACKOFF_MAX_SECONDS	5
 
 /* Wait after a failure that cannot be pinned on a task, or at 0.2.0 */
 #define EXECUTOR_ERROR_PAUSE_MS		1000L
@@ -153,6 +180,42 @@ static KeptPlan put_off_task = {
 	" RETURNING failures, not_before, namespace, task_queue",
 	4, {UUIDOID, INT8OID, TEXTOID, TIMESTAMPTZOID}
 };
+/* The same for a task whose run was locked: a short backoff */
+static KeptPlan put_off_locked_task = {
+	NULL, "UPDATE durable.ready_tasks"
+	" SET failures = COALESCE(failures, 0) + 1, last_error = $3,"
+	" not_before = $4 + pg_catalog.make_interval(secs => LEAST("
+	"   pg_catalog.power(2, LEAST(COALESCE(failures, 0), 30)),"
+	"   " CppAsString2(TASK_LOCKED_BACKOFF_MAX_SECONDS) "))"
+	" WHERE run_id = $1 AND task_id = $2"
+	" RETURNING failures, not_before, namespace, task_queue",
+	4, {UUIDOID, INT8OID, TEXTOID, TIMESTAMPTZOID}
+};
+/*
+ * A task that an executor left in hand when it was terminated past its time
+ * limit: taken as a claim takes it, to record its timeout.
+ */
+static KeptPlan take_left_task = {
+	NULL, "DELETE FROM durable.ready_tasks WHERE run_id = $1 AND task_id = $2"
+	" RETURNING COALESCE(failures, 0)",
+	2, {UUIDOID, INT8OID}
+};
+/*
+ * ... and the task that recording it queued again for the same code (the
+ * next decision task, an activity's retry queued at once): put off as the
+ * task would have been, failures counted on from the one left.
+ */
+static KeptPlan put_off_next_task = {
+	NULL, "UPDATE durable.ready_tasks"
+	" SET failures = $3 + 1, last_error = $5,"
+	" not_before = $6 + pg_catalog.make_interval(secs => LEAST("
+	"   pg_catalog.power(2, LEAST($3, 30)),"
+	"   " CppAsString2(TASK_BACKOFF_MAX_SECONDS) "))"
+	" WHERE run_id = $1 AND kind = $2 AND ($2 = 'w' OR scheduled_event_id = $4)"
+	" AND not_before IS NULL"
+	" RETURNING task_id, not_before",
+	6, {UUIDOID, CHAROID, INT4OID, INT8OID, TEXTOID, TIMESTAMPTZOID}
+};
 /* Its backoff is over: the claim sees it again */
 static KeptPlan release_task = {
 	NULL, "UPDATE durable.ready_tasks SET not_before = NULL"
@@ -166,6 +229,13 @@ static KeptPlan peek_activity = {
 	" FROM durable.activities WHERE run_id = $1 AND scheduled_event_id = $2",
 	2, {UUIDOID, INT8OID}
 };
+
+/*
+ * The lock_timeout of the executor's session, which user code runs with;
+ * the engine's statements of an executor run with EXECUTOR_LOCK_TIMEOUT
+ * (run_chain).  NULL outside an executor.
+ */
+static char *user_lock_timeout = NULL;
 
 /* What executors call themselves in history and attempts */
 static const char *
@@ -363,11 +433,22 @@ CallAsRole(Oid role, FmgrInfo *flinfo, Jsonb *input, double timeout_seconds,
 		(void) set_config_option("search_path", role_search_path(role),
 								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
 								 true, 0, false);
+		/* Its lock waits are bounded by its time limit, not the engine's */
+		if (user_lock_timeout != NULL)
+			(void) set_config_option("lock_timeout", user_lock_timeout,
+									 PGC_USERSET, PGC_S_SESSION,
+									 GUC_ACTION_SAVE, true, 0, false);
 		SetUserIdAndSecContext(role, save_sec_context |
 							   SECURITY_LOCAL_USERID_CHANGE |
 							   SECURITY_RESTRICTED_OPERATION);
 		if (own_timeout)
+		{
 			enable_timeout_after(STATEMENT_TIMEOUT, timeout_ms);
+			/* The watchdog enforces it whatever the code does */
+			ExecutorTaskSetDeadline(timeout_ms / 1000.0,
+									TimestampTzPlusMilliseconds(started,
+																timeout_ms));
+		}
 
 		InitFunctionCallInfoData(*fcinfo, flinfo, 1, InvalidOid, NULL, NULL);
 		fcinfo->args[0].value = input ? JsonbPGetDatum(input) : (Datum) 0;
@@ -390,6 +471,7 @@ CallAsRole(Oid role, FmgrInfo *flinfo, Jsonb *input, double timeout_seconds,
 
 		if (timeout_ms > 0)
 			disable_timeout(STATEMENT_TIMEOUT, false);
+		ExecutorTaskSetDeadline(0, 0);
 		SetUserIdAndSecContext(save_userid, save_sec_context);
 		durable_user_code_role = save_user_code_role;
 		/* What the function set (SET, set_config) ends with it. */
@@ -410,6 +492,7 @@ CallAsRole(Oid role, FmgrInfo *flinfo, Jsonb *input, double timeout_seconds,
 	{
 		if (timeout_ms > 0)
 			disable_timeout(STATEMENT_TIMEOUT, false);
+		ExecutorTaskSetDeadline(0, 0);
 		MemoryContextSwitchTo(oldcxt);
 		*error = CopyErrorData();
 		FlushErrorState();
@@ -886,12 +969,24 @@ execute_claimed_task(pg_uuid_t *run_id, TaskInHand *hand, int position)
 	attempt = DatumGetInt32(SPIGetDatum(0, 6, &isnull));
 	if (position == 0)
 	{
+		ExecutorTask task;
+
 		hand->claimed = true;
 		hand->run_id = *run_id;
 		hand->task_id = DatumGetInt64(SPIGetDatum(0, 7, &isnull));
 		hand->kind = kind;
 		hand->scheduled_id = scheduled_id;
+		memset(&task, 0, sizeof(task));
+		task.run_id = *run_id;
+		task.task_id = hand->task_id;
+		task.kind = kind;
+		task.scheduled_id = scheduled_id;
+		task.attempt = attempt;
+		task.started = DurableNow();
+		ExecutorTaskBegin(&task);
 	}
+	else
+		ExecutorTaskSetPosition(position);
 	hand->position = position;
 	SPI_freetuptable(SPI_tuptable);
 
@@ -940,6 +1035,9 @@ execute_tasks(int max_tasks, int chain_limit, TaskInHand *hand)
 	{
 		execute_claimed_task(&run_id, hand, 0);
 		n++;
+		/* A chain of this run brought an executor down: no chain */
+		if (DurableIsExecutor && ExecutorRunAlone(&run_id, false))
+			chain_limit = 1;
 		while (n < Min(max_tasks, chain_limit) &&
 			   !TimestampDifferenceExceeds(began, GetCurrentTimestamp(),
 										   EXECUTOR_CHAIN_MS))
@@ -957,6 +1055,27 @@ execute_tasks(int max_tasks, int chain_limit, TaskInHand *hand)
 	}
 	DurableSPIFinish();
 	return n;
+}
+
+/*
+ * In an executor's transaction, the engine's lock waits last at most
+ * EXECUTOR_LOCK_TIMEOUT (SET LOCAL); the session's own lock_timeout is kept
+ * for the user code (CallAsRole).
+ */
+static void
+bound_engine_lock_waits(void)
+{
+	const char *session = GetConfigOption("lock_timeout", false, false);
+
+	if (user_lock_timeout == NULL || strcmp(user_lock_timeout, session) != 0)
+	{
+		if (user_lock_timeout != NULL)
+			pfree(user_lock_timeout);
+		user_lock_timeout = MemoryContextStrdup(TopMemoryContext, session);
+	}
+	(void) set_config_option("lock_timeout", EXECUTOR_LOCK_TIMEOUT,
+							 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
+							 true, 0, false);
 }
 
 /*
@@ -985,6 +1104,8 @@ run_chain(int max_tasks, int chain_limit, bool own_xact,
 	MemoryContextSwitchTo(task_cxt);
 	PG_TRY();
 	{
+		if (own_xact && DurableIsExecutor)
+			bound_engine_lock_waits();
 		ran = execute_tasks(max_tasks, chain_limit, hand);
 		MemoryContextSwitchTo(oldcxt);
 		if (own_xact)
@@ -1030,6 +1151,7 @@ run_chain(int max_tasks, int chain_limit, bool own_xact,
 static void
 put_off_failed_task(TaskInHand *hand, ErrorData *error)
 {
+	bool		locked = error->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE;
 	Datum		values[4];
 	bool		isnull;
 	int32		failures;
@@ -1047,7 +1169,8 @@ put_off_failed_task(TaskInHand *hand, ErrorData *error)
 	values[3] = TimestampTzGetDatum(DurableNow());
 	/* The UPDATE puts the task back into index order: see claim_mark.c */
 	ClaimMarkLower(hand->task_id);
-	if (RunPlan(&put_off_task, values, NULL, false, 1) == 0)
+	if (RunPlan(locked ? &put_off_locked_task : &put_off_task, values, NULL,
+				false, 1) == 0)
 	{
 		/* Gone meanwhile (its run closed): nothing to retry. */
 		DurableSPIFinish();
@@ -1061,6 +1184,23 @@ put_off_failed_task(TaskInHand *hand, ErrorData *error)
 	CreateTimer(&hand->run_id, TIMER_TASK_RETRY, not_before, hand->task_id, 0);
 	DurableSPIFinish();
 
+	/*
+	 * A lock that the engine could not take in time is held by someone else,
+	 * often a client's open transaction: not an engine failure.  Said once
+	 * at LOG, then at DEBUG1 while it lasts.
+	 */
+	if (locked)
+	{
+		ereport(failures == 1 ? LOG : DEBUG1,
+				(errmsg("durable %s task %lld of run %s waits: its run is locked",
+						hand->kind == 'w' ? "decision" : "activity",
+						(long long) hand->task_id, UuidToCString(&hand->run_id)),
+				 errdetail("%s (namespace \"%s\", task queue \"%s\", try %d); it is tried again at %s.",
+						   message, namespace, task_queue, failures,
+						   timestamptz_to_str(not_before)),
+				 errhint("Look in pg_locks and pg_stat_activity for a transaction left open on the run.")));
+		return;
+	}
 	ereport(WARNING,
 			(errmsg("durable %s task %lld of run %s failed in the engine: %s",
 					hand->kind == 'w' ? "decision" : "activity",
@@ -1136,6 +1276,7 @@ ExecuteReadyTasks(int max_tasks, bool own_xact)
 		memset(&hand, 0, sizeof(hand));
 		ran = run_chain(max_tasks - n, chain_limit, own_xact, task_cxt,
 						&hand, &error);
+		ExecutorTaskEnd();
 		if (own_xact)
 			pgstat_report_activity(STATE_IDLE, NULL);
 		if (error == NULL)
@@ -1191,6 +1332,203 @@ ExecuteReadyTasks(int max_tasks, bool own_xact)
 	}
 	MemoryContextDelete(task_cxt);
 	return n;
+}
+
+/*
+ * Record the timeout of a task whose executor was terminated past its time
+ * limit, by the rules of a timeout that the executor sees itself: a
+ * decision task gets DecisionTaskStarted and DecisionTaskTimedOut, and the
+ * next decision task is scheduled (execute_decision_task's
+ * REPLAY_TIMED_OUT); an activity attempt fails with START_TO_CLOSE and is
+ * retried by its policy (execute_activity_task).  Nothing of the task was
+ * left by the terminated transaction.  Then the task queued again for the
+ * same code is put off, its failures counted on from the task's.  In the
+ * caller's transaction, connected to SPI.
+ */
+static void
+record_left_timeout(ExecutorTask *t)
+{
+	TimestampTz now = DurableNow();
+	const char *identity = psprintf("durable-executor:%d", (int) t->pid);
+	Datum		values[6];
+	bool		isnull;
+	int32		failures;
+	char	   *message;
+	RunState	rs;
+
+	values[0] = UUIDPGetDatum(&t->run_id);
+	values[1] = Int64GetDatum(t->task_id);
+	if (RunPlan(&take_left_task, values, NULL, false, 1) == 0)
+		return;					/* gone meanwhile: its run closed */
+	failures = DatumGetInt32(SPIGetDatum(0, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	message = psprintf("its executor was terminated %d s past the time limit of %g s",
+					   2 * durable_executor_grace, t->timeout);
+
+	if (!LoadRunById(&t->run_id, false, &rs) || !RunIsOpen(&rs))
+		return;
+	if (t->kind == 'w')
+	{
+		Registration reg;
+
+		if (!StartDecisionTask(&rs, t->scheduled_id, now, identity, false))
+			return;
+		if (!LookupRegistration('w', rs.namespace, rs.workflow_type,
+								rs.task_queue, &reg))
+			reg.run_as = InvalidOid;
+		LogUserCodeFailure("workflow", rs.workflow_type, &rs, "decision task",
+						   reg.run_as, "DecisionTaskTimedOut", message,
+						   "The next decision task is put off.");
+		(void) DecisionTaskTimedOut(&rs, now, rs.decision_started_id);
+	}
+	else
+	{
+		ActivityState a;
+		Registration reg;
+
+		if (!LoadActivity(&t->run_id, t->scheduled_id, &a) ||
+			a.attempt != t->attempt || strcmp(a.state, "SCHEDULED") != 0 ||
+			a.next_attempt_time != DT_NOEND)
+			return;
+		if (!LookupRegistration('x', a.namespace, a.activity_type,
+								a.task_queue, &reg))
+			reg.run_as = InvalidOid;
+		LogUserCodeFailure("activity", a.activity_type, &rs,
+						   psprintf("attempt %d of activity %lld", t->attempt,
+									(long long) t->scheduled_id),
+						   reg.run_as, "durable:Timeout START_TO_CLOSE",
+						   message, NULL);
+		a.started_time = t->started;
+		a.last_worker_identity = (char *) identity;
+		FailActivityAttempt(&rs, &a, now, "durable:Timeout START_TO_CLOSE",
+							NULL, -1, "START_TO_CLOSE");
+		if (RunIsOpen(&rs))
+			SaveRun(&rs);
+	}
+
+	values[1] = CharGetDatum(t->kind);
+	values[2] = Int32GetDatum(failures);
+	values[3] = Int64GetDatum(t->scheduled_id);
+	values[4] = CStringGetTextDatum(psprintf("57P01: %s", message));
+	values[5] = TimestampTzGetDatum(DurableNow());
+	if (RunPlan(&put_off_next_task, values, NULL, false, 0) > 0)
+	{
+		uint64		n = SPI_processed;
+		int64	   *ids = palloc(sizeof(int64) * n);
+		TimestampTz *times = palloc(sizeof(TimestampTz) * n);
+
+		for (uint64 r = 0; r < n; r++)
+		{
+			ids[r] = DatumGetInt64(SPIGetDatum(r, 1, &isnull));
+			times[r] = DatumGetTimestampTz(SPIGetDatum(r, 2, &isnull));
+		}
+		SPI_freetuptable(SPI_tuptable);
+		for (uint64 r = 0; r < n; r++)
+		{
+			ClaimMarkLower(ids[r]);
+			CreateTimer(&t->run_id, TIMER_TASK_RETRY, times[r], ids[r], 0);
+		}
+	}
+}
+
+/*
+ * Put off the task that an executor left in hand when it exited (see
+ * ExecutorTaskTakeLeftover): terminated by the watchdog past its time limit
+ * while the chain's first task ran, its timeout is recorded
+ * (record_left_timeout); otherwise (an operator's pg_terminate_backend, a
+ * later task of a chain) the chain's first task is put off as a task that
+ * failed in the engine.  In a transaction of its own; if that fails (the
+ * run locked meanwhile), the task is only put off.
+ */
+static void
+recover_left_task(ExecutorTask *t, MemoryContext cxt)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	ErrorData  *volatile failed = NULL;
+	ErrorData	terminated;
+	TaskInHand	hand;
+	bool		timed_out = t->stage == TASK_STAGE_TERMINATED &&
+		t->position == 0;
+
+	memset(&terminated, 0, sizeof(terminated));
+	terminated.sqlerrcode = ERRCODE_ADMIN_SHUTDOWN;
+	if (t->position > 0)
+	{
+		/* Its tasks run alone from now on: the culprit is then recorded */
+		ExecutorRunAlone(&t->run_id, true);
+		terminated.message =
+			psprintf("the executor process %d running task %d of its chain was terminated",
+					 (int) t->pid, t->position + 1);
+	}
+	else
+		terminated.message = psprintf("the executor process %d running it was terminated",
+									  (int) t->pid);
+	memset(&hand, 0, sizeof(hand));
+	hand.claimed = true;
+	hand.can_put_off = true;
+	hand.run_id = t->run_id;
+	hand.task_id = t->task_id;
+	hand.kind = t->kind;
+	hand.scheduled_id = t->scheduled_id;
+
+	PG_TRY();
+	{
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		MemoryContextSwitchTo(cxt);
+		if (TasksCanBePutOff())
+		{
+			(void) set_config_option("lock_timeout", EXECUTOR_LOCK_TIMEOUT,
+									 PGC_SUSET, PGC_S_SESSION,
+									 GUC_ACTION_LOCAL, true, 0, false);
+			DurableSPIConnect();
+			if (timed_out)
+				record_left_timeout(t);
+			else
+				put_off_failed_task(&hand, &terminated);
+			DurableSPIFinish();
+		}
+		MemoryContextSwitchTo(oldcxt);
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		MemoryContextSwitchTo(oldcxt);
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(oldcxt);
+		failed = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		MemoryContextSwitchTo(oldcxt);
+	}
+	PG_END_TRY();
+	MemoryContextReset(cxt);
+	if (failed != NULL)
+	{
+		ereport(LOG,
+				(errmsg("durable: could not record the end of %s task %lld of run %s: %s",
+						t->kind == 'w' ? "decision" : "activity",
+						(long long) t->task_id, UuidToCString(&t->run_id),
+						failed->message ? failed->message : "")));
+		(void) put_off_in_own_xact(&hand, &terminated, cxt);
+		FreeErrorData(failed);
+	}
+}
+
+/*
+ * Put off the tasks that executors of this database left in hand when they
+ * exited: index's (an executor, before it claims anything), or any
+ * executor's (index -1: the timer worker).  Outside any transaction.  A
+ * server crash empties shared memory: its tasks just run again.
+ */
+void
+RecoverExecutorTasks(int index, MemoryContext cxt)
+{
+	ExecutorTask t;
+
+	while (ExecutorTaskTakeLeftover(index, &t))
+		recover_left_task(&t, cxt);
 }
 
 /*

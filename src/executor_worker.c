@@ -10,6 +10,9 @@
  * WaitForExecutorTask until a commit queues another, at most
  * durable.worker_max_sleep.
  *
+ * Before it claims anything, it puts off the task its predecessor in the
+ * same slot left when it was terminated (RecoverExecutorTasks, executor.c).
+ *
  * After each sleep it checks that the extension is still installed, at
  * 0.2.0 or later: it exits when it is not (the launcher starts executors
  * again after CREATE EXTENSION or ALTER EXTENSION UPDATE).  It exits on
@@ -118,10 +121,17 @@ check_schema(MemoryContext cxt)
 	return result;
 }
 
-/* before_shmem_exit callback: leave the executor slot. */
+/*
+ * before_shmem_exit callback: leave the executor slot.  An executor that
+ * exits in the middle of a task (terminated by the watchdog or an operator)
+ * first rolls the task back, which releases its locks, so that the task it
+ * leaves in its slot can be put off at once (RecoverExecutorTasks).
+ */
 static void
 executor_detach_callback(int code, Datum arg)
 {
+	if (ExecutorTaskInHand())
+		AbortOutOfAnyTransaction();
 	(void) ExecutorWorkerDetach(false, false);
 }
 
@@ -208,6 +218,8 @@ DurableExecutorMain(Datum main_arg)
 			}
 		}
 
+		/* A task this executor's predecessor left: put off before any claim */
+		RecoverExecutorTasks(index, loop_cxt);
 		MemoryContextSwitchTo(loop_cxt);
 		pgstat_report_activity(STATE_RUNNING, "running durable executor tasks");
 		n = ExecuteReadyTasks(durable_worker_batch_size, true);

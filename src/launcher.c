@@ -89,11 +89,15 @@
 
 PGDLLEXPORT void DurableLauncherMain(Datum main_arg);
 
+/* Runs remembered to be run without chains, per database */
+#define EXECUTOR_ALONE_RUNS		8
+
 /* One executor worker of a database */
 typedef struct ExecutorSlot
 {
 	pid_t		pid;			/* 0 while not running */
 	Latch	   *latch;
+	ExecutorTask task;			/* what it runs; kept after its exit */
 } ExecutorSlot;
 
 /* A database's timer and executor workers, as the launcher and backends see them */
@@ -112,6 +116,9 @@ typedef struct WorkerSlot
 	TimestampTz executors_checked_at;	/* when it found that */
 	pg_atomic_uint64 executor_generation;	/* bumped by each wakeup */
 	ExecutorSlot executors[DURABLE_MAX_EXECUTORS];
+	/* Runs whose tasks run one a transaction, unchained (ExecutorRunAlone) */
+	pg_uuid_t	alone_runs[EXECUTOR_ALONE_RUNS];
+	int			alone_next;
 } WorkerSlot;
 
 typedef struct LauncherShared
@@ -247,6 +254,37 @@ wake_launcher(void)
 }
 
 /*
+ * Make the timer worker of slot i wake by due: record the due time for the
+ * worker first, since an awake worker reads it before it sleeps
+ * (TimerWorkerSleepsUntil) and is not woken, which would send a worker whose
+ * round is slow (walking dead index entries under a held vacuum horizon)
+ * round again and again for timers due long after.  A sleeping one is woken
+ * when due is before it would wake.
+ */
+static void
+wake_timer_worker_by(int i, TimestampTz due)
+{
+	WorkerSlot *slot = &launcher->slots[i];
+	uint64		sleeps_to;
+	uint64		least;
+
+	least = pg_atomic_read_u64(&slot->committed_due);
+	while ((int64) least > due &&
+		   !pg_atomic_compare_exchange_u64(&slot->committed_due,
+										   &least, (uint64) due))
+		;
+	pg_memory_barrier();
+	sleeps_to = pg_atomic_read_u64(&slot->next_wakeup);
+	if (sleeps_to != 0 && due < (int64) sleeps_to)
+	{
+		SpinLockAcquire(&launcher->mutex);
+		if (slot->latch != NULL && slot->dboid == MyDatabaseId)
+			SetLatch(slot->latch);
+		SpinLockRelease(&launcher->mutex);
+	}
+}
+
+/*
  * Wake the timer worker of this database, its executors, or the launcher,
  * at commit.
  */
@@ -274,38 +312,11 @@ launcher_xact_callback(XactEvent event, void *arg)
 		int			i;
 
 		for (i = 0; i < durable_max_databases; i++)
-		{
-			WorkerSlot *slot = &launcher->slots[i];
-			uint64		sleeps_to;
-			uint64		least;
-
-			if (slot->dboid != MyDatabaseId)
-				continue;
-
-			/*
-			 * Record the due time for the worker first: an awake worker
-			 * reads it before it sleeps (TimerWorkerSleepsUntil), and is not
-			 * woken, which would send a worker whose round is slow (walking
-			 * dead index entries under a held vacuum horizon) round again
-			 * and again for timers due long after.  A sleeping one is woken
-			 * when the timer is due before it would wake.
-			 */
-			least = pg_atomic_read_u64(&slot->committed_due);
-			while ((int64) least > due &&
-				   !pg_atomic_compare_exchange_u64(&slot->committed_due,
-												   &least, (uint64) due))
-				;
-			pg_memory_barrier();
-			sleeps_to = pg_atomic_read_u64(&slot->next_wakeup);
-			if (sleeps_to != 0 && due < (int64) sleeps_to)
+			if (launcher->slots[i].dboid == MyDatabaseId)
 			{
-				SpinLockAcquire(&launcher->mutex);
-				if (slot->latch != NULL && slot->dboid == MyDatabaseId)
-					SetLatch(slot->latch);
-				SpinLockRelease(&launcher->mutex);
+				wake_timer_worker_by(i, due);
+				break;
 			}
-			break;
-		}
 	}
 	if (wake_launcher)
 	{
@@ -442,6 +453,7 @@ ExecutorWorkerDetach(bool no_extension, bool idle)
 {
 	WorkerSlot *slot;
 	bool		made_idle = false;
+	Latch	   *timer_latch = NULL;
 
 	if (my_executor_slot < 0)
 		return false;
@@ -451,6 +463,9 @@ ExecutorWorkerDetach(bool no_extension, bool idle)
 	{
 		slot->executors[my_executor_index].pid = 0;
 		slot->executors[my_executor_index].latch = NULL;
+		/* A task left in hand: the timer worker puts it off */
+		if (slot->executors[my_executor_index].task.active)
+			timer_latch = slot->latch;
 	}
 	if (no_extension)
 		slot->installed = false;
@@ -462,6 +477,8 @@ ExecutorWorkerDetach(bool no_extension, bool idle)
 	}
 	SpinLockRelease(&launcher->mutex);
 	my_executor_slot = -1;
+	if (timer_latch != NULL)
+		SetLatch(timer_latch);
 	/* A launcher restarted since this executor started has no handle of it. */
 	wake_launcher();
 	return made_idle;
@@ -477,6 +494,235 @@ bool
 ExecutorWorkerWanted(int index)
 {
 	return index < durable_executor_workers;
+}
+
+/* This executor's task record (executors only), or NULL. */
+static ExecutorTask *
+my_task(void)
+{
+	if (launcher == NULL || my_executor_slot < 0)
+		return NULL;
+	return &launcher->slots[my_executor_slot].executors[my_executor_index].task;
+}
+
+/*
+ * The executor claimed the first task of a chain: publish it, so that the
+ * watchdog can see it run and, if the executor exits in its middle, the
+ * task can be put off (RecoverExecutorTasks).  No-op outside an executor.
+ */
+void
+ExecutorTaskBegin(const ExecutorTask *task)
+{
+	ExecutorTask *t = my_task();
+
+	if (t == NULL)
+		return;
+	SpinLockAcquire(&launcher->mutex);
+	*t = *task;
+	t->active = true;
+	t->pid = MyProcPid;
+	t->position = 0;
+	t->deadline = 0;
+	t->act_at = 0;
+	t->stage = TASK_STAGE_RUNNING;
+	SpinLockRelease(&launcher->mutex);
+}
+
+/* The chain moved on to its task number position. */
+void
+ExecutorTaskSetPosition(int position)
+{
+	ExecutorTask *t = my_task();
+
+	if (t == NULL)
+		return;
+	SpinLockAcquire(&launcher->mutex);
+	t->position = position;
+	SpinLockRelease(&launcher->mutex);
+}
+
+/*
+ * User code with a time limit of timeout seconds, ending at deadline, starts
+ * (deadline 0: it ended).  The timer worker must wake grace after the
+ * deadline: the due time goes to it as a timer's would (wake_timer_worker_by),
+ * which sets its latch only when it would sleep past it.
+ */
+void
+ExecutorTaskSetDeadline(double timeout, TimestampTz deadline)
+{
+	ExecutorTask *t = my_task();
+	TimestampTz act_at = 0;
+
+	if (t == NULL)
+		return;
+	if (deadline != 0)
+		act_at = TimestampTzPlusMilliseconds(deadline,
+											 (int64) durable_executor_grace * 1000);
+	SpinLockAcquire(&launcher->mutex);
+	t->timeout = timeout;
+	t->deadline = deadline;
+	t->act_at = act_at;
+	SpinLockRelease(&launcher->mutex);
+	if (act_at != 0)
+		wake_timer_worker_by(my_executor_slot, act_at);
+}
+
+/* The chain's transaction ended (committed, or rolled back and handled). */
+void
+ExecutorTaskEnd(void)
+{
+	ExecutorTask *t = my_task();
+
+	if (t == NULL)
+		return;
+	SpinLockAcquire(&launcher->mutex);
+	t->active = false;
+	t->deadline = 0;
+	SpinLockRelease(&launcher->mutex);
+}
+
+/* Whether this executor is in the middle of a chain. */
+bool
+ExecutorTaskInHand(void)
+{
+	ExecutorTask *t = my_task();
+
+	return t != NULL && t->active;
+}
+
+/*
+ * Take a task that an executor of this database left in hand when it
+ * exited: index's (the restarted executor), or any executor's (index -1,
+ * the timer worker).  The record is cleared under the mutex, so that one
+ * process only puts the task off.  False when there is none.
+ */
+bool
+ExecutorTaskTakeLeftover(int index, ExecutorTask *out)
+{
+	int			i;
+	int			k;
+	bool		found = false;
+
+	if (launcher == NULL)
+		return false;
+	SpinLockAcquire(&launcher->mutex);
+	i = find_slot(MyDatabaseId);
+	for (k = 0; i >= 0 && k < DURABLE_MAX_EXECUTORS && !found; k++)
+	{
+		ExecutorSlot *e = &launcher->slots[i].executors[k];
+
+		if ((index >= 0 && k != index) || !e->task.active ||
+			e->pid == e->task.pid)
+			continue;
+		*out = e->task;
+		e->task.active = false;
+		found = true;
+	}
+	SpinLockRelease(&launcher->mutex);
+	return found;
+}
+
+/*
+ * With mark, remember that the tasks of run_id must run one a transaction:
+ * a later task of a chain of its brought an executor down, and alone it is
+ * the chain's first task, whose end can be recorded.  Without, whether it
+ * is remembered (the last EXECUTOR_ALONE_RUNS runs marked in the database).
+ */
+bool
+ExecutorRunAlone(const pg_uuid_t *run_id, bool mark)
+{
+	int			i;
+	bool		found = false;
+
+	if (launcher == NULL)
+		return false;
+	SpinLockAcquire(&launcher->mutex);
+	i = my_executor_slot >= 0 ? my_executor_slot : find_slot(MyDatabaseId);
+	if (i >= 0)
+	{
+		WorkerSlot *slot = &launcher->slots[i];
+
+		for (int k = 0; k < EXECUTOR_ALONE_RUNS && !found; k++)
+			found = memcmp(&slot->alone_runs[k], run_id, sizeof(pg_uuid_t)) == 0;
+		if (mark && !found)
+		{
+			slot->alone_runs[slot->alone_next] = *run_id;
+			slot->alone_next = (slot->alone_next + 1) % EXECUTOR_ALONE_RUNS;
+		}
+	}
+	SpinLockRelease(&launcher->mutex);
+	return found;
+}
+
+/*
+ * The watchdog, run by the timer worker of MyDatabaseId at each wakeup:
+ * user code of an executor still running durable.executor_grace past its
+ * time limit is canceled (SIGINT, as pg_cancel_backend), and if it still
+ * runs grace after that, its executor is terminated (SIGTERM, as
+ * pg_terminate_backend: a FATAL that no PL/pgSQL handler catches), again
+ * each grace until it exits.  Returns when it must look again (DT_NOEND:
+ * no limit runs).
+ */
+TimestampTz
+ExecutorWatchdog(void)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz next = DT_NOEND;
+	int64		grace_ms = (int64) durable_executor_grace * 1000;
+	pid_t		pids[DURABLE_MAX_EXECUTORS];
+	int			sigs[DURABLE_MAX_EXECUTORS];
+	ExecutorTask tasks[DURABLE_MAX_EXECUTORS];
+	int			n = 0;
+	int			i;
+	int			k;
+
+	if (launcher == NULL)
+		return DT_NOEND;
+	SpinLockAcquire(&launcher->mutex);
+	i = find_slot(MyDatabaseId);
+	for (k = 0; i >= 0 && k < DURABLE_MAX_EXECUTORS; k++)
+	{
+		ExecutorSlot *e = &launcher->slots[i].executors[k];
+		ExecutorTask *t = &e->task;
+
+		if (!t->active || t->deadline == 0 || e->pid == 0 ||
+			e->pid != t->pid)
+			continue;
+		if (now >= t->act_at)
+		{
+			pids[n] = t->pid;
+			sigs[n] = t->stage == TASK_STAGE_RUNNING ? SIGINT : SIGTERM;
+			t->stage = t->stage == TASK_STAGE_RUNNING ?
+				TASK_STAGE_CANCELED : TASK_STAGE_TERMINATED;
+			t->act_at = TimestampTzPlusMilliseconds(now, grace_ms);
+			tasks[n++] = *t;
+		}
+		next = Min(next, t->act_at);
+	}
+	SpinLockRelease(&launcher->mutex);
+
+	for (k = 0; k < n; k++)
+	{
+		ExecutorTask *t = &tasks[k];
+
+		ereport(sigs[k] == SIGINT ? LOG : WARNING,
+				(errmsg("durable: %s executor process %d: its %s task of run %s ran %d s past its time limit of %g s",
+						sigs[k] == SIGINT ? "canceling" : "terminating",
+						(int) pids[k],
+						t->kind == 'w' ? "decision" : "activity",
+						UuidToCString(&t->run_id),
+						(int) ((now - t->deadline) / USECS_PER_SEC),
+						t->timeout),
+				 sigs[k] == SIGINT ?
+				 errdetail("It is terminated if it still runs %d s from now.",
+						   durable_executor_grace) :
+				 errdetail("The function ignored the cancel; its attempt is recorded as timed out and its task is put off.")));
+		if (kill(pids[k], sigs[k]) != 0 && errno != ESRCH)
+			ereport(WARNING,
+					(errmsg("durable: could not signal executor process %d: %m",
+							(int) pids[k])));
+	}
+	return next;
 }
 
 /*

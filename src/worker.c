@@ -31,7 +31,10 @@
  * horizon (compaction.c).
  *
  * Once it has found the extension, the launcher starts the database's
- * executor workers (executor_worker.c).
+ * executor workers (executor_worker.c).  At each wakeup it is also their
+ * watchdog (ExecutorWatchdog: it wakes by the earliest time limit of their
+ * user code plus durable.executor_grace), and it records the end of the
+ * tasks that exited executors left (RecoverExecutorTasks, executor.c).
  *
  * It exits when the extension is not (or no longer) installed, and on
  * SIGTERM (the launcher stops every worker when durable.worker_enabled is
@@ -325,6 +328,7 @@ DurableTimerWorkerMain(Datum main_arg)
 		volatile TimestampTz next_later = DT_NOEND;
 		volatile long sleep_ms = 0;
 		volatile int fired = 0;
+		TimestampTz watch;
 		volatile bool installed = true;
 		volatile bool enabled = true;
 		bool		full = false;
@@ -415,6 +419,10 @@ DurableTimerWorkerMain(Datum main_arg)
 							 PG_WAIT_EXTENSION);
 			continue;
 		}
+		/* The executors' time limits, and the tasks of those that exited */
+		watch = ExecutorWatchdog();
+		if (installed)
+			RecoverExecutorTasks(-1, loop_cxt);
 		if (GetCurrentTimestamp() >= next_purge)
 		{
 			MemoryContextReset(loop_cxt);
@@ -458,6 +466,12 @@ DurableTimerWorkerMain(Datum main_arg)
 			}
 			else
 				locked_backoff_ms = 0;
+		}
+		if (watch != DT_NOEND)
+		{
+			TimestampTz now = GetCurrentTimestamp();
+
+			sleep_ms = Min(sleep_ms, Max((long) ((watch - now + 999) / 1000), 1L));
 		}
 		{
 			TimestampTz wake_at = GetCurrentTimestamp() + (int64) sleep_ms * 1000;
