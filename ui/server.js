@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 'use strict';
 // durable's dashboard: node ui/server.js [connection string] [--host H] [--port P]
+//                      [--allowed-host NAME[:PORT]]...
 //
 // Connects to the database as the role of the connection string (or of the usual PG*
 // environment variables: PGHOST, PGPORT, PGDATABASE, PGUSER, PGPASSWORD) and serves
@@ -9,6 +10,7 @@
 // proxy that authenticates, see README "Dashboard").
 
 const http = require('http');
+const net = require('net');
 const crypto = require('crypto');
 const fs = require('fs');
 const path = require('path');
@@ -23,6 +25,7 @@ function parseArgs(argv) {
     origin: process.env.DURABLE_UI_ORIGIN || null,
     sampleMs: Number(process.env.DURABLE_UI_SAMPLE_MS || 5000),
     connection: process.env.DATABASE_URL || null,
+    allowedHosts: splitHosts(process.env.DURABLE_UI_ALLOWED_HOSTS || ''),
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -33,6 +36,7 @@ function parseArgs(argv) {
     if (a === '--host') o.host = val();
     else if (a === '--port') o.port = Number(val());
     else if (a === '--origin') o.origin = val();
+    else if (a === '--allowed-host') o.allowedHosts.push(...splitHosts(val()));
     else if (a === '--sample-seconds') o.sampleMs = Number(val()) * 1000;
     else if (a === '-h' || a === '--help') o.help = true;
     else if (a.startsWith('-')) throw new Error(`unknown option ${a}`);
@@ -40,13 +44,38 @@ function parseArgs(argv) {
   }
   if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535) throw new Error('--port: not a port number');
   if (!(o.sampleMs >= 1000)) throw new Error('--sample-seconds: at least 1');
+  for (const h of o.allowedHosts) {
+    if (!validHost(h)) {
+      throw new Error(`--allowed-host: "${h}" is not a host name with an optional port (name[:port], [v6 address][:port])`);
+    }
+  }
+  if (o.origin) {
+    let u = null;
+    try { u = new URL(o.origin); } catch (e) { /* below */ }
+    if (!u || !['http:', 'https:'].includes(u.protocol)) throw new Error(`--origin: "${o.origin}" is not an http(s) origin`);
+  }
   return o;
+}
+
+// DURABLE_UI_ALLOWED_HOSTS and --allowed-host: names separated by commas.
+function splitHosts(s) {
+  return s.split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== '');
+}
+
+// A Host header's value: a name or an IPv4 address, or an IPv6 address in brackets,
+// with an optional port.
+function validHost(h) {
+  return /^(?:[a-z0-9](?:[a-z0-9_.-]*[a-z0-9])?|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?$/i.test(h);
 }
 
 const USAGE = `usage: node ui/server.js [CONNECTION_STRING] [--host 127.0.0.1] [--port 8080]
                       [--origin https://durable.example.com] [--sample-seconds 5]
+                      [--allowed-host durable.example.com[:port]]...
 Without a connection string, the PG* environment variables (PGHOST, PGDATABASE, PGUSER...)
 say where to connect.  --origin is the public origin when behind a reverse proxy.
+Only requests whose Host is localhost, 127.0.0.1 or [::1] with the port, the bound IP
+address with the port, the host of --origin, or a name given with --allowed-host
+(repeatable, or DURABLE_UI_ALLOWED_HOSTS=name[:port],...) are answered.
 `;
 
 const STATIC = {
@@ -59,8 +88,6 @@ function createServer(opts) {
   const sampler = new Sampler(pool, { intervalMs: opts.sampleMs });
   const secret = crypto.randomBytes(32);
   const ctxBase = { pool, sampler, opts };
-
-  const loopback = ['127.0.0.1', 'localhost', '::1'].includes(opts.host);
 
   const server = http.createServer(async (req, res) => {
     const u = new URL(req.url, 'http://dashboard');
@@ -77,10 +104,13 @@ function createServer(opts) {
       res.end(body);
     };
     try {
-      // On loopback, only our own names in Host: a page of another site whose name
-      // resolves to 127.0.0.1 (DNS rebinding) gets nothing.
-      if (loopback && !hostAllowed(req.headers.host, opts)) {
-        return send(421, 'text/plain; charset=utf-8', 'unknown Host\n');
+      // Only our own names in Host, whatever address we are bound to: a page of another
+      // site whose name resolves to our address (DNS rebinding) gets nothing, neither a
+      // page nor a token nor an action.
+      const allowed = allowedHosts(opts, server);
+      const host = (req.headers.host || '').toLowerCase();
+      if (!allowed.has(host)) {
+        return send(421, 'text/plain; charset=utf-8', hostRefusal(req.headers.host, allowed));
       }
       if (STATIC[u.pathname] && req.method === 'GET') {
         const [file, type] = STATIC[u.pathname];
@@ -99,7 +129,7 @@ function createServer(opts) {
       const ctx = { ...ctxBase, req, url: u, csrf };
       let out;
       if (req.method === 'POST') {
-        const refusal = refusePost(req, opts, csrf, await readForm(req));
+        const refusal = refusePost(req, allowed, opts, csrf, await readForm(req));
         if (refusal.error) {
           ctx.status = 403;
           out = await pages.refused(ctx, refusal.error);
@@ -127,12 +157,32 @@ function createServer(opts) {
   return { server, sampler, pool };
 }
 
-function hostAllowed(host, opts) {
-  if (!host) return false;
-  const names = [`127.0.0.1:${opts.port}`, `localhost:${opts.port}`, `[::1]:${opts.port}`];
-  if (opts.port === 80) names.push('127.0.0.1', 'localhost', '[::1]');
-  if (opts.origin) names.push(new URL(opts.origin).host);
-  return names.includes(host.toLowerCase());
+// The values of Host the dashboard answers: the loopback names with its port, the IP
+// address it is bound to with its port (not the wildcard 0.0.0.0 or ::, which would let
+// any name in), the host of --origin, and the names of --allowed-host.
+function allowedHosts(opts, server) {
+  const a = server.address();
+  const port = opts.port || (a && a.port);
+  const names = new Set();
+  const add = (h) => {
+    names.add(`${h}:${port}`);
+    if (port === 80) names.add(h);
+  };
+  ['localhost', '127.0.0.1', '[::1]'].forEach(add);
+  const bind = String(opts.host || '').replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  const ip = net.isIP(bind);
+  if (ip && bind !== '0.0.0.0' && bind !== '::') add(ip === 6 ? `[${bind}]` : bind);
+  if (opts.origin) names.add(new URL(opts.origin).host.toLowerCase());
+  for (const h of opts.allowedHosts || []) names.add(h.toLowerCase());
+  return names;
+}
+
+function hostRefusal(host, allowed) {
+  const which = host === undefined ? 'A request without a Host header (HTTP/1.0) is not allowed'
+    : `Host ${JSON.stringify(host.slice(0, 200))} is not allowed`;
+  return `${which}: this dashboard answers only to ${[...allowed].join(', ')}.\n` +
+    'To allow another name (say that of a reverse proxy), start it with --allowed-host NAME[:PORT]\n' +
+    '(repeatable) or DURABLE_UI_ALLOWED_HOSTS=NAME[:PORT],... (README "Dashboard").\n';
 }
 
 function cookie(header, name) {
@@ -143,19 +193,23 @@ function cookie(header, name) {
   return null;
 }
 
-// A POST is done only if it comes from a page of ours: its Origin (or Referer) is this
-// server, and it carries this session's CSRF token.
-function refusePost(req, opts, csrf, form) {
-  const host = req.headers.host;
-  const own = new Set([`http://${host}`, `https://${host}`]);
-  if (opts.origin) own.add(new URL(opts.origin).origin);
+// A POST is done only if it comes from a page of ours: its Origin (or Referer) is
+// http(s) on one of the allowed hosts (or --origin), and it carries this session's CSRF
+// token.
+function refusePost(req, allowed, opts, csrf, form) {
+  const ours = (o) => {
+    if (opts.origin && o === new URL(opts.origin).origin) return true;
+    let u;
+    try { u = new URL(o); } catch (e) { return false; }
+    return ['http:', 'https:'].includes(u.protocol) && u.origin === o && allowed.has(u.host.toLowerCase());
+  };
   const origin = req.headers.origin;
   if (origin !== undefined) {
-    if (!own.has(origin)) return { error: `a form of another site (Origin ${origin}) may not act here` };
+    if (!ours(origin)) return { error: `a form of another site (Origin ${origin}) may not act here` };
   } else if (req.headers.referer) {
     let o;
     try { o = new URL(req.headers.referer).origin; } catch (e) { o = 'invalid'; }
-    if (!own.has(o)) return { error: `a form of another site (Referer ${o}) may not act here` };
+    if (!ours(o)) return { error: `a form of another site (Referer ${o}) may not act here` };
   }
   const token = form.get('csrf') || '';
   const a = Buffer.from(token), b = Buffer.from(csrf);
@@ -204,4 +258,4 @@ if (require.main === module) {
   process.on('SIGINT', stop);
 }
 
-module.exports = { createServer, parseArgs };
+module.exports = { createServer, parseArgs, allowedHosts };
