@@ -1,0 +1,15 @@
+/** durable-pg: workflows and activities on durable, the PostgreSQL workflow engine. */
+export { Client, WorkflowHandle, ResultTimeoutError } from './client';
+export type {
+  ClientOptions, StartOptions, IdReusePolicy, WorkflowStatus, WorkflowDescription, WorkflowExecutionInfo,
+  WorkflowFilter, HistoryEvent,
+} from './client';
+export type { ConnectionOptions, ConnectionConfig, PoolLike, PoolClientLike, QueryResultLike } from './connection';
+export {
+  DurableError, WorkflowAlreadyStartedError, WorkflowNotFoundError, WorkflowNotRunningError, StaleTaskTokenError,
+  LimitExceededError, PermissionDeniedError, InvalidArgumentError, WorkflowFailedError, ApplicationFailure,
+  CancelledError, ActivityFailure, ChildWorkflowFailure, ExternalWorkflowError, NonDeterminismError,
+} from './errors';
+export type { DatabaseErrorFields } from './errors';
+export { NotJsonError } from './json';
+export type { JsonValue, JsonObject, JsonPrimitive, Duration, RetryPolicy } from './json';
