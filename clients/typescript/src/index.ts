@@ -13,3 +13,9 @@ export {
 export type { DatabaseErrorFields } from './errors';
 export { NotJsonError } from './json';
 export type { JsonValue, JsonObject, JsonPrimitive, Duration, RetryPolicy } from './json';
+export {
+  ActivityWorker, activityContext, activityInfo, heartbeat, NON_RETRYABLE_REASON, WORKER_SHUTDOWN_REASON,
+  UNKNOWN_ACTIVITY_REASON,
+} from './activity';
+export type { ActivityContext, ActivityInfo, ActivityFunction, ActivityWorkerOptions } from './activity';
+export type { Logger } from './backoff';
