@@ -18,4 +18,11 @@ export {
   UNKNOWN_ACTIVITY_REASON,
 } from './activity';
 export type { ActivityContext, ActivityInfo, ActivityFunction, ActivityWorkerOptions } from './activity';
+export { WorkflowWorker, Worker } from './worker';
+export type { WorkflowWorkerOptions, WorkerOptions, WorkflowWorkerStats } from './worker';
+export { ContinueAsNew } from './workflow';
+export type {
+  WorkflowContext, WorkflowFunction, WorkflowInfo, ActivityOptions, ChildWorkflowOptions, ContinueAsNewOptions,
+  ExternalWorkflowOptions, ParentClosePolicy,
+} from './workflow';
 export type { Logger } from './backoff';

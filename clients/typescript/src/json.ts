@@ -20,8 +20,19 @@ export class NotJsonError extends TypeError {
  * JSON.stringify does.
  */
 export function toJsonText(value: unknown, what: string): string {
-  check(value, what, new Set<object>());
+  try {
+    check(value, '', new Set<object>());
+  } catch (e) {
+    if (e instanceof PathError) throw new NotJsonError(what, e.path === '' ? e.message : `at ${e.path}: ${e.message}`);
+    throw e;
+  }
   return value === undefined ? 'null' : JSON.stringify(value);
+}
+
+class PathError extends Error {
+  constructor(readonly path: string, message: string) {
+    super(message);
+  }
 }
 
 function check(v: unknown, path: string, seen: Set<object>): void {
@@ -31,28 +42,28 @@ function check(v: unknown, path: string, seen: Set<object>): void {
     case 'boolean':
       return;
     case 'number':
-      if (!Number.isFinite(v)) throw new NotJsonError(path, `${v} is not a JSON number`);
+      if (!Number.isFinite(v)) throw new PathError(path, `${v} is not a JSON number`);
       return;
     case 'bigint':
-      throw new NotJsonError(path, `BigInt ${v}n has no JSON form (give it as a string)`);
+      throw new PathError(path, `BigInt ${v}n has no JSON form (give it as a string)`);
     case 'symbol':
-      throw new NotJsonError(path, 'a symbol has no JSON form');
+      throw new PathError(path, 'a symbol has no JSON form');
     case 'function':
-      throw new NotJsonError(path, 'a function has no JSON form');
+      throw new PathError(path, 'a function has no JSON form');
     case 'object': {
       if (v === null) return;
-      if (seen.has(v)) throw new NotJsonError(path, 'it contains a cycle');
+      if (seen.has(v)) throw new PathError(path, 'it contains a cycle');
       const withToJson = v as { toJSON?: unknown };
       if (typeof withToJson.toJSON === 'function') return;
       seen.add(v);
       if (Array.isArray(v)) {
         v.forEach((x, i) => {
-          if (x === undefined) throw new NotJsonError(`${path}[${i}]`, 'undefined in an array');
+          if (x === undefined) throw new PathError(`${path}[${i}]`, 'undefined in an array');
           check(x, `${path}[${i}]`, seen);
         });
       } else {
         if (v instanceof Map || v instanceof Set) {
-          throw new NotJsonError(path, `a ${v.constructor.name} has no JSON form (give an object or an array)`);
+          throw new PathError(path, `a ${v.constructor.name} has no JSON form (give an object or an array)`);
         }
         for (const [k, x] of Object.entries(v)) check(x, `${path}.${k}`, seen);
       }
