@@ -4,7 +4,7 @@
  * activity worker on one task queue.
  */
 import { Connection, ConnectionOptions } from './connection';
-import { NonDeterminismError, StaleTaskTokenError } from './errors';
+import { InvalidArgumentError, LimitExceededError, NonDeterminismError, StaleTaskTokenError } from './errors';
 import { Duration, JsonObject, JsonValue, toSeconds } from './json';
 import { Logger, consoleLogger, defaultIdentity } from './backoff';
 import { Poller } from './poller';
@@ -143,8 +143,27 @@ export class WorkflowWorker {
       }, t.history[0]);
       return;
     }
-    const ok = await this.answer(t, 'SELECT durable.complete_decision_task($1, $2::jsonb, $3)',
-      [t.taskToken, JSON.stringify(decisions), this.identity]);
+    let ok: boolean;
+    try {
+      await this.connection.query('SELECT durable.complete_decision_task($1, $2::jsonb, $3)',
+        [t.taskToken, JSON.stringify(decisions), this.identity]);
+      this.stats.decisionTasks++;
+      ok = true;
+    } catch (e) {
+      ok = false;
+      this.cache.delete(t.runId);
+      if (e instanceof InvalidArgumentError || e instanceof LimitExceededError) {
+        // The engine refused a decision (a bad option, a payload too large):
+        // the code would make it again, so the task fails like a
+        // non-deterministic one, with the engine's message, until fixed.
+        await this.failTask(t, 'BadDecision', {
+          message: `workflow ${t.workflowType} (${t.workflowId}) made a decision durable refused: ${e.message}`,
+          sqlstate: e.sqlstate, detail: e.detail ?? null, hint: e.hint ?? null,
+        }, t.history[0]);
+      } else if (!(e instanceof StaleTaskTokenError)) {
+        this.logger.warn(`workflow ${t.workflowId}: its decision task's answer was refused`, e);
+      }
+    }
     if (ok && this.maxCached > 0 && !run.isClosed) {
       this.cache.set(t.runId, run);
       while (this.cache.size > this.maxCached) {

@@ -147,6 +147,21 @@ test('non-determinism: the decision task fails naming both sides; fixed code fin
   assert.deepEqual(calls, { reserve: 1, ship: 1 });
 });
 
+test('a decision durable refuses fails the decision task with its message, history untouched', async () => {
+  const bad: WorkflowFunction = async (ctx: WorkflowContext) =>
+    ctx.activity('reserve', null, { retryPolicy: { backoffCoefficient: 5000 } });
+  const w = startWorker({ bad });
+  const h = await client.start('bad', null, { workflowId: 'bad-1' });
+  const failed = await waitEvent(h, 'DecisionTaskFailed');
+  assert.equal(failed.attributes.cause, 'BadDecision');
+  const details = failed.attributes.details as { message: string; sqlstate: string };
+  assert.equal(details.sqlstate, '22023');
+  assert.match(details.message, /decisions\[0\]\.retryPolicy\.backoffCoefficient must be at most 1000/);
+  assert.equal((await h.describe()).status, 'running');
+  await w.shutdown();
+  await h.terminate('done');
+});
+
 test('cancellation: CancelledError at the await, cleanup activities, then canceled or completed', async () => {
   const cleaned: string[] = [];
   const acts: Record<string, ActivityFunction> = {
