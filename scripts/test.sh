@@ -12,6 +12,9 @@
 #   ui         node + Chromium       ui/test/*.test.js: the dashboard in a headless browser
 #                                    (run when node, npm and chromium are installed; as
 #                                    root they are installed; UI_PORT, default 18490)
+#   ts         node --test           clients/typescript/test/*.test.ts: the TypeScript SDK
+#                                    (run when node and npm are installed; as root they are
+#                                    installed; its cluster on TS_PG_PORT, default PGTAP_PORT + 2)
 # No argument runs every layer (or those named in $LAYERS).  $TESTS limits every layer
 # to the files whose base name matches one of its space-separated shell patterns, e.g.
 # TESTS='00_smoke' scripts/test.sh regress.
@@ -29,7 +32,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/scripts/lib.sh"
 
-ALL_LAYERS="regress pgtap isolation tap ui"
+ALL_LAYERS="regress pgtap isolation tap ui ts"
 if [ $# -gt 0 ]; then
     LAYER_LIST=("$@")
 else
@@ -49,11 +52,22 @@ ui_missing_packages() {
     command -v chromium >/dev/null || echo chromium
 }
 
+# The ts layer's: node and npm, the same way.
+ts_selected() { case " ${LAYER_LIST[*]} " in *" ts "*) return 0 ;; *) return 1 ;; esac; }
+ts_missing_packages() {
+    command -v node >/dev/null || echo nodejs
+    command -v npm >/dev/null || echo npm
+}
+
 if is_root; then
     ensure_packages
     if ui_selected && [ -n "$(ui_missing_packages)" ]; then
         # shellcheck disable=SC2046  # one package a word
         ensure_packages $(ui_missing_packages)
+    fi
+    if ts_selected && [ -n "$(ts_missing_packages)" ]; then
+        # shellcheck disable=SC2046  # one package a word
+        ensure_packages $(ts_missing_packages)
     fi
     find_pg     # an absolute $PG_CONFIG for the run as postgres
     rc=0
@@ -89,6 +103,7 @@ layer_files() {
         isolation) pattern="$ROOT/test/isolation/specs/*.spec" ;;
         tap) pattern="$ROOT/test/t/*.pl" ;;
         ui) pattern="$ROOT/ui/test/*.test.js" ;;
+        ts) pattern="$ROOT/clients/typescript/test/*.test.ts" ;;
     esac
     for f in $pattern; do
         [ -e "$f" ] || continue
@@ -349,6 +364,64 @@ layer_ui() {
         if [ "$rc" -eq 0 ]; then record ui "$name" ok; else record ui "$name" fail; fi
     done
     log "ui: screenshots in $out"
+    stop_cluster "$out/data"
+}
+
+# ts: the TypeScript SDK (clients/typescript).  npm ci installs
+# clients/typescript/package-lock.json's packages (the npm cache is
+# tmp_check/npm-cache), tsc compiles the package (dist/, as npm pack would) and its
+# tests (build/), and node's test runner runs each test file against a fresh database
+# of one cluster of its own (port TS_PG_PORT, default PGTAP_PORT + 2) with durable
+# preloaded and the background worker off: the tests fire timers with durable.test_time
+# and durable.tick().  Without node or npm the layer is skipped with a warning.
+layer_ts() {
+    local out="$OUT/ts" dir="$ROOT/clients/typescript" sock f name db rc logpos
+    local ts_port=${TS_PG_PORT:-$((PGTAP_PORT + 2))}
+    if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+        warn "ts: node or npm missing (packages nodejs npm): layer skipped"
+        return
+    fi
+    rm -rf "$out"; mkdir -p "$out/home"
+    if ! cmp -s "$dir/package-lock.json" "$dir/node_modules/.durable-lock"; then
+        log "ts: npm ci"
+        if (cd "$dir" && HOME="$out/home" npm_config_cache="$OUT/npm-cache" \
+            npm ci --no-audit --no-fund >"$out/npm-ci.log" 2>&1); then
+            cp "$dir/package-lock.json" "$dir/node_modules/.durable-lock"
+        else
+            cat "$out/npm-ci.log"
+            for f in "$@"; do name=$(basename "$f" .test.ts); record ts "$name" fail; done
+            return
+        fi
+    fi
+    log "ts: tsc"
+    if ! (cd "$dir" && rm -rf dist build && node_modules/.bin/tsc -p tsconfig.build.json &&
+        node_modules/.bin/tsc -p tsconfig.json) >"$out/tsc.log" 2>&1; then
+        cat "$out/tsc.log"
+        for f in "$@"; do name=$(basename "$f" .test.ts); record ts "$name" fail; done
+        return
+    fi
+    sock=$(mktemp -d "${TMPDIR:-/tmp}/durable-ts.XXXXXX")
+    CLEANUP_DIRS+=("$sock")
+    CLEANUP_DATA+=("$out/data")
+    start_cluster "$out/data" "$ts_port" "$sock" "$TEST_CONF"
+    for f in "$@"; do
+        name=$(basename "$f" .test.ts)
+        db="ts_$(printf '%s' "$name" | tr -c 'A-Za-z0-9_' '_')"
+        rc=0
+        wait_ready "$sock" "$ts_port"
+        logpos=$(log_size "$out/server.log")
+        {
+            createdb -h "$sock" -p "$ts_port" "$db" &&
+                psql -X -q -h "$sock" -p "$ts_port" -d "$db" -v ON_ERROR_STOP=1 \
+                    -c 'CREATE EXTENSION durable' &&
+                (cd "$dir" && PGHOST="$sock" PGPORT="$ts_port" PGDATABASE="$db" PGUSER=$(id -un) \
+                    HOME="$out/home" timeout 300 node --test --test-reporter=tap \
+                    "build/test/$name.test.js") 2>&1 | tee "$out/$name.tap"
+        } || rc=$?
+        dropdb -h "$sock" -p "$ts_port" --force --if-exists "$db" || warn "could not drop database $db"
+        if show_crash "$out/server.log" "$logpos"; then rc=1; fi
+        if [ "$rc" -eq 0 ]; then record ts "$name" ok; else record ts "$name" fail; fi
+    done
     stop_cluster "$out/data"
 }
 

@@ -1,0 +1,28 @@
+/** durable-pg: workflows and activities on durable, the PostgreSQL workflow engine. */
+export { Client, WorkflowHandle, ResultTimeoutError } from './client';
+export type {
+  ClientOptions, StartOptions, IdReusePolicy, WorkflowStatus, WorkflowDescription, WorkflowExecutionInfo,
+  WorkflowFilter, HistoryEvent,
+} from './client';
+export type { ConnectionOptions, ConnectionConfig, PoolLike, PoolClientLike, QueryResultLike } from './connection';
+export {
+  DurableError, WorkflowAlreadyStartedError, WorkflowNotFoundError, WorkflowNotRunningError, StaleTaskTokenError,
+  LimitExceededError, PermissionDeniedError, InvalidArgumentError, WorkflowFailedError, ApplicationFailure,
+  CancelledError, ActivityFailure, ChildWorkflowFailure, ExternalWorkflowError, NonDeterminismError,
+} from './errors';
+export type { DatabaseErrorFields } from './errors';
+export { NotJsonError } from './json';
+export type { JsonValue, JsonObject, JsonPrimitive, Duration, RetryPolicy } from './json';
+export {
+  ActivityWorker, activityContext, activityInfo, heartbeat, NON_RETRYABLE_REASON, WORKER_SHUTDOWN_REASON,
+  UNKNOWN_ACTIVITY_REASON,
+} from './activity';
+export type { ActivityContext, ActivityInfo, ActivityFunction, ActivityWorkerOptions } from './activity';
+export { WorkflowWorker, Worker } from './worker';
+export type { WorkflowWorkerOptions, WorkerOptions, WorkflowWorkerStats } from './worker';
+export { ContinueAsNew } from './workflow';
+export type {
+  WorkflowContext, WorkflowFunction, WorkflowInfo, ActivityOptions, ChildWorkflowOptions, ContinueAsNewOptions,
+  ExternalWorkflowOptions, ParentClosePolicy,
+} from './workflow';
+export type { Logger } from './backoff';

@@ -1,0 +1,280 @@
+/**
+ * Workflow workers (decision tasks answered by replay, with a cache of
+ * running workflows), and Worker, which runs a workflow worker and an
+ * activity worker on one task queue.
+ */
+import { Connection, ConnectionOptions } from './connection';
+import { InvalidArgumentError, LimitExceededError, NonDeterminismError, StaleTaskTokenError } from './errors';
+import { Duration, JsonObject, JsonValue, toSeconds } from './json';
+import { Logger, consoleLogger, defaultIdentity } from './backoff';
+import { Poller } from './poller';
+import { RawEvent, WorkflowFunction, WorkflowRun } from './workflow';
+import { ActivityFunction, ActivityWorker } from './activity';
+
+export interface WorkflowWorkerOptions extends ConnectionOptions {
+  taskQueue: string;
+  namespace?: string;
+  workflows: Record<string, WorkflowFunction>;
+  /** Recorded in history as the worker's identity (default pid@host). */
+  identity?: string;
+  /**
+   * Running workflows whose state is kept between decision tasks (100), so
+   * that their next task does not replay from the start; 0 turns it off.
+   */
+  maxCachedWorkflows?: number;
+  /** How long one poll waits for a task (10 s). */
+  pollWait?: Duration;
+  logger?: Logger;
+}
+
+interface RawDecisionTask {
+  taskToken: string; namespace: string; workflowId: string; runId: string; workflowType: string;
+  taskQueue: string; attempt: number; previousStartedEventId: number; startedEventId: number;
+  history: RawEvent[];
+}
+
+/** What a worker did, for tests and metrics. */
+export interface WorkflowWorkerStats {
+  /** Decision tasks answered (completed or failed). */
+  decisionTasks: number;
+  /** Of them, those answered from the cache without replaying from the start. */
+  cacheHits: number;
+  /** Decision tasks failed for non-determinism. */
+  nonDeterministic: number;
+}
+
+export class WorkflowWorker {
+  readonly connection: Connection;
+  readonly taskQueue: string;
+  readonly namespace: string;
+  readonly identity: string;
+  readonly stats: WorkflowWorkerStats = { decisionTasks: 0, cacheHits: 0, nonDeterministic: 0 };
+  private readonly workflows: Record<string, WorkflowFunction>;
+  private readonly maxCached: number;
+  private readonly pollWaitSeconds: number;
+  private readonly logger: Logger;
+  private readonly poller: Poller;
+  /** runId -> state, in least recently used order. */
+  private readonly cache = new Map<string, WorkflowRun>();
+  /** Delayed failures of repeated non-deterministic tasks (see failTask). */
+  private readonly delayed = new Map<NodeJS.Timeout, () => Promise<void>>();
+  private runPromise: Promise<void> | null = null;
+
+  constructor(options: WorkflowWorkerOptions) {
+    this.connection = new Connection(options, 3);
+    this.taskQueue = options.taskQueue;
+    this.namespace = options.namespace ?? 'default';
+    this.identity = options.identity ?? defaultIdentity();
+    this.workflows = { ...options.workflows };
+    this.maxCached = options.maxCachedWorkflows ?? 100;
+    this.pollWaitSeconds = toSeconds(options.pollWait ?? 10000, 'pollWait');
+    this.logger = options.logger ?? consoleLogger;
+    this.poller = new Poller(this.connection, this.logger, `workflow worker ${this.taskQueue}`);
+  }
+
+  /** Polls and answers decision tasks until shutdown(); resolves when it is done. */
+  run(): Promise<void> {
+    this.runPromise ??= this.loop();
+    return this.runPromise;
+  }
+
+  private async loop(): Promise<void> {
+    for (;;) {
+      const rows = await this.poller.poll(
+        'SELECT durable.poll_decision_task($1, $2, $3, $4::interval) AS t',
+        [this.taskQueue, this.identity, this.namespace, `${this.pollWaitSeconds} seconds`]);
+      if (rows === null) return;
+      const t = rows[0]?.t as RawDecisionTask | null | undefined;
+      if (t === null || t === undefined) continue;
+      try {
+        await this.handle(t);
+      } catch (e) {
+        this.logger.warn(`workflow ${t.workflowId}: could not answer its decision task; it will time out and be retried`, e);
+        this.cache.delete(t.runId);
+      }
+    }
+  }
+
+  /** The state for a task: the cached run if the task's history continues it, else a fresh replay. */
+  private stateFor(t: RawDecisionTask, fn: WorkflowFunction): WorkflowRun {
+    const cached = this.cache.get(t.runId);
+    if (cached !== undefined) {
+      this.cache.delete(t.runId);
+      const next = t.history[cached.lastEventId];
+      if (!cached.isClosed && t.history[cached.lastEventId - 1]?.eventId === cached.lastEventId &&
+          next?.eventType === 'DecisionTaskCompleted' &&
+          Number(next.attributes.startedEventId) === cached.lastStartedEventId) {
+        this.stats.cacheHits++;
+        return cached;
+      }
+    }
+    return new WorkflowRun(fn as WorkflowFunction<JsonValue>, t, t.history[0]);
+  }
+
+  private async handle(t: RawDecisionTask): Promise<void> {
+    const fn = this.workflows[t.workflowType];
+    if (fn === undefined) {
+      this.cache.delete(t.runId);
+      await this.answer(t, 'SELECT durable.fail_decision_task($1, $2, $3::jsonb, $4)', [t.taskToken,
+        'UnknownWorkflowType', JSON.stringify({
+          message: `workflow type ${t.workflowType} is not registered on worker ${this.identity} ` +
+            `(task queue ${this.taskQueue}); it has: ${Object.keys(this.workflows).join(', ')}`,
+        }), this.identity]);
+      return;
+    }
+    let decisions: JsonObject[];
+    let run: WorkflowRun;
+    try {
+      run = this.stateFor(t, fn);
+      decisions = await run.advance(t.history);
+    } catch (e) {
+      this.cache.delete(t.runId);
+      if (e instanceof NonDeterminismError) {
+        this.stats.nonDeterministic++;
+        await this.failTask(t, 'NonDeterministicWorkflow', {
+          message: `non-deterministic workflow ${t.workflowType} (${t.workflowId}): ${e.message}`,
+          workerIdentity: this.identity,
+        }, t.history[0]);
+        return;
+      }
+      await this.failTask(t, 'WorkflowWorkerError', {
+        message: e instanceof Error ? e.message : String(e),
+        stack: e instanceof Error ? (e.stack ?? null) : null,
+      }, t.history[0]);
+      return;
+    }
+    let ok: boolean;
+    try {
+      await this.connection.query('SELECT durable.complete_decision_task($1, $2::jsonb, $3)',
+        [t.taskToken, JSON.stringify(decisions), this.identity]);
+      this.stats.decisionTasks++;
+      ok = true;
+    } catch (e) {
+      ok = false;
+      this.cache.delete(t.runId);
+      if (e instanceof InvalidArgumentError || e instanceof LimitExceededError) {
+        // The engine refused a decision (a bad option, a payload too large):
+        // the code would make it again, so the task fails like a
+        // non-deterministic one, with the engine's message, until fixed.
+        await this.failTask(t, 'BadDecision', {
+          message: `workflow ${t.workflowType} (${t.workflowId}) made a decision durable refused: ${e.message}`,
+          sqlstate: e.sqlstate, detail: e.detail ?? null, hint: e.hint ?? null,
+        }, t.history[0]);
+      } else if (!(e instanceof StaleTaskTokenError)) {
+        this.logger.warn(`workflow ${t.workflowId}: its decision task's answer was refused`, e);
+      }
+    }
+    if (ok && this.maxCached > 0 && !run.isClosed) {
+      this.cache.set(t.runId, run);
+      while (this.cache.size > this.maxCached) {
+        const oldest = this.cache.keys().next().value as string;
+        this.cache.delete(oldest);
+      }
+    }
+  }
+
+  /**
+   * Fails a decision task.  The engine tries it again at once; a worker that
+   * fails the same run's task again (attempt 2 on) waits first, 1 s doubling
+   * up to half the decision timeout, without holding its poll, so that code
+   * waiting for a fix does not spin.
+   */
+  private async failTask(t: RawDecisionTask, cause: string, details: JsonObject, first: RawEvent | undefined): Promise<void> {
+    const send = async (): Promise<void> => {
+      await this.answer(t, 'SELECT durable.fail_decision_task($1, $2, $3::jsonb, $4)',
+        [t.taskToken, cause, JSON.stringify(details), this.identity]);
+    };
+    if (t.attempt <= 1) {
+      await send();
+      return;
+    }
+    const timeout = Number(first?.attributes.taskStartToCloseTimeoutSeconds ?? 10);
+    const delayMs = Math.min(1000 * 2 ** Math.min(t.attempt - 2, 20), (timeout * 1000) / 2);
+    const timer = setTimeout(() => {
+      this.delayed.delete(timer);
+      void send();
+    }, delayMs);
+    this.delayed.set(timer, send);
+  }
+
+  /** Sends an answer; false (logged) if it could not be recorded. */
+  private async answer(t: RawDecisionTask, text: string, values: unknown[]): Promise<boolean> {
+    try {
+      await this.connection.query(text, values);
+      this.stats.decisionTasks++;
+      return true;
+    } catch (e) {
+      if (!(e instanceof StaleTaskTokenError)) {
+        this.logger.warn(`workflow ${t.workflowId}: its decision task's answer was refused`, e);
+      }
+      this.cache.delete(t.runId);
+      return false;
+    }
+  }
+
+  /** Runs cached now. */
+  get cachedWorkflows(): number {
+    return this.cache.size;
+  }
+
+  /** Stops polling (a poll under way is cancelled), answers what it holds, drops the cache. */
+  async shutdown(): Promise<void> {
+    await this.poller.stop();
+    await this.runPromise;
+    const pending = [...this.delayed];
+    this.delayed.clear();
+    for (const [timer, send] of pending) {
+      clearTimeout(timer);
+      await send();
+    }
+    this.cache.clear();
+    await this.connection.close();
+  }
+}
+
+export interface WorkerOptions extends ConnectionOptions {
+  taskQueue: string;
+  namespace?: string;
+  workflows?: Record<string, WorkflowFunction>;
+  activities?: Record<string, ActivityFunction>;
+  identity?: string;
+  maxConcurrentActivities?: number;
+  maxCachedWorkflows?: number;
+  pollWait?: Duration;
+  shutdownGrace?: Duration;
+  logger?: Logger;
+}
+
+/** A workflow worker and an activity worker on one task queue, sharing one pool. */
+export class Worker {
+  readonly connection: Connection;
+  readonly workflowWorker: WorkflowWorker | null;
+  readonly activityWorker: ActivityWorker | null;
+  private runPromise: Promise<void> | null = null;
+
+  constructor(options: WorkerOptions) {
+    const { pool, connection, workflows, activities, ...rest } = options;
+    this.connection = new Connection({ pool, connection }, (options.maxConcurrentActivities ?? 10) + 5);
+    const shared = { ...rest, pool: this.connection.pool };
+    this.workflowWorker = workflows !== undefined && Object.keys(workflows).length > 0
+      ? new WorkflowWorker({ ...shared, workflows }) : null;
+    this.activityWorker = activities !== undefined && Object.keys(activities).length > 0
+      ? new ActivityWorker({ ...shared, activities }) : null;
+    if (this.workflowWorker === null && this.activityWorker === null) {
+      throw new TypeError('a Worker needs workflows or activities');
+    }
+  }
+
+  /** Runs both until shutdown(). */
+  run(): Promise<void> {
+    this.runPromise ??= Promise.all([this.workflowWorker?.run(), this.activityWorker?.run()]).then(() => undefined);
+    return this.runPromise;
+  }
+
+  /** Stops both (activities get their grace), then ends the pool if the worker made it. */
+  async shutdown(): Promise<void> {
+    await Promise.all([this.workflowWorker?.shutdown(), this.activityWorker?.shutdown()]);
+    await this.runPromise;
+    await this.connection.close();
+  }
+}
