@@ -329,6 +329,15 @@ extern void CloseRun(RunState *rs, TimestampTz now, const char *status,
 					 const char *event_type, Jsonb *attributes,
 					 Jsonb *result, Jsonb *failure);
 
+/*
+ * Events of a run's history kept for the events that close it (README
+ * "Limits of a run"): a run is terminated once its history reaches
+ * durable.max_history_events less these.
+ */
+#define DURABLE_CLOSE_ROOM	10
+extern void TerminateRunForLimit(RunState *rs, TimestampTz now,
+								 const char *reason, Jsonb *details);
+
 /* direct.c, reading */
 extern Jsonb *DecisionTaskJson(RunState *rs, const char *token,
 							   const char *identity);
@@ -635,6 +644,16 @@ extern void RequestCancelActivity(RunState *rs, ActivityState *a,
 typedef struct Decision Decision;
 
 extern int	ParseDecisions(RunState *rs, Jsonb *decisions, Decision **out);
+
+/* A decision's payload over durable.max_payload_size (message NULL: none) */
+typedef struct DecisionOverLimit
+{
+	char	   *message;
+	const char *cause;			/* DecisionTaskFailed's cause */
+} DecisionOverLimit;
+
+extern int	ParseDecisionsOverLimit(RunState *rs, Jsonb *decisions,
+									Decision **out, DecisionOverLimit *over);
 extern void SetDecisionLabel(const char *label);
 extern bool DecisionsCloseRun(Decision *list, int n);
 extern bool DecisionsLeaveUnhandledEvents(RunState *rs, Decision *list, int n);
