@@ -213,7 +213,8 @@ typedef enum RetryVerdict
 	RETRY_NON_RETRIABLE,
 	RETRY_ATTEMPTS_EXHAUSTED,
 	RETRY_EXPIRED,
-	RETRY_PAST_DEADLINE
+	RETRY_PAST_DEADLINE,
+	RETRY_CANCEL_REQUESTED		/* an activity whose cancel was requested */
 } RetryVerdict;
 
 extern void ParseRetryPolicy(Jsonb *policy, const char *argname,
