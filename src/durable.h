@@ -55,6 +55,7 @@ extern int	durable_max_history_events;
 extern int	durable_max_payload_size;
 extern int	durable_max_attempts_per_run;
 extern int	durable_max_pending_activities;
+extern int	durable_max_buffered_events;
 extern int	durable_default_activity_timeout;
 extern bool durable_library_preloaded;
 

@@ -101,6 +101,11 @@ static KeptPlan buffer_event = {
 	" (run_id, event_time, event_type, attributes) VALUES ($1, $2, $3, $4)",
 	4, {UUIDOID, TIMESTAMPTZOID, TEXTOID, JSONBOID}
 };
+static KeptPlan count_buffered = {
+	NULL, "SELECT count(*) FROM (SELECT FROM durable.buffered_events"
+	" WHERE run_id = $1 LIMIT $2) b",
+	2, {UUIDOID, INT8OID}
+};
 static KeptPlan event_type_at = {
 	NULL, "SELECT event_type FROM durable.history"
 	" WHERE run_id = $1 AND event_id = $2",
@@ -723,6 +728,50 @@ AppendEvent(RunState *rs, TimestampTz now, const char *event_type,
 	return rs->last_event_id;
 }
 
+/* Whether the run has durable.max_buffered_events events buffered. */
+static bool
+buffered_events_at_limit(RunState *rs)
+{
+	Datum		values[2];
+	bool		isnull;
+	int64		n;
+
+	values[0] = UUIDPGetDatum(&rs->run_id);
+	values[1] = Int64GetDatum(durable_max_buffered_events);
+	RunPlan(&count_buffered, values, NULL, false, 1);
+	n = DatumGetInt64(SPIGetDatum(0, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	return n >= durable_max_buffered_events;
+}
+
+/*
+ * Fail the started decision task of a run that has too many events buffered,
+ * as Cadence's and Temporal's closeTransactionHandleBufferedEventsLimit do:
+ * DecisionTaskFailed with cause ForceCloseDecision (none for a transient
+ * task), the buffered events written, and a new first attempt scheduled, so
+ * that the worker starts over with the whole history; the started task's
+ * token is stale (WF005).  The caller saves the run.
+ */
+static void
+force_close_decision(RunState *rs, TimestampTz now)
+{
+	if (!DecisionIsTransient(rs))
+	{
+		JsonBuilder jb;
+
+		JsonBegin(&jb);
+		JsonAddInt(&jb, "scheduledEventId", rs->decision_scheduled_id);
+		JsonAddInt(&jb, "startedEventId", rs->decision_started_id);
+		JsonAddText(&jb, "cause", "ForceCloseDecision");
+		JsonAddText(&jb, "identity", "durable");
+		(void) AppendEvent(rs, now, "DecisionTaskFailed", JsonFinish(&jb));
+	}
+	rs->decision_scheduled_id = 0;
+	rs->decision_started_id = 0;
+	rs->decision_started_time_null = true;
+	ScheduleNextDecisionAttempt(rs, now);
+}
+
 /*
  * Append an event from outside the workflow (signal, cancel request, activity
  * outcome).  While a decision task is started it is buffered and appended
@@ -748,6 +797,8 @@ AppendEventOrBuffer(RunState *rs, TimestampTz now, const char *event_type,
 	values[3] = JsonbPGetDatum(attributes);
 	RunPlan(&buffer_event, values, NULL, false, 0);
 	rs->has_buffered = true;
+	if (buffered_events_at_limit(rs))
+		force_close_decision(rs, now);
 }
 
 /*
