@@ -297,6 +297,8 @@ StartChildWorkflow(RunState *rs, TimestampTz now, StartRequest *req,
 		JsonAddText(&jb, "cronSchedule", req->cron_schedule);
 	if (req->memo != NULL)
 		JsonAddJsonb(&jb, "memo", req->memo);
+	if (req->search_attributes != NULL)
+		JsonAddJsonb(&jb, "searchAttributes", req->search_attributes);
 	if (control != NULL)
 		JsonAddJsonb(&jb, "control", control);
 	JsonAddInt(&jb, "decisionTaskCompletedEventId", completed_id);

@@ -63,7 +63,7 @@ static const DecisionSpec decision_specs[] = {
 	{"ContinueAsNewWorkflowExecution", D_CONTINUE_AS_NEW,
 		{"workflowType", "taskQueue", "input", "workflowRunTimeoutSeconds",
 			"taskStartToCloseTimeoutSeconds", "backoffStartIntervalInSeconds",
-		"retryPolicy", "cronSchedule", "memo"}},
+		"retryPolicy", "cronSchedule", "memo", "searchAttributes"}},
 	{"RecordMarker", D_RECORD_MARKER, {"markerName", "details", "header"}},
 	{"UpsertWorkflowSearchAttributes", D_UPSERT_SEARCH_ATTRIBUTES,
 	{"searchAttributes"}},
@@ -72,7 +72,7 @@ static const DecisionSpec decision_specs[] = {
 			"retryPolicy", "workflowExecutionTimeoutSeconds",
 			"workflowRunTimeoutSeconds", "taskStartToCloseTimeoutSeconds",
 			"parentClosePolicy", "workflowIdReusePolicy", "cronSchedule", "memo",
-		"control"}},
+		"searchAttributes", "control"}},
 	{"SignalExternalWorkflowExecution", D_SIGNAL_EXTERNAL,
 		{"namespace", "workflowId", "runId", "signalName", "input", "control",
 		"childWorkflowOnly"}},
@@ -453,6 +453,7 @@ parse_decision(RunState *rs, Jsonb *obj, int i, Decision *d)
 					CronParse(c->cron_schedule, label(i, "cronSchedule"), &sched);
 				}
 				c->memo = field_object(obj, i, "memo", false);
+				c->search_attributes = field_object(obj, i, "searchAttributes", false);
 				c->attempt = 1;
 				break;
 			}
@@ -504,6 +505,7 @@ parse_decision(RunState *rs, Jsonb *obj, int i, Decision *d)
 					CronParse(c->cron_schedule, label(i, "cronSchedule"), &sched);
 				}
 				c->memo = field_object(obj, i, "memo", false);
+				c->search_attributes = field_object(obj, i, "searchAttributes", false);
 				d->control = field_payload(obj, i, "control");
 				d->id = c->workflow_id;
 				break;

@@ -749,6 +749,7 @@ typedef struct StartRequest
 	char	   *cron_schedule;
 	double		delay;			/* seconds before the first decision task */
 	Jsonb	   *memo;
+	Jsonb	   *search_attributes;	/* a child's, or NULL */
 	/* signal_with_start: signal a running run, or start with this signal */
 	char	   *signal_name;
 	Jsonb	   *signal_input;
@@ -775,6 +776,7 @@ typedef struct ContinueRequest
 	Jsonb	   *retry_policy;	/* NULL: the same */
 	char	   *cron_schedule;	/* NULL: the same */
 	Jsonb	   *memo;			/* NULL: the same */
+	Jsonb	   *search_attributes;	/* NULL: the same */
 	int32		attempt;
 	Jsonb	   *failure;
 	Jsonb	   *last_completion_result;
