@@ -151,7 +151,7 @@ _PG_init(void)
 
 	DefineCustomIntVariable("durable.max_history_events",
 							"Longest history of one run, in events.",
-							NULL,
+							"A run whose history reaches this many events less the 10 kept for closing it is terminated.",
 							&durable_max_history_events,
 							51200, 100, INT_MAX,
 							PGC_SUSET, 0,
