@@ -11,7 +11,7 @@
 -- timeout always work.  Throughout, a second workflow on the same queue is
 -- served: a poll returns a task or nothing, never another workflow's error.
 BEGIN;
-SELECT plan(36);
+SELECT plan(40);
 SET LOCAL durable.test_time = '2026-01-01 00:00:00+00';
 SET LOCAL client_min_messages = error;
 
@@ -105,6 +105,18 @@ SELECT t.at('2026-01-01 00:02:00+00');
 SELECT is(pg_temp.try($$SELECT durable.tick()$$), 'ok', 'tick() fires the run timeout');
 SELECT is(pg_temp.status('late'), 'timed_out', 'the run timed out');
 SELECT is(pg_temp.serve('q3'), 'other3', 'the other workflow on the queue is served');
+
+-- A timer that fires at the limit: tick() terminates the run.
+SELECT durable.start_workflow('wf', NULL, 'tm', 'q6') IS NOT NULL AS started;
+SELECT is(pg_temp.signal_many('tm', 84), 84, '84 signals (events 3 to 86)');
+SELECT t.decide('tm', '[{"decisionType": "StartTimer", "timerId": "t1", "startToFireTimeoutSeconds": 60}]', 'q6') IS NOT NULL;
+SELECT t.at('2026-01-01 00:04:00+00');
+SELECT is(pg_temp.try($$SELECT durable.tick()$$), 'ok', 'tick() fires the timer');
+SELECT is(t.events('tm', from_id => 89),
+    '{TimerStarted,TimerFired,DecisionTaskScheduled,WorkflowExecutionTerminated}',
+    'TimerFired reaches the limit: the run is terminated');
+SELECT is((SELECT count(*) FROM durable.timers WHERE run_id IN (SELECT run_id FROM durable.runs WHERE workflow_id = 'tm')),
+    0::bigint, 'no timer of it is left');
 RESET durable.max_history_events;
 
 -- 4. A decision's payload over durable.max_payload_size (a marker's details)
