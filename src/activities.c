@@ -772,11 +772,20 @@ FailActivityAttempt(RunState *rs, ActivityState *a, TimestampTz now,
 		return;
 	}
 
+	/*
+	 * Once its cancellation is requested an activity is not retried: the
+	 * failure or timeout is recorded and the workflow decides, as in
+	 * Cadence's and Temporal's RetryActivity (no retry when the activity
+	 * info has CancelRequested; Temporal's retry state CANCEL_REQUESTED).
+	 */
 	ReadStoredRetryPolicy(a->retry_policy_json, &policy);
 	deadline = Min(schedule_to_close_deadline(a), rs->workflow_deadline);
-	verdict = DecideRetry(&policy, a->attempt, reason, now,
-						  a->first_scheduled_time, deadline, override_delay,
-						  &delay);
+	if (a->cancel_requested)
+		verdict = RETRY_CANCEL_REQUESTED;
+	else
+		verdict = DecideRetry(&policy, a->attempt, reason, now,
+							  a->first_scheduled_time, deadline,
+							  override_delay, &delay);
 	if (verdict == RETRY_YES)
 	{
 		TimestampTz next = TimestampPlusSeconds(now, delay);

@@ -34,6 +34,19 @@
 	" COALESCE(NULLIF((a.retry_policy->>'expirationIntervalInSeconds')::float8, 0)," \
 	" 'Infinity'::float8))"
 
+/*
+ * The deadline of run r, which also ends its activities' retries (README
+ * "Activities: retries, timeouts, heartbeats"): its execution deadline or
+ * its run deadline, whichever is earlier (LEAST skips a NULL).  The run
+ * deadline is run_deadline when the database has it (0.4.0) and it is set,
+ * else start_time + run_timeout, bounded as every duration is.
+ */
+#define WORKFLOW_DEADLINE \
+	"r.execution_deadline," \
+	" COALESCE((pg_catalog.to_jsonb(r) ->> 'run_deadline')::timestamptz," \
+	"   r.start_time + pg_catalog.make_interval(secs => LEAST(r.run_timeout," \
+	"   " DURABLE_MAX_DURATION_SQL ")))"
+
 /* describe_workflow's object for run r */
 #define DESCRIBE_OBJECT \
 	"pg_catalog.jsonb_build_object(" \
@@ -59,9 +72,10 @@
 	"     'heartbeatDetails', a.heartbeat_details," \
 	"     'lastFailureReason', a.last_failure_reason," \
 	"     'lastFailureDetails', a.last_failure_details," \
-	"     'expirationTime', a.first_scheduled_time + pg_catalog.make_interval(" \
+	"     'expirationTime', LEAST(a.first_scheduled_time + pg_catalog.make_interval(" \
 	"        secs => CASE WHEN " EXPIRATION_SECS " = 'Infinity' THEN NULL" \
 	"          ELSE LEAST(" EXPIRATION_SECS ", " DURABLE_MAX_DURATION_SQL ") END)," \
+	"        " WORKFLOW_DEADLINE ")," \
 	"     'nextAttemptScheduledTime', a.next_attempt_time," \
 	"     'lastWorkerIdentity', a.last_worker_identity)" \
 	"   ORDER BY a.scheduled_event_id)" \

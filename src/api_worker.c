@@ -626,6 +626,67 @@ DecisionTaskTimedOut(RunState *rs, TimestampTz now, int64 started_id)
 }
 
 /*
+ * A transient decision task being answered: its DecisionTaskScheduled and
+ * DecisionTaskStarted, at the ids its poll response gave.
+ */
+static void
+write_transient_decision(RunState *rs, TimestampTz now, const char *identity)
+{
+	int64		scheduled_id = rs->decision_scheduled_id;
+	int64		started_id = rs->decision_started_id;
+	TimestampTz started = rs->decision_started_time_null ? now :
+		rs->decision_started_time;
+
+	if (!DecisionIsTransient(rs))
+		return;
+	/* The scheduled time of a retry is not kept: its start's is used. */
+	if (AppendEvent(rs, started, "DecisionTaskScheduled",
+					DecisionScheduledAttributes(rs)) != scheduled_id ||
+		AppendEvent(rs, started, "DecisionTaskStarted",
+					DecisionStartedAttributes(scheduled_id, identity)) != started_id)
+		elog(ERROR, "transient decision task %lld of run %s is not at the end of its history",
+			 (long long) scheduled_id, UuidToCString(&rs->run_id));
+}
+
+/*
+ * A worker answered the started decision task of a locked run with a
+ * decision whose payload is over durable.max_payload_size.  As Temporal's
+ * workflow task handler does (sizeLimitChecker, then terminateWorkflow):
+ * DecisionTaskFailed with the decision's bad-attributes cause, the events
+ * buffered meanwhile, then WorkflowExecutionTerminated (reason
+ * durable:PayloadSizeExceedsLimit).  Failing the task alone would have the
+ * worker send the same decision again.  The worker gets a WARNING: an error
+ * would undo the termination.
+ */
+static void
+terminate_for_oversized_decision(RunState *rs, TimestampTz now,
+								 const char *identity, DecisionOverLimit *over)
+{
+	JsonBuilder jb;
+	Jsonb	   *details;
+
+	JsonBegin(&jb);
+	JsonAddText(&jb, "message", over->message);
+	details = JsonFinish(&jb);
+
+	write_transient_decision(rs, now, identity);
+	JsonBegin(&jb);
+	JsonAddInt(&jb, "scheduledEventId", rs->decision_scheduled_id);
+	JsonAddInt(&jb, "startedEventId", rs->decision_started_id);
+	JsonAddText(&jb, "cause", over->cause);
+	JsonAddJsonb(&jb, "details", details);
+	JsonAddText(&jb, "identity", identity);
+	(void) AppendEvent(rs, now, "DecisionTaskFailed", JsonFinish(&jb));
+	end_decision_task(rs);
+	TerminateRunForLimit(rs, now, "durable:PayloadSizeExceedsLimit", details);
+	ereport(WARNING,
+			(errcode(ERRCODE_DURABLE_LIMIT_EXCEEDED),
+			 errmsg("workflow \"%s\" run %s was terminated: a decision's payload is over its limit",
+					rs->workflow_id, UuidToCString(&rs->run_id)),
+			 errdetail("%s.", over->message)));
+}
+
+/*
  * Complete the started decision task of a locked run with a parsed list of
  * decisions, and write the run.  As Cadence writes it: a transient task's
  * DecisionTaskScheduled and DecisionTaskStarted (at the ids its poll
@@ -659,19 +720,7 @@ CompleteDecisionTask(RunState *rs, TimestampTz now, Decision *list, int n,
 		return;
 	}
 
-	if (DecisionIsTransient(rs))
-	{
-		TimestampTz started = rs->decision_started_time_null ? now :
-			rs->decision_started_time;
-
-		/* The scheduled time of a retry is not kept: its start's is used. */
-		if (AppendEvent(rs, started, "DecisionTaskScheduled",
-						DecisionScheduledAttributes(rs)) != scheduled_id ||
-			AppendEvent(rs, started, "DecisionTaskStarted",
-						DecisionStartedAttributes(scheduled_id, identity)) != started_id)
-			elog(ERROR, "transient decision task %lld of run %s is not at the end of its history",
-				 (long long) scheduled_id, UuidToCString(&rs->run_id));
-	}
+	write_transient_decision(rs, now, identity);
 	JsonBegin(&jb);
 	JsonAddInt(&jb, "scheduledEventId", scheduled_id);
 	JsonAddInt(&jb, "startedEventId", started_id);
@@ -763,6 +812,7 @@ durable_complete_decision_task(PG_FUNCTION_ARGS)
 	TaskToken	t;
 	RunState	rs;
 	Decision   *list;
+	DecisionOverLimit over;
 	int			n;
 
 	RequireWritableTransaction("durable.complete_decision_task()");
@@ -770,8 +820,11 @@ durable_complete_decision_task(PG_FUNCTION_ARGS)
 	DurableSPIConnect();
 	load_decision(token, &t, &rs);
 	identity = decision_identity(passed, &rs);
-	n = ParseDecisions(&rs, decisions, &list);
-	CompleteDecisionTask(&rs, now, list, n, identity);
+	n = ParseDecisionsOverLimit(&rs, decisions, &list, &over);
+	if (over.message != NULL)
+		terminate_for_oversized_decision(&rs, now, identity, &over);
+	else
+		CompleteDecisionTask(&rs, now, list, n, identity);
 	DurableSPIFinish();
 	PG_RETURN_VOID();
 }

@@ -370,6 +370,8 @@ RetryVerdictName(RetryVerdict v)
 			return "EXPIRATION_INTERVAL_EXCEEDED";
 		case RETRY_PAST_DEADLINE:
 			return "TIMEOUT";
+		case RETRY_CANCEL_REQUESTED:
+			return "CANCEL_REQUESTED";
 	}
 	return "UNKNOWN";
 }

@@ -297,6 +297,8 @@ StartChildWorkflow(RunState *rs, TimestampTz now, StartRequest *req,
 		JsonAddText(&jb, "cronSchedule", req->cron_schedule);
 	if (req->memo != NULL)
 		JsonAddJsonb(&jb, "memo", req->memo);
+	if (req->search_attributes != NULL)
+		JsonAddJsonb(&jb, "searchAttributes", req->search_attributes);
 	if (control != NULL)
 		JsonAddJsonb(&jb, "control", control);
 	JsonAddInt(&jb, "decisionTaskCompletedEventId", completed_id);
@@ -586,7 +588,14 @@ deliver_external_outcome(ExternalRequest *req, pg_uuid_t *initiator_run,
 	JsonAddText(&jb, "workflowId", req->workflow_id);
 	if (outcome == EXTERNAL_DONE)
 	{
-		JsonAddText(&jb, "runId", UuidToCString(target_run_id));
+		/*
+		 * The run id the decision gave, empty when it gave none (the target's
+		 * latest run got it), as Cadence's and Temporal's transfer task
+		 * records its TargetRunID in AddExternalWorkflowExecutionSignaled and
+		 * ...CancelRequested.
+		 */
+		JsonAddText(&jb, "runId",
+					req->run_id != NULL ? UuidToCString(req->run_id) : "");
 		event_type = req->cancel ? "ExternalWorkflowExecutionCancelRequested" :
 			"ExternalWorkflowExecutionSignaled";
 	}

@@ -63,7 +63,7 @@ static const DecisionSpec decision_specs[] = {
 	{"ContinueAsNewWorkflowExecution", D_CONTINUE_AS_NEW,
 		{"workflowType", "taskQueue", "input", "workflowRunTimeoutSeconds",
 			"taskStartToCloseTimeoutSeconds", "backoffStartIntervalInSeconds",
-		"retryPolicy", "cronSchedule", "memo"}},
+		"retryPolicy", "cronSchedule", "memo", "searchAttributes"}},
 	{"RecordMarker", D_RECORD_MARKER, {"markerName", "details", "header"}},
 	{"UpsertWorkflowSearchAttributes", D_UPSERT_SEARCH_ATTRIBUTES,
 	{"searchAttributes"}},
@@ -72,7 +72,7 @@ static const DecisionSpec decision_specs[] = {
 			"retryPolicy", "workflowExecutionTimeoutSeconds",
 			"workflowRunTimeoutSeconds", "taskStartToCloseTimeoutSeconds",
 			"parentClosePolicy", "workflowIdReusePolicy", "cronSchedule", "memo",
-		"control"}},
+		"searchAttributes", "control"}},
 	{"SignalExternalWorkflowExecution", D_SIGNAL_EXTERNAL,
 		{"namespace", "workflowId", "runId", "signalName", "input", "control",
 		"childWorkflowOnly"}},
@@ -221,12 +221,33 @@ field_object(Jsonb *obj, int i, const char *key, bool required)
 	return j;
 }
 
+/*
+ * While ParseDecisionsOverLimit parses: the first payload over
+ * durable.max_payload_size, kept instead of raised (index -1: none).
+ */
+static bool keep_oversized = false;
+static int	oversized_index = -1;
+static char *oversized_message = NULL;
+
 /* A payload field, checked against durable.max_payload_size. */
 static Jsonb *
 field_payload(Jsonb *obj, int i, const char *key)
 {
 	Jsonb	   *j = field_jsonb(obj, key);
 
+	if (j != NULL && keep_oversized &&
+		VARSIZE(j) > (Size) durable_max_payload_size)
+	{
+		if (oversized_index < 0)
+		{
+			oversized_index = i;
+			oversized_message =
+				psprintf("%s is too large: it is %u bytes; durable.max_payload_size is %d bytes",
+						 label(i, key), (unsigned int) VARSIZE(j),
+						 durable_max_payload_size);
+		}
+		return j;
+	}
 	if (j != NULL)
 		CheckPayload(j, label(i, key));
 	return j;
@@ -432,6 +453,7 @@ parse_decision(RunState *rs, Jsonb *obj, int i, Decision *d)
 					CronParse(c->cron_schedule, label(i, "cronSchedule"), &sched);
 				}
 				c->memo = field_object(obj, i, "memo", false);
+				c->search_attributes = field_object(obj, i, "searchAttributes", false);
 				c->attempt = 1;
 				break;
 			}
@@ -483,6 +505,7 @@ parse_decision(RunState *rs, Jsonb *obj, int i, Decision *d)
 					CronParse(c->cron_schedule, label(i, "cronSchedule"), &sched);
 				}
 				c->memo = field_object(obj, i, "memo", false);
+				c->search_attributes = field_object(obj, i, "searchAttributes", false);
 				d->control = field_payload(obj, i, "control");
 				d->id = c->workflow_id;
 				break;
@@ -580,6 +603,81 @@ ParseDecisions(RunState *rs, Jsonb *decisions, Decision **out)
 		}
 	}
 	*out = list;
+	return n;
+}
+
+/*
+ * Cadence's DecisionTaskFailedCause for bad attributes of a decision type
+ * (BAD_RECORD_MARKER_ATTRIBUTES ...), in the CamelCase form durable writes
+ * its decision task causes in.
+ */
+static const char *
+bad_attributes_cause(DecisionType type)
+{
+	switch (type)
+	{
+		case D_SCHEDULE_ACTIVITY:
+			return "BadScheduleActivityAttributes";
+		case D_REQUEST_CANCEL_ACTIVITY:
+			return "BadRequestCancelActivityAttributes";
+		case D_START_TIMER:
+			return "BadStartTimerAttributes";
+		case D_CANCEL_TIMER:
+			return "BadCancelTimerAttributes";
+		case D_COMPLETE_WORKFLOW:
+			return "BadCompleteWorkflowExecutionAttributes";
+		case D_FAIL_WORKFLOW:
+			return "BadFailWorkflowExecutionAttributes";
+		case D_CANCEL_WORKFLOW:
+			return "BadCancelWorkflowExecutionAttributes";
+		case D_CONTINUE_AS_NEW:
+			return "BadContinueAsNewAttributes";
+		case D_RECORD_MARKER:
+			return "BadRecordMarkerAttributes";
+		case D_UPSERT_SEARCH_ATTRIBUTES:
+			return "BadSearchAttributes";
+		case D_START_CHILD:
+			return "BadStartChildExecutionAttributes";
+		case D_SIGNAL_EXTERNAL:
+			return "BadSignalWorkflowExecutionAttributes";
+		case D_CANCEL_EXTERNAL:
+			return "BadRequestCancelExternalWorkflowExecutionAttributes";
+	}
+	return "BadDecisionAttributes";
+}
+
+/*
+ * ParseDecisions for a worker's completion: a payload over
+ * durable.max_payload_size is not an error of the call but ends the
+ * workflow (api_worker.c), as Temporal's workflow task handler terminates
+ * a workflow whose command carries a payload over its size limit (its
+ * sizeLimitChecker).  over->message is NULL when every payload fits; else it
+ * names the first one that does not, and over->cause is the decision task
+ * failure cause of its decision.  Every other error is raised as usual.
+ */
+int
+ParseDecisionsOverLimit(RunState *rs, Jsonb *decisions, Decision **out,
+						DecisionOverLimit *over)
+{
+	int			n = 0;
+
+	keep_oversized = true;
+	oversized_index = -1;
+	oversized_message = NULL;
+	PG_TRY();
+	{
+		n = ParseDecisions(rs, decisions, out);
+	}
+	PG_FINALLY();
+	{
+		keep_oversized = false;
+	}
+	PG_END_TRY();
+	over->message = oversized_message;
+	over->cause = oversized_index < 0 ? NULL :
+		bad_attributes_cause((*out)[oversized_index].type);
+	oversized_index = -1;
+	oversized_message = NULL;
 	return n;
 }
 

@@ -25,6 +25,7 @@ void		_PG_init(void);
 
 int			durable_max_history_events = 51200;
 int			durable_max_payload_size = 2 * 1024 * 1024;
+int			durable_max_buffered_events = 100;
 int			durable_max_attempts_per_run = 1000;
 int			durable_max_pending_activities = 2000;
 int			durable_default_activity_timeout = 600;
@@ -151,7 +152,7 @@ _PG_init(void)
 
 	DefineCustomIntVariable("durable.max_history_events",
 							"Longest history of one run, in events.",
-							NULL,
+							"A run whose history reaches this many events less the 10 kept for closing it is terminated.",
 							&durable_max_history_events,
 							51200, 100, INT_MAX,
 							PGC_SUSET, 0,
@@ -163,6 +164,14 @@ _PG_init(void)
 							&durable_max_payload_size,
 							2 * 1024 * 1024, 1024, (int) MaxAllocSize,
 							PGC_SUSET, GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("durable.max_buffered_events",
+							"Events buffered during one decision task after which the task is failed (ForceCloseDecision).",
+							NULL,
+							&durable_max_buffered_events,
+							100, 1, INT_MAX,
+							PGC_SUSET, 0,
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("durable.max_attempts_per_run",

@@ -55,6 +55,7 @@ extern int	durable_max_history_events;
 extern int	durable_max_payload_size;
 extern int	durable_max_attempts_per_run;
 extern int	durable_max_pending_activities;
+extern int	durable_max_buffered_events;
 extern int	durable_default_activity_timeout;
 extern bool durable_library_preloaded;
 
@@ -213,7 +214,8 @@ typedef enum RetryVerdict
 	RETRY_NON_RETRIABLE,
 	RETRY_ATTEMPTS_EXHAUSTED,
 	RETRY_EXPIRED,
-	RETRY_PAST_DEADLINE
+	RETRY_PAST_DEADLINE,
+	RETRY_CANCEL_REQUESTED		/* an activity whose cancel was requested */
 } RetryVerdict;
 
 extern void ParseRetryPolicy(Jsonb *policy, const char *argname,
@@ -328,6 +330,15 @@ extern void EnqueueReadyTask(RunState *rs, const char *task_queue, char kind,
 extern void CloseRun(RunState *rs, TimestampTz now, const char *status,
 					 const char *event_type, Jsonb *attributes,
 					 Jsonb *result, Jsonb *failure);
+
+/*
+ * Events of a run's history kept for the events that close it (README
+ * "Limits of a run"): a run is terminated once its history reaches
+ * durable.max_history_events less these.
+ */
+#define DURABLE_CLOSE_ROOM	10
+extern void TerminateRunForLimit(RunState *rs, TimestampTz now,
+								 const char *reason, Jsonb *details);
 
 /* direct.c, reading */
 extern Jsonb *DecisionTaskJson(RunState *rs, const char *token,
@@ -685,6 +696,16 @@ extern void RequestCancelActivity(RunState *rs, ActivityState *a,
 typedef struct Decision Decision;
 
 extern int	ParseDecisions(RunState *rs, Jsonb *decisions, Decision **out);
+
+/* A decision's payload over durable.max_payload_size (message NULL: none) */
+typedef struct DecisionOverLimit
+{
+	char	   *message;
+	const char *cause;			/* DecisionTaskFailed's cause */
+} DecisionOverLimit;
+
+extern int	ParseDecisionsOverLimit(RunState *rs, Jsonb *decisions,
+									Decision **out, DecisionOverLimit *over);
 extern void SetDecisionLabel(const char *label);
 extern bool DecisionsCloseRun(Decision *list, int n);
 extern bool DecisionsLeaveUnhandledEvents(RunState *rs, Decision *list, int n);
@@ -778,6 +799,7 @@ typedef struct StartRequest
 	char	   *cron_schedule;
 	double		delay;			/* seconds before the first decision task */
 	Jsonb	   *memo;
+	Jsonb	   *search_attributes;	/* a child's, or NULL */
 	/* signal_with_start: signal a running run, or start with this signal */
 	char	   *signal_name;
 	Jsonb	   *signal_input;
@@ -804,6 +826,7 @@ typedef struct ContinueRequest
 	Jsonb	   *retry_policy;	/* NULL: the same */
 	char	   *cron_schedule;	/* NULL: the same */
 	Jsonb	   *memo;			/* NULL: the same */
+	Jsonb	   *search_attributes;	/* NULL: the same */
 	int32		attempt;
 	Jsonb	   *failure;
 	Jsonb	   *last_completion_result;

@@ -862,7 +862,7 @@ static const char *const child_options[] = {
 	"namespace", "workflowId", "taskQueue", "retryPolicy",
 	"workflowExecutionTimeoutSeconds", "workflowRunTimeoutSeconds",
 	"taskStartToCloseTimeoutSeconds", "parentClosePolicy",
-	"workflowIdReusePolicy", "cronSchedule", "memo", NULL
+	"workflowIdReusePolicy", "cronSchedule", "memo", "searchAttributes", NULL
 };
 
 PG_FUNCTION_INFO_V1(durable_child_workflow);

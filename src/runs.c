@@ -101,6 +101,11 @@ static KeptPlan buffer_event = {
 	" (run_id, event_time, event_type, attributes) VALUES ($1, $2, $3, $4)",
 	4, {UUIDOID, TIMESTAMPTZOID, TEXTOID, JSONBOID}
 };
+static KeptPlan count_buffered = {
+	NULL, "SELECT count(*) FROM (SELECT FROM durable.buffered_events"
+	" WHERE run_id = $1 LIMIT $2) b",
+	2, {UUIDOID, INT8OID}
+};
 static KeptPlan event_type_at = {
 	NULL, "SELECT event_type FROM durable.history"
 	" WHERE run_id = $1 AND event_id = $2",
@@ -524,6 +529,78 @@ LoadRunById(pg_uuid_t *run_id, bool skip_locked, RunState *rs)
 }
 
 /*
+ * Whether an event of this call takes the open run's history into the room
+ * kept for closing it (README "Limits of a run"): durable.max_history_events
+ * less DURABLE_CLOSE_ROOM.  A decision task's own events (scheduled,
+ * started, completed, failed, timed out) may use the room: they follow the
+ * events that call for them, at most a few after the last such event, so
+ * they never keep a run open at its limit.
+ */
+static bool
+history_reached_limit(RunState *rs)
+{
+	EventBatch *b = rs->events;
+	int64		limit = (int64) durable_max_history_events - DURABLE_CLOSE_ROOM;
+	int			i;
+
+	if (b == NULL || !RunIsOpen(rs) || rs->last_event_id < limit)
+		return false;
+	for (i = b->n - 1; i >= 0 && b->ids[i] >= limit; i--)
+		if (strncmp(b->types[i], "DecisionTask", 12) != 0)
+			return true;
+	return false;
+}
+
+/*
+ * Terminate a run whose history reached its limit, at the time of its last
+ * event, as Temporal terminates a workflow at the event that passes its
+ * history count limit (its workflow context's history size checks): the
+ * call's events are written, then WorkflowExecutionTerminated.  The caller
+ * (a signal, an activity outcome, a timer) gets a WARNING, not an error,
+ * since an error would undo the termination with its own event.
+ */
+static void
+terminate_full_run(RunState *rs)
+{
+	JsonBuilder jb;
+	int64		events = rs->last_event_id;
+
+	JsonBegin(&jb);
+	JsonAddInt(&jb, "historyEvents", events);
+	JsonAddInt(&jb, "maxHistoryEvents", durable_max_history_events);
+	TerminateRunForLimit(rs, rs->events->times[rs->events->n - 1],
+						 "durable:HistoryCountExceedsLimit", JsonFinish(&jb));
+	ereport(WARNING,
+			(errcode(ERRCODE_DURABLE_LIMIT_EXCEEDED),
+			 errmsg("workflow \"%s\" run %s was terminated: its history reached its limit",
+					rs->workflow_id, UuidToCString(&rs->run_id)),
+			 errdetail("It had %lld events; durable.max_history_events is %d, of which the last %d are kept for the events that close a run.",
+					   (long long) events, durable_max_history_events,
+					   DURABLE_CLOSE_ROOM),
+			 errhint("Continue the workflow as a new run before its history fills up.")));
+}
+
+/*
+ * Terminate a run that reached one of its limits (the history's length, a
+ * decision's payload): WorkflowExecutionTerminated with the limit as reason
+ * and identity "durable".  Closing events are never refused, so this always
+ * succeeds on an open run.
+ */
+void
+TerminateRunForLimit(RunState *rs, TimestampTz now, const char *reason,
+					 Jsonb *details)
+{
+	JsonBuilder jb;
+
+	JsonBegin(&jb);
+	JsonAddText(&jb, "reason", reason);
+	JsonAddJsonb(&jb, "details", details);
+	JsonAddText(&jb, "identity", "durable");
+	CloseRun(rs, now, "terminated", "WorkflowExecutionTerminated",
+			 JsonFinish(&jb), NULL, NULL);
+}
+
+/*
  * The columns SaveRun writes; the last, task_secret, only when a decision
  * task was started (it is absent from a database at 0.2.0).
  */
@@ -544,6 +621,11 @@ SaveRun(RunState *rs)
 	Datum		values[lengthof(save_run_columns)];
 	bool		isnull[lengthof(save_run_columns)];
 
+	if (history_reached_limit(rs))
+	{
+		terminate_full_run(rs);
+		return;
+	}
 	write_ready(rs);
 	write_events(rs);
 	memset(isnull, false, sizeof(isnull));
@@ -604,16 +686,11 @@ AppendEvent(RunState *rs, TimestampTz now, const char *event_type,
 {
 	EventBatch *b;
 
-	if (rs->last_event_id >= durable_max_history_events)
-		ereport(ERROR,
-				(errcode(ERRCODE_DURABLE_LIMIT_EXCEEDED),
-				 errmsg("history of workflow \"%s\" run %s is full",
-						rs->workflow_id, UuidToCString(&rs->run_id)),
-				 errdetail("It has %lld events; durable.max_history_events is %d.",
-						   (long long) rs->last_event_id,
-						   durable_max_history_events),
-				 errhint("Continue the workflow as a new run before its history fills up.")));
-
+	/*
+	 * No limit is checked here: a call's events are all written, and a run
+	 * whose history reached its limit is terminated when the call saves it
+	 * (SaveRun), so that the events closing a run always fit.
+	 */
 	/*
 	 * ActivityTaskStarted is written just before the activity's outcome (rule
 	 * 6), here or when buffered events are flushed; the outcome names it.
@@ -651,6 +728,50 @@ AppendEvent(RunState *rs, TimestampTz now, const char *event_type,
 	return rs->last_event_id;
 }
 
+/* Whether the run has durable.max_buffered_events events buffered. */
+static bool
+buffered_events_at_limit(RunState *rs)
+{
+	Datum		values[2];
+	bool		isnull;
+	int64		n;
+
+	values[0] = UUIDPGetDatum(&rs->run_id);
+	values[1] = Int64GetDatum(durable_max_buffered_events);
+	RunPlan(&count_buffered, values, NULL, false, 1);
+	n = DatumGetInt64(SPIGetDatum(0, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	return n >= durable_max_buffered_events;
+}
+
+/*
+ * Fail the started decision task of a run that has too many events buffered,
+ * as Cadence's and Temporal's closeTransactionHandleBufferedEventsLimit do:
+ * DecisionTaskFailed with cause ForceCloseDecision (none for a transient
+ * task), the buffered events written, and a new first attempt scheduled, so
+ * that the worker starts over with the whole history; the started task's
+ * token is stale (WF005).  The caller saves the run.
+ */
+static void
+force_close_decision(RunState *rs, TimestampTz now)
+{
+	if (!DecisionIsTransient(rs))
+	{
+		JsonBuilder jb;
+
+		JsonBegin(&jb);
+		JsonAddInt(&jb, "scheduledEventId", rs->decision_scheduled_id);
+		JsonAddInt(&jb, "startedEventId", rs->decision_started_id);
+		JsonAddText(&jb, "cause", "ForceCloseDecision");
+		JsonAddText(&jb, "identity", "durable");
+		(void) AppendEvent(rs, now, "DecisionTaskFailed", JsonFinish(&jb));
+	}
+	rs->decision_scheduled_id = 0;
+	rs->decision_started_id = 0;
+	rs->decision_started_time_null = true;
+	ScheduleNextDecisionAttempt(rs, now);
+}
+
 /*
  * Append an event from outside the workflow (signal, cancel request, activity
  * outcome).  While a decision task is started it is buffered and appended
@@ -676,6 +797,8 @@ AppendEventOrBuffer(RunState *rs, TimestampTz now, const char *event_type,
 	values[3] = JsonbPGetDatum(attributes);
 	RunPlan(&buffer_event, values, NULL, false, 0);
 	rs->has_buffered = true;
+	if (buffered_events_at_limit(rs))
+		force_close_decision(rs, now);
 }
 
 /*

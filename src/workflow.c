@@ -73,7 +73,7 @@ static KeptPlan load_chain = {
 	NULL, "SELECT first_run_id, chain_start_time, execution_timeout,"
 	" execution_deadline, input, retry_policy, cron_schedule, memo,"
 	" run_timeout, parent_namespace, parent_workflow_id, parent_run_id,"
-	" parent_initiated_id FROM durable.runs WHERE run_id = $1",
+	" parent_initiated_id, search_attributes FROM durable.runs WHERE run_id = $1",
 	1, {UUIDOID}
 };
 static KeptPlan set_continued_to = {
@@ -110,6 +110,7 @@ typedef struct NewRun
 	TimestampTz execution_deadline; /* DT_NOEND: none */
 	const char *cron_schedule;
 	Jsonb	   *memo;
+	Jsonb	   *search_attributes;	/* NULL: none */
 	double		backoff;		/* before the first decision task */
 	const char *parent_namespace;
 	const char *parent_workflow_id;
@@ -215,6 +216,8 @@ started_attributes(NewRun *nr)
 		JsonAddText(&jb, "cronSchedule", nr->cron_schedule);
 	if (nr->memo != NULL)
 		JsonAddJsonb(&jb, "memo", nr->memo);
+	if (nr->search_attributes != NULL)
+		JsonAddJsonb(&jb, "searchAttributes", nr->search_attributes);
 	if (nr->parent_run_id != NULL)
 	{
 		JsonBeginObject(&jb, "parentWorkflowExecution");
@@ -276,6 +279,20 @@ create_run(NewRun *nr, TimestampTz now, bool only_first)
 				false, 1) == 0)
 		return false;
 	SPI_freetuptable(SPI_tuptable);
+
+	/*
+	 * Search attributes given to a child or a continued run, as Cadence's and
+	 * Temporal's StartChildWorkflowExecution and ContinueAsNew attributes
+	 * carry them: list_workflows finds the run by them.
+	 */
+	if (nr->search_attributes != NULL)
+	{
+		Datum		sa[2];
+
+		sa[0] = UUIDPGetDatum(nr->run_id);
+		sa[1] = JsonbPGetDatum(nr->search_attributes);
+		RunPlan(&set_search_attributes, sa, NULL, false, 0);
+	}
 
 	/* The run row is ours; its counters already count these events. */
 	memset(&rs, 0, sizeof(rs));
@@ -465,6 +482,7 @@ StartWorkflowExecution(StartRequest *req, TimestampTz now)
 		TimestampPlusSeconds(now, req->execution_timeout) : DT_NOEND;
 	nr.cron_schedule = req->cron_schedule;
 	nr.memo = req->memo;
+	nr.search_attributes = req->search_attributes;
 	nr.backoff = req->delay;
 	nr.signal_name = req->signal_name;
 	nr.signal_input = req->signal_input;
@@ -574,6 +592,7 @@ typedef struct RunChain
 	char	   *cron_schedule;
 	Jsonb	   *memo;
 	double		run_timeout;
+	Jsonb	   *search_attributes;
 	char	   *parent_namespace;
 	char	   *parent_workflow_id;
 	pg_uuid_t	parent_run_id;
@@ -612,6 +631,7 @@ read_chain(RunState *rs, RunChain *c)
 		memcpy(&c->parent_run_id, DatumGetUUIDP(d), sizeof(pg_uuid_t));
 	d = SPIGetDatum(0, 13, &isnull);
 	c->parent_initiated_id = isnull ? 0 : DatumGetInt64(d);
+	c->search_attributes = SPIGetJsonbCopy(0, 14);
 	SPI_freetuptable(SPI_tuptable);
 }
 
@@ -653,6 +673,14 @@ ContinueRun(RunState *rs, TimestampTz now, ContinueRequest *cr,
 	nr.execution_deadline = chain.execution_deadline;
 	nr.cron_schedule = cr->cron_schedule ? cr->cron_schedule : chain.cron_schedule;
 	nr.memo = cr->memo ? cr->memo : chain.memo;
+
+	/*
+	 * The run's search attributes carry over unless the request gives its
+	 * own, as Cadence's and Temporal's ContinueAsNew keep the current ones
+	 * when its attributes have none (retries and cron runs too).
+	 */
+	nr.search_attributes = cr->search_attributes ? cr->search_attributes :
+		chain.search_attributes;
 	nr.backoff = cr->backoff;
 	if (chain.has_parent)
 	{
@@ -676,6 +704,8 @@ ContinueRun(RunState *rs, TimestampTz now, ContinueRequest *cr,
 	JsonAddFloat(&jb, "taskStartToCloseTimeoutSeconds", nr.decision_timeout);
 	JsonAddFloat(&jb, "backoffStartIntervalInSeconds", nr.backoff);
 	JsonAddText(&jb, "initiator", nr.initiator);
+	if (cr->search_attributes != NULL)
+		JsonAddJsonb(&jb, "searchAttributes", cr->search_attributes);
 	if (cr->failure != NULL)
 		JsonAddJsonb(&jb, "failure", cr->failure);
 	if (cr->last_completion_result != NULL)
