@@ -39,13 +39,15 @@
  * "Activities: retries, timeouts, heartbeats"): its execution deadline or
  * its run deadline, whichever is earlier (LEAST skips a NULL).  The run
  * deadline is run_deadline when the database has it (0.4.0) and it is set,
- * else start_time + run_timeout, bounded as every duration is.
+ * else start_time + run_timeout, bounded as every duration is; NULL when
+ * the run has neither timeout (LEAST would otherwise take the bound).
  */
 #define WORKFLOW_DEADLINE \
 	"r.execution_deadline," \
 	" COALESCE((pg_catalog.to_jsonb(r) ->> 'run_deadline')::timestamptz," \
+	"   CASE WHEN r.run_timeout IS NOT NULL THEN" \
 	"   r.start_time + pg_catalog.make_interval(secs => LEAST(r.run_timeout," \
-	"   " DURABLE_MAX_DURATION_SQL ")))"
+	"   " DURABLE_MAX_DURATION_SQL ")) END)"
 
 /* describe_workflow's object for run r */
 #define DESCRIBE_OBJECT \

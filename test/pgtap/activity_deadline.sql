@@ -8,7 +8,7 @@
 -- the values that apply, and describe_workflow's expirationTime is the
 -- deadline that applies: ScheduleToClose, the expiration, or the workflow's.
 BEGIN;
-SELECT plan(6);
+SELECT plan(7);
 SET LOCAL durable.test_time = '2026-01-01 00:00:00+00';
 
 -- 2 s ScheduleToClose, 1 s ScheduleToStart, a 60 s expiration interval.
@@ -44,6 +44,15 @@ SELECT t.decide('once', jsonb_build_array(t.sched('a1', '{"scheduleToCloseTimeou
     "retryPolicy": {"initialIntervalInSeconds": 1, "maximumAttempts": 1}}'))) IS NOT NULL;
 SELECT is((t.pending('once')->>'expirationTime')::timestamptz, '2026-01-01 00:00:02+00',
     'without retry ScheduleToClose is kept: expirationTime 2 s after the schedule');
+
+-- No timeout anywhere (no ScheduleToClose, no expiration, a workflow
+-- without timeouts): nothing ends the retries but their count, and there is
+-- no deadline to show.
+SELECT durable.start_workflow('wf', NULL, 'none', 'none') IS NOT NULL AS started;
+SELECT t.decide('none', jsonb_build_array(t.sched('a1', '{"startToCloseTimeoutSeconds": 5,
+    "retryPolicy": {"initialIntervalInSeconds": 1, "maximumAttempts": 5}}'))) IS NOT NULL;
+SELECT is(t.pending('none')->'expirationTime', 'null'::jsonb,
+    'no timeout anywhere: expirationTime is null');
 
 SELECT * FROM finish();
 ROLLBACK;
