@@ -120,8 +120,8 @@ static const char *const schema_checks[] = {
  * name, locked, and checked to still exist after the lock is granted (a
  * call that waited for DROP EXTENSION's locks finds its OID dropped).
  */
-static Relation
-durable_open(const char *relname, LOCKMODE lockmode)
+Relation
+DurableOpenTable(const char *relname, LOCKMODE lockmode)
 {
 	Oid			nsp = get_namespace_oid("durable", true);
 	Oid			relid = OidIsValid(nsp) ? get_relname_relid(relname, nsp) :
@@ -333,7 +333,7 @@ direct_open(DirectTable *dt, const char *relname, int ncols,
 	int			i;
 	int			j;
 
-	dt->rel = durable_open(relname, RowExclusiveLock);
+	dt->rel = DurableOpenTable(relname, RowExclusiveLock);
 	dt->user_checks = direct_check_table(dt->rel);
 	desc = RelationGetDescr(dt->rel);
 	dt->natts = desc->natts;
@@ -598,7 +598,7 @@ BeginHistoryScan(HistoryScan *hs, pg_uuid_t *run_id)
 	CommandCounterIncrement();
 	PushCopiedSnapshot(GetTransactionSnapshot());
 	UpdateActiveSnapshotCommandId();
-	hs->rel = durable_open("history", AccessShareLock);
+	hs->rel = DurableOpenTable("history", AccessShareLock);
 	pkey = primary_key(hs->rel);
 	for (i = 0; i < lengthof(history_columns); i++)
 		hs->att[i] = column_index_typed(hs->rel, history_columns[i].name,
@@ -808,7 +808,7 @@ DirectLockRun(pg_uuid_t *run_id, bool skip_locked)
 	/* What this call wrote so far is visible, as to an SPI statement. */
 	CommandCounterIncrement();
 	snapshot = RegisterSnapshot(GetTransactionSnapshot());
-	rel = durable_open("runs", RowShareLock);
+	rel = DurableOpenTable("runs", RowShareLock);
 	/* FOR UPDATE is a write to a statement: refused in a read-only one. */
 	if (XactReadOnly)
 		PreventCommandIfReadOnly("a lock of a row of durable.runs");
@@ -894,7 +894,7 @@ DirectUpdateRun(pg_uuid_t *run_id, int n, const char *const *names,
 
 	/* Our own earlier changes to the row are the version to update. */
 	CommandCounterIncrement();
-	rel = durable_open("runs", RowExclusiveLock);
+	rel = DurableOpenTable("runs", RowExclusiveLock);
 	user_checks = direct_check_table(rel);
 	CheckCmdReplicaIdentity(rel, CMD_UPDATE);
 	desc = RelationGetDescr(rel);
@@ -1009,7 +1009,7 @@ DirectClaimReadyTask(const char *namespace, const char *task_queue, char kind,
 
 	CommandCounterIncrement();
 	snapshot = RegisterSnapshot(GetTransactionSnapshot());
-	rel = durable_open("ready_tasks", RowExclusiveLock);
+	rel = DurableOpenTable("ready_tasks", RowExclusiveLock);
 	(void) direct_check_table(rel);		/* a DELETE checks no constraint */
 	CheckCmdReplicaIdentity(rel, CMD_DELETE);
 	desc = RelationGetDescr(rel);
@@ -1115,7 +1115,7 @@ DirectRunHasRows(const char *relname, pg_uuid_t *run_id)
 
 	CommandCounterIncrement();
 	snapshot = RegisterSnapshot(GetTransactionSnapshot());
-	rel = durable_open(relname, AccessShareLock);
+	rel = DurableOpenTable(relname, AccessShareLock);
 	pkey = primary_key(rel);
 	index = index_open(pkey, AccessShareLock);
 	attno = index->rd_index->indkey.values[0];
@@ -1277,7 +1277,7 @@ DirectDeleteRunTimers(pg_uuid_t *run_id, const char *except_kind)
 
 	CommandCounterIncrement();
 	snapshot = RegisterSnapshot(GetTransactionSnapshot());
-	rel = durable_open("timers", RowExclusiveLock);
+	rel = DurableOpenTable("timers", RowExclusiveLock);
 	(void) direct_check_table(rel);		/* a DELETE checks no constraint */
 	CheckCmdReplicaIdentity(rel, CMD_DELETE);
 	pkey = primary_key(rel);
@@ -1364,7 +1364,7 @@ DirectStartActivityAttempt(pg_uuid_t *run_id, int64 scheduled_event_id,
 
 	CommandCounterIncrement();
 	snapshot = RegisterSnapshot(GetTransactionSnapshot());
-	rel = durable_open("activities", RowExclusiveLock);
+	rel = DurableOpenTable("activities", RowExclusiveLock);
 	user_checks = direct_check_table(rel);
 	CheckCmdReplicaIdentity(rel, CMD_UPDATE);
 	desc = RelationGetDescr(rel);

@@ -341,6 +341,7 @@ extern void TerminateRunForLimit(RunState *rs, TimestampTz now,
 								 const char *reason, Jsonb *details);
 
 /* direct.c, reading */
+extern Relation DurableOpenTable(const char *relname, LOCKMODE lockmode);
 extern Jsonb *DecisionTaskJson(RunState *rs, const char *token,
 							   const char *identity);
 

@@ -502,8 +502,7 @@ pick_candidate(Candidate *c, int n)
 int
 ExecutorShareClaim(void)
 {
-	Oid			nsp = get_namespace_oid("durable", true);
-	Oid			relid;
+	Oid			nsp;
 	Oid			indexid;
 	Relation	rel;
 	Relation	index;
@@ -512,12 +511,19 @@ ExecutorShareClaim(void)
 	int			n;
 	int			claimed = 0;
 
-	if (!OidIsValid(nsp))
-		return -1;
+	/*
+	 * The table first, locked and checked to still exist (a DROP EXTENSION
+	 * may have run since the names were looked up); with its lock held its
+	 * index cannot go away.
+	 */
+	rel = DurableOpenTable("ready_tasks", AccessShareLock);
+	nsp = RelationGetNamespace(rel);
 	indexid = get_relname_relid(SHARE_INDEX_NAME, nsp);
-	relid = get_relname_relid("ready_tasks", nsp);
-	if (!OidIsValid(indexid) || !OidIsValid(relid))
+	if (!OidIsValid(indexid))
+	{
+		table_close(rel, NoLock);
 		return -1;
+	}
 
 	register_callbacks();
 	if (held)
@@ -525,7 +531,6 @@ ExecutorShareClaim(void)
 
 	CommandCounterIncrement();
 	snapshot = RegisterSnapshot(GetTransactionSnapshot());
-	rel = table_open(relid, AccessShareLock);
 	index = index_open(indexid, AccessShareLock);
 	n = scan_namespaces(rel, index, snapshot, cand, EXECUTOR_SHARE_SCAN_MAX);
 	index_close(index, NoLock);

@@ -851,6 +851,8 @@ sub load_functions
 		  FROM pg_proc p
 		 WHERE p.pronamespace = 'durable'::regnamespace
 		   AND p.prorettype <> 'trigger'::regtype
+		   -- a planner support function (internal) cannot be called from SQL
+		   AND p.prorettype <> 'internal'::regtype
 		 ORDER BY 1});
 	# Right after a DROP EXTENSION there are none: keep the old list.
 	@FUNCS = @$rows if @$rows;
@@ -1578,7 +1580,8 @@ sub main
 	my %called = map { $_ => 1 } keys %stats;
 	my $fdbh = connect_db('durable_fuzz_report', 20);
 	my $all = $fdbh->selectcol_arrayref(q{SELECT proname FROM pg_proc WHERE pronamespace = 'durable'::regnamespace
-	                                       AND prorettype <> 'trigger'::regtype ORDER BY 1});
+	                                       AND prorettype <> 'trigger'::regtype
+	                                       AND prorettype <> 'internal'::regtype ORDER BY 1});
 	my @never = grep { !$called{$_} } @$all;
 	# The calls of workflow functions (durable.activity() ...) raise 55000 outside one:
 	# fz.wf_main exercises them inside.
