@@ -15,6 +15,8 @@ export interface QueryResultLike {
 export interface PoolClientLike {
   query(text: string, values?: unknown[]): Promise<QueryResultLike>;
   release(err?: Error | boolean): void;
+  /** `pg.PoolClient` emits 'error' when its connection breaks between two statements. */
+  on?(event: 'error', listener: (err: Error) => void): unknown;
 }
 
 /** A pool of connections (`pg.Pool` fits). */

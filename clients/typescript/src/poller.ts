@@ -31,6 +31,11 @@ export class Poller {
       try {
         if (this.client === null) {
           const c = await this.conn.pool.connect();
+          // A connection that breaks while no statement runs on it (the
+          // server terminated it between two polls) emits 'error' on its
+          // client, which without a listener ends the process.  The next
+          // statement then fails on it, and the poll reconnects.
+          c.on?.('error', (err) => this.logger.warn(`${this.what}: connection lost`, err));
           try {
             this.pid = Number((await queryOn(c, 'SELECT pg_backend_pid() AS pid'))[0].pid);
           } catch (e) {
