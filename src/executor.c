@@ -167,14 +167,25 @@ static KeptPlan claim_run_task_v3 = {
 	2, {UUIDOID, CHARARRAYOID}
 };
 /*
+ * failures counts the put-offs in a row of one cause: engine failures, or
+ * waits for a locked run (last_error 55P03).  A put-off of the other cause
+ * counts from 0 again, so that waits for a client's lock do not lengthen
+ * the backoff of a later failure in the engine, nor the reverse.
+ */
+#define LOCK_WAIT_BEFORE	"COALESCE(last_error LIKE '55P03:%', false)"
+#define FAILURES_BEFORE(locked) \
+	"CASE WHEN " LOCK_WAIT_BEFORE " = " locked \
+	" THEN COALESCE(failures, 0) ELSE 0 END"
+
+/*
  * Put off a task that failed in the engine: 1 s after the first failure,
  * doubling up to TASK_BACKOFF_MAX_SECONDS.
  */
 static KeptPlan put_off_task = {
 	NULL, "UPDATE durable.ready_tasks"
-	" SET failures = COALESCE(failures, 0) + 1, last_error = $3,"
+	" SET failures = " FAILURES_BEFORE("false") " + 1, last_error = $3,"
 	" not_before = $4 + pg_catalog.make_interval(secs => LEAST("
-	"   pg_catalog.power(2, LEAST(COALESCE(failures, 0), 30)),"
+	"   pg_catalog.power(2, LEAST(" FAILURES_BEFORE("false") ", 30)),"
 	"   " CppAsString2(TASK_BACKOFF_MAX_SECONDS) "))"
 	" WHERE run_id = $1 AND task_id = $2"
 	" RETURNING failures, not_before, namespace, task_queue",
@@ -183,9 +194,9 @@ static KeptPlan put_off_task = {
 /* The same for a task whose run was locked: a short backoff */
 static KeptPlan put_off_locked_task = {
 	NULL, "UPDATE durable.ready_tasks"
-	" SET failures = COALESCE(failures, 0) + 1, last_error = $3,"
+	" SET failures = " FAILURES_BEFORE("true") " + 1, last_error = $3,"
 	" not_before = $4 + pg_catalog.make_interval(secs => LEAST("
-	"   pg_catalog.power(2, LEAST(COALESCE(failures, 0), 30)),"
+	"   pg_catalog.power(2, LEAST(" FAILURES_BEFORE("true") ", 30)),"
 	"   " CppAsString2(TASK_LOCKED_BACKOFF_MAX_SECONDS) "))"
 	" WHERE run_id = $1 AND task_id = $2"
 	" RETURNING failures, not_before, namespace, task_queue",
@@ -197,7 +208,7 @@ static KeptPlan put_off_locked_task = {
  */
 static KeptPlan take_left_task = {
 	NULL, "DELETE FROM durable.ready_tasks WHERE run_id = $1 AND task_id = $2"
-	" RETURNING COALESCE(failures, 0)",
+	" RETURNING " FAILURES_BEFORE("false"),
 	2, {UUIDOID, INT8OID}
 };
 /*
@@ -645,6 +656,20 @@ complete_decisions(RunState *rs, int64 scheduled_id, TimestampTz now,
 	CompleteDecisionTask(rs, now, list, n, identity);
 }
 
+/*
+ * Lock the run of a claimed task (LoadRunById) and, in an executor, say so
+ * in its slot (ExecutorTaskRunLocked): another executor that times out
+ * waiting for this lock then waits again instead of giving its task back.
+ */
+static bool
+lock_run(pg_uuid_t *run_id, RunState *rs)
+{
+	if (!LoadRunById(run_id, false, rs))
+		return false;
+	ExecutorTaskRunLocked();
+	return true;
+}
+
 /* Run a claimed decision task of a SQL workflow. */
 static void
 execute_decision_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt)
@@ -659,7 +684,7 @@ execute_decision_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt)
 	char	   *fault;
 	const char *cause;
 
-	if (!LoadRunById(run_id, false, &rs))
+	if (!lock_run(run_id, &rs))
 		return;
 	if (!LookupRegistration('w', rs.namespace, rs.workflow_type, rs.task_queue,
 							&reg))
@@ -746,7 +771,7 @@ typedef struct ActivityRun
 static bool
 lock_current_attempt(ActivityRun *ar)
 {
-	ar->current = LoadRunById(&ar->run_id, false, &ar->rs) &&
+	ar->current = lock_run(&ar->run_id, &ar->rs) &&
 		RunIsOpen(&ar->rs) &&
 		LoadActivity(&ar->run_id, ar->scheduled_id, &ar->a) &&
 		ar->a.attempt == ar->attempt &&
@@ -1298,6 +1323,20 @@ ExecuteReadyTasks(int max_tasks, bool own_xact)
 			 */
 			FreeErrorData(error);
 			chain_limit = 1;
+			continue;
+		}
+		if (hand.claimed && own_xact &&
+			error->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE &&
+			ExecutorHoldsRun(&hand.run_id))
+		{
+			/*
+			 * Another executor holds the run's lock (parallel activities of
+			 * one run): it ends with that executor's task, by its time limit
+			 * at worst, so wait for it again instead of putting the task off.
+			 * Claimed again as any task, it is likely the oldest.
+			 */
+			FreeErrorData(error);
+			n++;
 			continue;
 		}
 		if (hand.claimed && hand.can_put_off)
