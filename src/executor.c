@@ -69,7 +69,10 @@
  * Locks.  In an executor the engine's statements wait at most
  * EXECUTOR_LOCK_TIMEOUT for a lock (user code keeps the session's
  * lock_timeout): a run that a client keeps locked has its task given back,
- * put off briefly, and the executor goes on with other runs.
+ * put off briefly, and the executor goes on with other runs.  A run that
+ * another executor holds (its slot says so: lock_run) is waited for again,
+ * since that executor's task is bounded by its time limit: parallel SQL
+ * activities of one run then run back to back.
  *
  *-------------------------------------------------------------------------
  */
