@@ -251,6 +251,12 @@ static KeptPlan peek_activity = {
  */
 static char *user_lock_timeout = NULL;
 
+/*
+ * Whether the chain under way has locked its run (lock_run): a lock timeout
+ * before that was a wait for the run's lock.
+ */
+static bool chain_locked_run = false;
+
 /* What executors call themselves in history and attempts */
 static const char *
 executor_identity(void)
@@ -669,6 +675,7 @@ lock_run(pg_uuid_t *run_id, RunState *rs)
 {
 	if (!LoadRunById(run_id, false, rs))
 		return false;
+	chain_locked_run = true;
 	ExecutorTaskRunLocked();
 	return true;
 }
@@ -1053,6 +1060,7 @@ execute_tasks(int max_tasks, int chain_limit, TaskInHand *hand)
 	int			claimed;
 
 	hand->can_put_off = TasksCanBePutOff();
+	chain_locked_run = false;
 	DurableSPIConnect();
 	/* The namespace with the fewest tasks running first (executor_share.c) */
 	claimed = ExecutorShareClaim();
@@ -1328,15 +1336,16 @@ ExecuteReadyTasks(int max_tasks, bool own_xact)
 			chain_limit = 1;
 			continue;
 		}
-		if (hand.claimed && own_xact &&
+		if (hand.claimed && own_xact && !chain_locked_run &&
 			error->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE &&
 			ExecutorHoldsRun(&hand.run_id))
 		{
 			/*
-			 * Another executor holds the run's lock (parallel activities of
-			 * one run): it ends with that executor's task, by its time limit
-			 * at worst, so wait for it again instead of putting the task off.
-			 * Claimed again as any task, it is likely the oldest.
+			 * The wait for the run's lock timed out, and another executor
+			 * holds it (parallel activities of one run): it ends with that
+			 * executor's task, by its time limit at worst, so wait for it
+			 * again instead of putting the task off.  Claimed again as any
+			 * task, it is likely the oldest.
 			 */
 			FreeErrorData(error);
 			n++;
