@@ -587,10 +587,11 @@ ExecutorTaskRunLocked(void)
 
 /*
  * Whether another executor of this database, still running, is in a chain
- * of run_id that holds the run's lock.  Its wait is bounded by its task's
- * time limit and the watchdog, so a lock timeout of this executor on that
- * run need not give the task back.  The answer may be stale by the time it
- * is used (the holder just committed): then the next wait is short.
+ * of run_id that holds the run's lock.  That lock is held at most for its
+ * task (its time limit, then the watchdog), so a lock timeout of this
+ * executor on that run need not give the task back.  The answer may be
+ * stale by the time it is used (the holder just committed): then the next
+ * wait is short.
  */
 bool
 ExecutorHoldsRun(const pg_uuid_t *run_id)
