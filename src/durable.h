@@ -597,11 +597,14 @@ typedef struct ExecutorTask
 	TimestampTz deadline;		/* when that limit passes; 0: none runs */
 	TimestampTz act_at;			/* when the watchdog acts next */
 	ExecutorTaskStage stage;
+	bool		run_locked;		/* its transaction holds the run's lock */
 } ExecutorTask;
 
 extern void ExecutorTaskBegin(const ExecutorTask *task);
 extern void ExecutorTaskSetPosition(int position);
 extern void ExecutorTaskSetDeadline(double timeout, TimestampTz deadline);
+extern void ExecutorTaskRunLocked(void);
+extern bool ExecutorHoldsRun(const pg_uuid_t *run_id);
 extern void ExecutorTaskEnd(void);
 extern bool ExecutorTaskInHand(void);
 extern bool ExecutorTaskTakeLeftover(int index, ExecutorTask *out);

@@ -69,7 +69,10 @@
  * Locks.  In an executor the engine's statements wait at most
  * EXECUTOR_LOCK_TIMEOUT for a lock (user code keeps the session's
  * lock_timeout): a run that a client keeps locked has its task given back,
- * put off briefly, and the executor goes on with other runs.
+ * put off briefly, and the executor goes on with other runs.  A run that
+ * another executor holds (its slot says so: lock_run) is waited for again,
+ * since that executor's task is bounded by its time limit: parallel SQL
+ * activities of one run then run back to back.
  *
  *-------------------------------------------------------------------------
  */
@@ -167,14 +170,25 @@ static KeptPlan claim_run_task_v3 = {
 	2, {UUIDOID, CHARARRAYOID}
 };
 /*
+ * failures counts the put-offs in a row of one cause: engine failures, or
+ * waits for a locked run (last_error 55P03).  A put-off of the other cause
+ * counts from 0 again, so that waits for a client's lock do not lengthen
+ * the backoff of a later failure in the engine, nor the reverse.
+ */
+#define LOCK_WAIT_BEFORE	"COALESCE(last_error LIKE '55P03:%', false)"
+#define FAILURES_BEFORE(locked) \
+	"CASE WHEN " LOCK_WAIT_BEFORE " = " locked \
+	" THEN COALESCE(failures, 0) ELSE 0 END"
+
+/*
  * Put off a task that failed in the engine: 1 s after the first failure,
  * doubling up to TASK_BACKOFF_MAX_SECONDS.
  */
 static KeptPlan put_off_task = {
 	NULL, "UPDATE durable.ready_tasks"
-	" SET failures = COALESCE(failures, 0) + 1, last_error = $3,"
+	" SET failures = " FAILURES_BEFORE("false") " + 1, last_error = $3,"
 	" not_before = $4 + pg_catalog.make_interval(secs => LEAST("
-	"   pg_catalog.power(2, LEAST(COALESCE(failures, 0), 30)),"
+	"   pg_catalog.power(2, LEAST(" FAILURES_BEFORE("false") ", 30)),"
 	"   " CppAsString2(TASK_BACKOFF_MAX_SECONDS) "))"
 	" WHERE run_id = $1 AND task_id = $2"
 	" RETURNING failures, not_before, namespace, task_queue",
@@ -183,9 +197,9 @@ static KeptPlan put_off_task = {
 /* The same for a task whose run was locked: a short backoff */
 static KeptPlan put_off_locked_task = {
 	NULL, "UPDATE durable.ready_tasks"
-	" SET failures = COALESCE(failures, 0) + 1, last_error = $3,"
+	" SET failures = " FAILURES_BEFORE("true") " + 1, last_error = $3,"
 	" not_before = $4 + pg_catalog.make_interval(secs => LEAST("
-	"   pg_catalog.power(2, LEAST(COALESCE(failures, 0), 30)),"
+	"   pg_catalog.power(2, LEAST(" FAILURES_BEFORE("true") ", 30)),"
 	"   " CppAsString2(TASK_LOCKED_BACKOFF_MAX_SECONDS) "))"
 	" WHERE run_id = $1 AND task_id = $2"
 	" RETURNING failures, not_before, namespace, task_queue",
@@ -197,7 +211,7 @@ static KeptPlan put_off_locked_task = {
  */
 static KeptPlan take_left_task = {
 	NULL, "DELETE FROM durable.ready_tasks WHERE run_id = $1 AND task_id = $2"
-	" RETURNING COALESCE(failures, 0)",
+	" RETURNING " FAILURES_BEFORE("false"),
 	2, {UUIDOID, INT8OID}
 };
 /*
@@ -236,6 +250,12 @@ static KeptPlan peek_activity = {
  * (run_chain).  NULL outside an executor.
  */
 static char *user_lock_timeout = NULL;
+
+/*
+ * Whether the chain under way has locked its run (lock_run): a lock timeout
+ * before that was a wait for the run's lock.
+ */
+static bool chain_locked_run = false;
 
 /* What executors call themselves in history and attempts */
 static const char *
@@ -645,6 +665,21 @@ complete_decisions(RunState *rs, int64 scheduled_id, TimestampTz now,
 	CompleteDecisionTask(rs, now, list, n, identity);
 }
 
+/*
+ * Lock the run of a claimed task (LoadRunById) and, in an executor, say so
+ * in its slot (ExecutorTaskRunLocked): another executor that times out
+ * waiting for this lock then waits again instead of giving its task back.
+ */
+static bool
+lock_run(pg_uuid_t *run_id, RunState *rs)
+{
+	if (!LoadRunById(run_id, false, rs))
+		return false;
+	chain_locked_run = true;
+	ExecutorTaskRunLocked();
+	return true;
+}
+
 /* Run a claimed decision task of a SQL workflow. */
 static void
 execute_decision_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt)
@@ -659,7 +694,7 @@ execute_decision_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt)
 	char	   *fault;
 	const char *cause;
 
-	if (!LoadRunById(run_id, false, &rs))
+	if (!lock_run(run_id, &rs))
 		return;
 	if (!LookupRegistration('w', rs.namespace, rs.workflow_type, rs.task_queue,
 							&reg))
@@ -746,7 +781,7 @@ typedef struct ActivityRun
 static bool
 lock_current_attempt(ActivityRun *ar)
 {
-	ar->current = LoadRunById(&ar->run_id, false, &ar->rs) &&
+	ar->current = lock_run(&ar->run_id, &ar->rs) &&
 		RunIsOpen(&ar->rs) &&
 		LoadActivity(&ar->run_id, ar->scheduled_id, &ar->a) &&
 		ar->a.attempt == ar->attempt &&
@@ -1025,6 +1060,7 @@ execute_tasks(int max_tasks, int chain_limit, TaskInHand *hand)
 	int			claimed;
 
 	hand->can_put_off = TasksCanBePutOff();
+	chain_locked_run = false;
 	DurableSPIConnect();
 	/* The namespace with the fewest tasks running first (executor_share.c) */
 	claimed = ExecutorShareClaim();
@@ -1298,6 +1334,21 @@ ExecuteReadyTasks(int max_tasks, bool own_xact)
 			 */
 			FreeErrorData(error);
 			chain_limit = 1;
+			continue;
+		}
+		if (hand.claimed && own_xact && !chain_locked_run &&
+			error->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE &&
+			ExecutorHoldsRun(&hand.run_id))
+		{
+			/*
+			 * The wait for the run's lock timed out, and another executor
+			 * holds it (parallel activities of one run): it ends with that
+			 * executor's task, by its time limit at worst, so wait for it
+			 * again instead of putting the task off.  Claimed again as any
+			 * task, it is likely the oldest.
+			 */
+			FreeErrorData(error);
+			n++;
 			continue;
 		}
 		if (hand.claimed && hand.can_put_off)

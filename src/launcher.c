@@ -525,6 +525,7 @@ ExecutorTaskBegin(const ExecutorTask *task)
 	t->deadline = 0;
 	t->act_at = 0;
 	t->stage = TASK_STAGE_RUNNING;
+	t->run_locked = false;
 	SpinLockRelease(&launcher->mutex);
 }
 
@@ -567,6 +568,54 @@ ExecutorTaskSetDeadline(double timeout, TimestampTz deadline)
 		wake_timer_worker_by(my_executor_slot, act_at);
 }
 
+/*
+ * The chain's transaction locked its run (the row of durable.runs), which it
+ * keeps until it ends: other executors that time out waiting for that lock
+ * wait again rather than put their task off (ExecutorHoldsRun).
+ */
+void
+ExecutorTaskRunLocked(void)
+{
+	ExecutorTask *t = my_task();
+
+	if (t == NULL || t->run_locked)
+		return;
+	SpinLockAcquire(&launcher->mutex);
+	t->run_locked = true;
+	SpinLockRelease(&launcher->mutex);
+}
+
+/*
+ * Whether another executor of this database, still running, is in a chain
+ * of run_id that holds the run's lock.  That lock is held at most for its
+ * task (its time limit, then the watchdog), so a lock timeout of this
+ * executor on that run need not give the task back.  The answer may be
+ * stale by the time it is used (the holder just committed): then the next
+ * wait is short.
+ */
+bool
+ExecutorHoldsRun(const pg_uuid_t *run_id)
+{
+	int			i;
+	bool		found = false;
+
+	if (launcher == NULL)
+		return false;
+	SpinLockAcquire(&launcher->mutex);
+	i = my_executor_slot >= 0 ? my_executor_slot : find_slot(MyDatabaseId);
+	for (int k = 0; i >= 0 && k < DURABLE_MAX_EXECUTORS && !found; k++)
+	{
+		ExecutorSlot *e = &launcher->slots[i].executors[k];
+		ExecutorTask *t = &e->task;
+
+		found = t->active && t->run_locked && e->pid != 0 &&
+			e->pid == t->pid && t->pid != MyProcPid &&
+			memcmp(&t->run_id, run_id, sizeof(pg_uuid_t)) == 0;
+	}
+	SpinLockRelease(&launcher->mutex);
+	return found;
+}
+
 /* The chain's transaction ended (committed, or rolled back and handled). */
 void
 ExecutorTaskEnd(void)
@@ -578,6 +627,7 @@ ExecutorTaskEnd(void)
 	SpinLockAcquire(&launcher->mutex);
 	t->active = false;
 	t->deadline = 0;
+	t->run_locked = false;
 	SpinLockRelease(&launcher->mutex);
 }
 
