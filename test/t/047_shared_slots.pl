@@ -105,5 +105,93 @@ is($node->safe_psql('postgres', q{
 	 WHERE namespace = 'b' AND task_queue = 'bq2'}),
 	't', 'a long multibyte identity reads back cut to 63 characters');
 
+# Rows are reused, fairly.  A row whose queue counted nothing for longer
+# than durable.metric_idle_timeout (10 min, by durable.now(): the test clock
+# moves it) may go to a new queue of its own namespace that gets no free
+# row, its counts added to the database's row first; a database dropped
+# frees its rows for everyone.  No other tenant's row is taken, no counter
+# a scraper sees goes down, and the database's totals never do.
+
+# Every sample of metrics_text(), by series.
+sub samples
+{
+	my ($db) = @_;
+	my %s;
+	for my $line (split /\n/, $node->safe_psql($db, 'SELECT durable.metrics_text()'))
+	{
+		next if $line =~ /^#/;
+		my ($series, $value) = $line =~ /^(.*) (\S+)$/;
+		$s{$series} = $value;
+	}
+	return \%s;
+}
+
+# The value of one queue's durable_workflows_started_total, '' if it has no row.
+sub started
+{
+	my ($db, $ns, $tq) = @_;
+	return $node->safe_psql($db, qq{
+		SELECT value FROM durable.metrics
+		 WHERE namespace = '$ns' AND task_queue = '$tq' AND metric = 'durable_workflows_started_total'});
+}
+
+my $later = q{SET durable.test_time = '2099-01-01 00:00:00+00';};
+
+# Tenant a is at its share: its new queue counts in the database's row.
+$node->safe_psql('postgres', q{SELECT durable.start_workflow('w', NULL, 'an-0', 'an-0', namespace => 'a')});
+is(started('postgres', 'a', 'an-0'), '', 'tenant a at its share: a new queue gets no row');
+
+# Much later, tenant b counts on its queue; tenant a's rows are all idle.
+$node->safe_psql('postgres', qq{$later
+	SELECT durable.start_workflow('w', NULL, 'b-2', 'bq', namespace => 'b')});
+my $before = samples('postgres');
+my $total_before = total('durable_workflows_started_total');
+my $other_before = started('other', 'default', 'oq');
+
+$node->safe_psql('postgres', qq{$later
+	SELECT durable.start_workflow('w', NULL, 'an-1', 'an-1', namespace => 'a');
+	SELECT durable.start_workflow('w', NULL, 'an-2', 'an-2', namespace => 'a');});
+is(started('postgres', 'a', 'an-1') . ',' . started('postgres', 'a', 'an-2'), '1,1',
+	'tenant a\'s new queues take the rows of its idle ones');
+is(started('postgres', 'b', 'bq'), '2', 'tenant b\'s row is not taken');
+is(started('other', 'default', 'oq'), $other_before, 'nor the other database\'s');
+is(total('durable_workflows_started_total'), $total_before + 2,
+	'the counts of the freed rows are in the database\'s row');
+my $after = samples('postgres');
+my @down = grep { exists $after->{$_} && $after->{$_} < $before->{$_} } sort keys %$before;
+is("@down", '', 'no sample of metrics_text() goes down');
+my @gone = grep { !exists $after->{$_} } sort keys %$before;
+ok(@gone > 0 && !grep({ !/namespace="a"/ } @gone), 'only rows of tenant a were freed');
+
+# The rows of a dropped database go to the others: database third takes
+# the last free row, then is dropped.
+$node->safe_psql('postgres', 'CREATE DATABASE third');
+$node->safe_psql('third', q{
+	CREATE EXTENSION durable;
+	SELECT durable.start_workflow('w', NULL, 'x1', 'q1');
+	SELECT durable.start_workflow('w', NULL, 'x2', 'q2');});
+is($node->safe_psql('third', q{
+	SELECT string_agg(DISTINCT task_queue, ',') FROM durable.metrics WHERE namespace IS NOT NULL}),
+	'q1', 'database third takes the last free row');
+$node->safe_psql('other', q{
+	SELECT durable.create_namespace('o2');
+	SELECT durable.start_workflow('w', NULL, 'o-2', 'o2q', namespace => 'o2');});
+is(started('other', 'o2', 'o2q'), '', 'the table is full: no row for the other database');
+$node->safe_psql('postgres', 'DROP DATABASE third');
+$node->safe_psql('other', q{SELECT durable.start_workflow('w', NULL, 'o-3', 'o2q', namespace => 'o2')});
+is(started('other', 'o2', 'o2q'), '1', 'once third is dropped, its row goes to another database');
+is($node->safe_psql('other', q{
+	SELECT sum(value) FROM durable.metrics WHERE metric = 'durable_workflows_started_total'}),
+	'3', 'and every start of the other database is counted');
+
+# So do the rows of a database whose extension is dropped.
+$node->safe_psql('postgres', q{
+	SELECT durable.create_namespace('d');
+	SELECT durable.start_workflow('w', NULL, 'd-1', 'dq', namespace => 'd');});
+is(started('postgres', 'd', 'dq'), '', 'the table is full: no row for namespace d');
+$node->safe_psql('other', 'DROP EXTENSION durable CASCADE');
+$node->safe_psql('postgres', q{SELECT durable.start_workflow('w', NULL, 'd-2', 'dq', namespace => 'd')});
+is(started('postgres', 'd', 'dq'), '1', 'once the other database drops the extension, its rows go to others');
+
 $node->stop;
 done_testing();
