@@ -434,7 +434,12 @@ find_slot(const char *namespace, const char *task_queue, TimestampTz now,
 
 		if (freed != NULL)
 		{
-			/* On the way, or the way was the whole table. */
+			/*
+			 * The first free slot on the way again (the database's row may
+			 * have just taken the one seen): freed if the way was the whole
+			 * table.
+			 */
+			(void) lookup_locked(hash, namespace, task_queue, &free_one);
 			result = free_one != NULL ? free_one : freed;
 			take_slot(result, hash, namespace, task_queue, now);
 		}
