@@ -48,6 +48,9 @@ $node->safe_psql('other', q{
 	SELECT durable.poll_decision_task('oq', identity => 'other-worker', wait => '0');
 });
 
+# Tenant b counts on a queue it will not use again: the oldest row.
+$node->safe_psql('postgres', q{SELECT durable.start_workflow('w', NULL, 'b-0', 'bq-old', namespace => 'b')});
+
 # Tenant a starts workflows on 300 queues (100 a transaction) and polls with
 # 300 identities.
 for my $t (0 .. 2)
@@ -59,7 +62,7 @@ for my $t (0 .. 2)
 $node->safe_psql('postgres', q{
 	SELECT count(durable.poll_activity_task('aq', identity => 'a-worker-' || i, namespace => 'a', wait => '0'))
 	  FROM generate_series(1, 300) i});
-is(total('durable_workflows_started_total'), '300', 'tenant a\'s 300 starts are all counted');
+is(total('durable_workflows_started_total'), '301', 'tenant a\'s 300 starts are all counted');
 ok($node->safe_psql('postgres', q{
 	SELECT count(DISTINCT task_queue) FROM durable.metrics WHERE namespace = 'a'}) < 16,
 	'tenant a does not hold every row');
@@ -94,7 +97,7 @@ is($node->safe_psql('other', q{
 $node->safe_psql('postgres', q{
 	SELECT count(durable.start_workflow('w', NULL, 'c-' || i, 'cq-' || i, namespace => 'c'))
 	  FROM generate_series(1, 200) i});
-is(total('durable_workflows_started_total'), '501', 'the 200 starts of one statement are all counted');
+is(total('durable_workflows_started_total'), '502', 'the 200 starts of one statement are all counted');
 
 # A poller identity of 200 two-byte characters (400 bytes) is kept cut to
 # whole characters.
@@ -154,6 +157,7 @@ $node->safe_psql('postgres', qq{$later
 is(started('postgres', 'a', 'an-1') . ',' . started('postgres', 'a', 'an-2'), '1,1',
 	'tenant a\'s new queues take the rows of its idle ones');
 is(started('postgres', 'b', 'bq'), '2', 'tenant b\'s row is not taken');
+is(started('postgres', 'b', 'bq-old'), '1', 'nor its idle one, older than tenant a\'s');
 is(started('other', 'default', 'oq'), $other_before, 'nor the other database\'s');
 is(total('durable_workflows_started_total'), $total_before + 2,
 	'the counts of the freed rows are in the database\'s row');
@@ -192,6 +196,29 @@ is(started('postgres', 'd', 'dq'), '', 'the table is full: no row for namespace 
 $node->safe_psql('other', 'DROP EXTENSION durable CASCADE');
 $node->safe_psql('postgres', q{SELECT durable.start_workflow('w', NULL, 'd-2', 'dq', namespace => 'd')});
 is(started('postgres', 'd', 'dq'), '1', 'once the other database drops the extension, its rows go to others');
+
+# Rows reused while counts flow: four sessions start workflows on 40 queues
+# of a new namespace e, at random times hours apart, so that its few rows
+# keep going from one queue to another while the sessions' remembered rows
+# are reused under them.  Every start is counted, in a row or in the
+# database's row.
+$node->safe_psql('postgres', q{
+	SELECT durable.create_namespace('e');
+	CREATE SEQUENCE e_ids;});
+$total_before = total('durable_workflows_started_total');
+$node->pgbench('--no-vacuum --client=4 --jobs=2 --transactions=200', 0,
+	[qr{processed: 800/800}], [qr{^$}], 'starts on reused rows from four sessions',
+	{ 'reuse' => q{
+\set q random(1, 40)
+\set m random(0, 100000)
+SELECT set_config('durable.test_time', ('2100-01-01 00:00+00'::timestamptz + :m * interval '1 minute')::text, false);
+SELECT durable.start_workflow('w', NULL, 'e-' || nextval('e_ids'), 'eq-' || :q, namespace => 'e');
+} });
+is(total('durable_workflows_started_total'), $total_before + 800,
+	'all 800 starts are counted');
+ok($node->safe_psql('postgres', q{
+	SELECT count(DISTINCT task_queue) FROM durable.metrics WHERE namespace = 'e'}) >= 1,
+	'namespace e has rows of its own');
 
 $node->stop;
 done_testing();
