@@ -662,15 +662,20 @@ metrics_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 		Oid			dboid = classId == DatabaseRelationId ?
 			objectId : MyDatabaseId;
 
+		int			i;
+
 		register_callbacks();
-		/* Past the bound, the oldest is applied at once: rows only freed. */
+
+		/*
+		 * One entry a database, at the outermost level that dropped it: a
+		 * transaction drops at most one database and this one's extension,
+		 * so that the list never fills (if it did, the rows would stay).
+		 */
+		for (i = 0; i < n_pending_forgets; i++)
+			if (pending_forgets[i].dboid == dboid)
+				return;
 		if (n_pending_forgets == MAX_PENDING_FORGETS)
-		{
-			forget_database(pending_forgets[0].dboid);
-			memmove(pending_forgets, pending_forgets + 1,
-					sizeof(PendingForget) * (MAX_PENDING_FORGETS - 1));
-			n_pending_forgets--;
-		}
+			return;
 		pending_forgets[n_pending_forgets].dboid = dboid;
 		pending_forgets[n_pending_forgets].level =
 			GetCurrentTransactionNestLevel();
