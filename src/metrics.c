@@ -106,7 +106,12 @@ typedef struct LocalKey
 	char	   *task_queue;
 	int			slot;			/* -1 until resolved */
 	uint32		generation;		/* of the slot when resolved */
+	bool		in_database_row;	/* a queue counting in that row */
+	TimestampTz retry_at;		/* then, when to look for a row again */
 } LocalKey;
+
+/* How often a queue counting in its database's row looks for one again */
+#define RETRY_ROW_USECS		(10 * USECS_PER_SEC)
 
 /* A database whose rows are freed when this transaction commits */
 typedef struct PendingForget
@@ -467,6 +472,9 @@ pin_key(LocalKey *k, TimestampTz now)
 	int			index;
 	uint32		generation;
 
+	/* A queue in its database's row: a row may have been freed since. */
+	if (k->slot >= 0 && k->in_database_row && now >= k->retry_at)
+		k->slot = -1;
 	for (attempt = 0; attempt < 4; attempt++)
 	{
 		MetricSlot *s;
@@ -489,6 +497,9 @@ pin_key(LocalKey *k, TimestampTz now)
 			{
 				k->slot = index;
 				k->generation = generation;
+				k->in_database_row = k->namespace != NULL &&
+					metrics->slots[index].used == SLOT_DATABASE;
+				k->retry_at = now + RETRY_ROW_USECS;
 			}
 		}
 		s = &metrics->slots[index];
@@ -720,6 +731,7 @@ local_key(const char *namespace, const char *task_queue)
 	local_keys[n_local_keys].task_queue = task_queue ?
 		MemoryContextStrdup(TopMemoryContext, task_queue) : NULL;
 	local_keys[n_local_keys].slot = -1;
+	local_keys[n_local_keys].in_database_row = false;
 	return n_local_keys++;
 }
 

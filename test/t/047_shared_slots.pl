@@ -167,6 +167,18 @@ is("@down", '', 'no sample of metrics_text() goes down');
 my @gone = grep { !exists $after->{$_} } sort keys %$before;
 ok(@gone > 0 && !grep({ !/namespace="a"/ } @gone), 'only rows of tenant a were freed');
 
+# A session that counted a queue in the database's row (no row of its own
+# idle then) looks for a row again later: once tenant a's rows are idle, the
+# same session's next start on that queue takes one.
+$node->safe_psql('postgres', qq{$later
+	SELECT count(durable.start_workflow('w', NULL, 'ax-' || i, 'ax-' || i, namespace => 'a'))
+	  FROM generate_series(1, 16) i;
+	SELECT durable.start_workflow('w', NULL, 'late-1', 'late', namespace => 'a');
+	SET durable.test_time = '2099-01-02 00:00:00+00';
+	SELECT durable.start_workflow('w', NULL, 'late-2', 'late', namespace => 'a');});
+is(started('postgres', 'a', 'late'), '1',
+	'its second start takes an idle row of tenant a: the first is in the database\'s row');
+
 # The rows of a dropped database go to the others: database third takes
 # the last free row, then is dropped.
 $node->safe_psql('postgres', 'CREATE DATABASE third');
