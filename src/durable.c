@@ -294,6 +294,13 @@ _PG_init(void)
 								256, 0, 65536,
 								PGC_POSTMASTER, 0,
 								NULL, NULL, NULL);
+		DefineCustomIntVariable("durable.metric_idle_timeout",
+								"How long a task queue counts nothing before a new queue of its namespace may take its row of durable.metrics.",
+								"Its counts then go to its database's row; 0 never frees a row for that.",
+								&durable_metric_idle_timeout,
+								600, 0, INT_MAX / 1000,
+								PGC_SIGHUP, GUC_UNIT_S,
+								NULL, NULL, NULL);
 	}
 
 	MarkGUCPrefixReserved("durable");
@@ -305,6 +312,7 @@ _PG_init(void)
 		RegisterLauncher();
 		InstallLauncherHooks();
 		ClaimMarkInstallHooks();
+		MetricsInstallHooks();
 	}
 }
 

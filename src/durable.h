@@ -861,6 +861,8 @@ extern void UpsertSearchAttributes(RunState *rs, Jsonb *attributes);
  */
 extern int	durable_max_pollers;
 extern int	durable_max_metric_queues;
+extern int	durable_metric_idle_timeout;
+extern void MetricsInstallHooks(void);
 extern Size PollersShmemSize(void);
 extern void PollersShmemRequest(void);
 extern void PollersShmemInit(void);

@@ -11,7 +11,18 @@
  * that commits hands them to its parent.  At commit (or PREPARE
  * TRANSACTION) the deltas are added to shared memory with atomic adds: no
  * lock on that path once the backend knows the slot of a queue, which it
- * remembers (slots are never freed nor moved).
+ * remembers with the slot's generation.
+ *
+ * A slot is freed (its generation bumped) when its database or the
+ * extension in it is dropped, and when a new queue of the same database
+ * and namespace that may take no free slot takes the place of the
+ * namespace's queue idle the longest, idle for longer than
+ * durable.metric_idle_timeout: that queue's counts are first added to its
+ * database's row, so that no total goes down.  A committing backend adds
+ * to a slot only while it is marked as a writer of the slot and the slot
+ * has the generation it remembers; whoever frees a slot bumps the
+ * generation, then waits for the writers to finish before it moves the
+ * counts, so that no count is lost nor added to the slot's next queue.
  *
  * A slot holds the counters of one (database, namespace, task queue): the
  * workflow's queue for workflow and decision task counters, the activity's
@@ -30,6 +41,10 @@
 #include <math.h>
 
 #include "access/xact.h"
+#include "catalog/objectaccess.h"
+#include "catalog/pg_database.h"
+#include "catalog/pg_extension.h"
+#include "commands/extension.h"
 #include "common/hashfn.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -37,6 +52,7 @@
 #include "miscadmin.h"
 #include "port/atomics.h"
 #include "storage/lwlock.h"
+#include "storage/s_lock.h"
 #include "storage/shmem.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
@@ -52,11 +68,20 @@ static const double bucket_bounds[METRIC_BUCKETS] = {
 	0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600
 };
 
+/* MetricSlot.used */
+#define SLOT_NEVER_USED		0	/* a lookup stops here */
+#define SLOT_QUEUE			1
+#define SLOT_DATABASE		2	/* the database's row */
+#define SLOT_FREED			3	/* free again; a lookup goes on past it */
+
 typedef struct MetricSlot
 {
 	uint32		hash;
 	Oid			dboid;
-	uint8		used;			/* 0 free, 1 a queue, 2 the database's row */
+	uint8		used;			/* SLOT_* */
+	pg_atomic_uint32 generation;	/* bumped when the slot is freed */
+	pg_atomic_uint32 writers;	/* backends adding to it now */
+	pg_atomic_uint64 last_count;	/* durable.now() of its last count */
 	char		namespace[METRIC_NAME_LEN];
 	char		task_queue[METRIC_NAME_LEN];
 	pg_atomic_uint64 v[MV_COUNT];
@@ -71,6 +96,7 @@ typedef struct MetricTable
 } MetricTable;
 
 int			durable_max_metric_queues = 256;
+int			durable_metric_idle_timeout = 600;
 static MetricTable *metrics = NULL;
 
 /* A (namespace, task queue) this backend counted for, and its slot */
@@ -78,8 +104,26 @@ typedef struct LocalKey
 {
 	char	   *namespace;		/* NULL: the database's row */
 	char	   *task_queue;
-	MetricSlot *slot;			/* NULL until resolved */
+	int			slot;			/* -1 until resolved */
+	uint32		generation;		/* of the slot when resolved */
+	bool		in_database_row;	/* a queue counting in that row */
+	TimestampTz retry_at;		/* then, when to look for a row again */
 } LocalKey;
+
+/* How often a queue counting in its database's row looks for one again */
+#define RETRY_ROW_USECS		(10 * USECS_PER_SEC)
+
+/* A database whose rows are freed when this transaction commits */
+typedef struct PendingForget
+{
+	Oid			dboid;
+	int			level;
+} PendingForget;
+
+#define MAX_PENDING_FORGETS 8
+static PendingForget pending_forgets[MAX_PENDING_FORGETS];
+static int	n_pending_forgets = 0;
+static object_access_hook_type prev_object_access_hook = NULL;
 
 typedef struct Delta
 {
@@ -135,7 +179,10 @@ MetricsShmemInit(void)
 		metrics->queue_slots_used = 0;
 		for (i = 0; i < metrics->nslots; i++)
 		{
-			metrics->slots[i].used = 0;
+			metrics->slots[i].used = SLOT_NEVER_USED;
+			pg_atomic_init_u32(&metrics->slots[i].generation, 0);
+			pg_atomic_init_u32(&metrics->slots[i].writers, 0);
+			pg_atomic_init_u64(&metrics->slots[i].last_count, 0);
 			for (j = 0; j < MV_COUNT; j++)
 				pg_atomic_init_u64(&metrics->slots[i].v[j], 0);
 		}
@@ -161,11 +208,11 @@ static bool
 slot_matches(MetricSlot *s, uint32 hash, const char *namespace,
 			 const char *task_queue)
 {
-	if (s->used == 0 || s->hash != hash || s->dboid != MyDatabaseId)
+	if (s->hash != hash || s->dboid != MyDatabaseId)
 		return false;
 	if (namespace == NULL)
-		return s->used == 2;
-	return s->used == 1 && strcmp(s->namespace, namespace) == 0 &&
+		return s->used == SLOT_DATABASE;
+	return s->used == SLOT_QUEUE && strcmp(s->namespace, namespace) == 0 &&
 		strcmp(s->task_queue, task_queue) == 0;
 }
 
@@ -193,7 +240,7 @@ may_take_slot(const char *namespace)
 	{
 		MetricSlot *s = &metrics->slots[i];
 
-		if (s->used == 1 && s->dboid == MyDatabaseId &&
+		if (s->used == SLOT_QUEUE && s->dboid == MyDatabaseId &&
 			strcmp(s->namespace, namespace) == 0)
 			held++;
 	}
@@ -201,104 +248,324 @@ may_take_slot(const char *namespace)
 }
 
 /*
- * The slot of a key, created if missing; NULL if the table is full for it
- * (a queue then counts in its database's row; a database's row is lost).
- * Called at commit: must not fail.
+ * Free slot s (the table's lock held exclusively): bump its generation, so
+ * that no backend starts adding to it, and wait for those adding now.  Its
+ * counts are then added to into (if not NULL) and cleared.  If keep_if_fresh
+ * and it was counted for since idle_before meanwhile, it is kept (the
+ * backends that remember it look it up again) and false is returned.
+ */
+static bool
+free_slot(MetricSlot *s, MetricSlot *into, bool keep_if_fresh,
+		  TimestampTz idle_before)
+{
+	SpinDelayStatus delay;
+	int			j;
+
+	pg_atomic_fetch_add_u32(&s->generation, 1);
+	init_local_spin_delay(&delay);
+	while (pg_atomic_read_u32(&s->writers) != 0)
+		perform_spin_delay(&delay);
+	finish_spin_delay(&delay);
+	pg_read_barrier();
+	if (keep_if_fresh &&
+		(TimestampTz) pg_atomic_read_u64(&s->last_count) >= idle_before)
+		return false;
+	for (j = 0; j < MV_COUNT; j++)
+	{
+		uint64		v = pg_atomic_read_u64(&s->v[j]);
+
+		if (v != 0 && into != NULL)
+			pg_atomic_fetch_add_u64(&into->v[j], v);
+		pg_atomic_write_u64(&s->v[j], 0);
+	}
+	if (s->used == SLOT_QUEUE)
+		metrics->queue_slots_used--;
+	s->used = SLOT_FREED;
+	return true;
+}
+
+/*
+ * Look a key up from its place in the table (the lock held): the slot that
+ * has it, or NULL; *free_out is the first free slot on the way, or NULL.
  */
 static MetricSlot *
-find_slot(const char *namespace, const char *task_queue)
+lookup_locked(uint32 hash, const char *namespace, const char *task_queue,
+			  MetricSlot **free_out)
+{
+	int			start = (int) (hash % (uint32) metrics->nslots);
+	int			i;
+
+	if (free_out)
+		*free_out = NULL;
+	for (i = 0; i < metrics->nslots; i++)
+	{
+		MetricSlot *s = &metrics->slots[(start + i) % metrics->nslots];
+
+		if (s->used == SLOT_NEVER_USED || s->used == SLOT_FREED)
+		{
+			if (free_out && *free_out == NULL)
+				*free_out = s;
+			if (s->used == SLOT_NEVER_USED)
+				break;
+			continue;
+		}
+		if (slot_matches(s, hash, namespace, task_queue))
+			return s;
+	}
+	return NULL;
+}
+
+/* Give a free slot to a key (the lock held exclusively). */
+static void
+take_slot(MetricSlot *s, uint32 hash, const char *namespace,
+		  const char *task_queue, TimestampTz now)
+{
+	s->hash = hash;
+	s->dboid = MyDatabaseId;
+	pg_atomic_write_u64(&s->last_count, (uint64) now);
+	if (namespace != NULL)
+	{
+		strlcpy(s->namespace, namespace, METRIC_NAME_LEN);
+		strlcpy(s->task_queue, task_queue, METRIC_NAME_LEN);
+		metrics->queue_slots_used++;
+	}
+	else
+	{
+		s->namespace[0] = '\0';
+		s->task_queue[0] = '\0';
+	}
+	/* Names before the mark: readers under the shared lock see both. */
+	pg_write_barrier();
+	s->used = namespace != NULL ? SLOT_QUEUE : SLOT_DATABASE;
+}
+
+/*
+ * Free the row of this database's namespace idle the longest, if it has
+ * been idle (no count) for longer than durable.metric_idle_timeout, its
+ * counts added to the database's row (the lock held exclusively).  Only a
+ * namespace's own rows: a tenant pushes out no one else's.  Returns the
+ * freed slot, or NULL.
+ */
+static MetricSlot *
+free_idle_row(const char *namespace, TimestampTz now)
+{
+	TimestampTz idle_before;
+	MetricSlot *oldest = NULL;
+	MetricSlot *db_row;
+	MetricSlot *db_free;
+	uint32		db_hash;
+	int			i;
+
+	if (durable_metric_idle_timeout <= 0)
+		return NULL;
+	idle_before = now - (TimestampTz) durable_metric_idle_timeout * USECS_PER_SEC;
+	for (i = 0; i < metrics->nslots; i++)
+	{
+		MetricSlot *s = &metrics->slots[i];
+
+		if (s->used == SLOT_QUEUE && s->dboid == MyDatabaseId &&
+			(TimestampTz) pg_atomic_read_u64(&s->last_count) < idle_before &&
+			strcmp(s->namespace, namespace) == 0 &&
+			(oldest == NULL ||
+			 pg_atomic_read_u64(&s->last_count) <
+			 pg_atomic_read_u64(&oldest->last_count)))
+			oldest = s;
+	}
+	if (oldest == NULL)
+		return NULL;
+
+	/* Its counts go to the database's row: no total goes down. */
+	db_hash = key_hash(NULL, NULL);
+	db_row = lookup_locked(db_hash, NULL, NULL, &db_free);
+	if (db_row == NULL)
+	{
+		if (db_free == NULL)
+			return NULL;
+		take_slot(db_free, db_hash, NULL, NULL, now);
+		db_row = db_free;
+	}
+	if (!free_slot(oldest, db_row, true, idle_before))
+		return NULL;
+	return oldest;
+}
+
+/*
+ * The slot of a key and its generation, created if missing; *index -1 if
+ * the table is full for it (a queue then counts in its database's row; a
+ * database's row is lost).  Called at commit: must not fail.
+ */
+static void
+find_slot(const char *namespace, const char *task_queue, TimestampTz now,
+		  int *index, uint32 *generation)
 {
 	uint32		hash;
-	int			start;
-	int			i;
-	MetricSlot *free_slot = NULL;
-	MetricSlot *result = NULL;
+	MetricSlot *free_one;
+	MetricSlot *result;
 
 	if (namespace != NULL &&
 		(strlen(namespace) >= METRIC_NAME_LEN ||
 		 strlen(task_queue) >= METRIC_NAME_LEN))
-		return find_slot(NULL, NULL);
+	{
+		find_slot(NULL, NULL, now, index, generation);
+		return;
+	}
 	hash = key_hash(namespace, task_queue);
-	start = (int) (hash % (uint32) metrics->nslots);
 
 	LWLockAcquire(metrics->lock, LW_SHARED);
-	for (i = 0; i < metrics->nslots; i++)
-	{
-		MetricSlot *s = &metrics->slots[(start + i) % metrics->nslots];
-
-		if (s->used == 0)
-			break;
-		if (slot_matches(s, hash, namespace, task_queue))
-		{
-			result = s;
-			break;
-		}
-	}
+	result = lookup_locked(hash, namespace, task_queue, NULL);
+	if (result != NULL)
+		*generation = pg_atomic_read_u32(&result->generation);
 	LWLockRelease(metrics->lock);
 	if (result != NULL)
-		return result;
+	{
+		*index = result - metrics->slots;
+		return;
+	}
 
 	LWLockAcquire(metrics->lock, LW_EXCLUSIVE);
-	for (i = 0; i < metrics->nslots; i++)
-	{
-		MetricSlot *s = &metrics->slots[(start + i) % metrics->nslots];
-
-		if (s->used == 0)
-		{
-			free_slot = s;
-			break;
-		}
-		if (slot_matches(s, hash, namespace, task_queue))
-		{
-			result = s;
-			break;
-		}
-	}
-	if (result == NULL && free_slot != NULL &&
+	result = lookup_locked(hash, namespace, task_queue, &free_one);
+	if (result == NULL && free_one != NULL &&
 		(namespace == NULL ||
 		 (metrics->queue_slots_used < durable_max_metric_queues &&
 		  may_take_slot(namespace))))
 	{
-		result = free_slot;
-		result->hash = hash;
-		result->dboid = MyDatabaseId;
-		if (namespace != NULL)
+		take_slot(free_one, hash, namespace, task_queue, now);
+		result = free_one;
+	}
+	else if (result == NULL && namespace != NULL)
+	{
+		/* At its share: the namespace's row idle the longest, if any. */
+		MetricSlot *freed = free_idle_row(namespace, now);
+
+		if (freed != NULL)
 		{
-			strlcpy(result->namespace, namespace, METRIC_NAME_LEN);
-			strlcpy(result->task_queue, task_queue, METRIC_NAME_LEN);
-			metrics->queue_slots_used++;
+			/*
+			 * The first free slot on the way again (the database's row may
+			 * have just taken the one seen): freed if the way was the whole
+			 * table.
+			 */
+			(void) lookup_locked(hash, namespace, task_queue, &free_one);
+			result = free_one != NULL ? free_one : freed;
+			take_slot(result, hash, namespace, task_queue, now);
+		}
+	}
+	if (result != NULL)
+		*generation = pg_atomic_read_u32(&result->generation);
+	LWLockRelease(metrics->lock);
+	if (result != NULL)
+		*index = result - metrics->slots;
+	else if (namespace != NULL)
+		find_slot(NULL, NULL, now, index, generation);
+	else
+		*index = -1;
+}
+
+/*
+ * Mark this backend as a writer of the slot of key k and return the slot,
+ * looked up again if it was freed since; NULL if there is none.  After a
+ * few slots freed under it, the key counts in the database's row.
+ */
+static MetricSlot *
+pin_key(LocalKey *k, TimestampTz now)
+{
+	int			attempt;
+	int			index;
+	uint32		generation;
+
+	/* A queue in its database's row: a row may have been freed since. */
+	if (k->slot >= 0 && k->in_database_row && now >= k->retry_at)
+		k->slot = -1;
+	for (attempt = 0; attempt < 4; attempt++)
+	{
+		MetricSlot *s;
+
+		if (attempt < 3 && k->slot >= 0)
+		{
+			index = k->slot;
+			generation = k->generation;
 		}
 		else
 		{
-			result->namespace[0] = '\0';
-			result->task_queue[0] = '\0';
+			if (attempt < 3)
+				find_slot(k->namespace, k->task_queue, now, &index,
+						  &generation);
+			else
+				find_slot(NULL, NULL, now, &index, &generation);
+			if (index < 0)
+				return NULL;
+			if (attempt < 3)
+			{
+				k->slot = index;
+				k->generation = generation;
+				k->in_database_row = k->namespace != NULL &&
+					metrics->slots[index].used == SLOT_DATABASE;
+				k->retry_at = now + RETRY_ROW_USECS;
+			}
 		}
-		/* Names before the mark: readers under the shared lock see both. */
-		pg_write_barrier();
-		result->used = namespace != NULL ? 1 : 2;
+		s = &metrics->slots[index];
+		pg_atomic_fetch_add_u32(&s->writers, 1);
+		if (pg_atomic_read_u32(&s->generation) == generation)
+		{
+			/* Seconds are enough to tell an idle row. */
+			if ((TimestampTz) pg_atomic_read_u64(&s->last_count) <
+				now - USECS_PER_SEC)
+				pg_atomic_write_u64(&s->last_count, (uint64) now);
+			return s;
+		}
+		pg_atomic_fetch_sub_u32(&s->writers, 1);
+		k->slot = -1;
 	}
-	LWLockRelease(metrics->lock);
-	if (result == NULL && namespace != NULL)
-		return find_slot(NULL, NULL);
-	return result;
+	return NULL;
 }
 
 /* Add the deltas of the transaction to shared memory. */
 static void
 apply_deltas(void)
 {
+	TimestampTz now = DurableNow();
+	MetricSlot *pinned = NULL;
+	int			pinned_key = -1;
 	int			i;
 
 	for (i = 0; i < n_deltas; i++)
 	{
-		LocalKey   *k = &local_keys[deltas[i].key];
-
-		if (k->slot == NULL)
-			k->slot = find_slot(k->namespace, k->task_queue);
-		if (k->slot != NULL)
-			pg_atomic_fetch_add_u64(&k->slot->v[deltas[i].value],
+		if (deltas[i].key != pinned_key)
+		{
+			if (pinned != NULL)
+				pg_atomic_fetch_sub_u32(&pinned->writers, 1);
+			pinned_key = deltas[i].key;
+			pinned = pin_key(&local_keys[pinned_key], now);
+		}
+		if (pinned != NULL)
+			pg_atomic_fetch_add_u64(&pinned->v[deltas[i].value],
 									deltas[i].delta);
 	}
+	if (pinned != NULL)
+		pg_atomic_fetch_sub_u32(&pinned->writers, 1);
+}
+
+/*
+ * Free every row of a database (its database or the extension in it was
+ * dropped): its counts go with it, and they start from 0 if the extension
+ * is created there again, as after a restart.
+ */
+static void
+forget_database(Oid dboid)
+{
+	int			i;
+
+	if (metrics == NULL || !OidIsValid(dboid))
+		return;
+	LWLockAcquire(metrics->lock, LW_EXCLUSIVE);
+	for (i = 0; i < metrics->nslots; i++)
+	{
+		MetricSlot *s = &metrics->slots[i];
+
+		if ((s->used == SLOT_QUEUE || s->used == SLOT_DATABASE) &&
+			s->dboid == dboid)
+			(void) free_slot(s, NULL, false, 0);
+	}
+	LWLockRelease(metrics->lock);
 }
 
 /* Forget the keys (with no deltas pending) when there are many. */
@@ -330,9 +597,18 @@ metrics_xact_callback(XactEvent event, void *arg)
 				apply_deltas();
 			n_deltas = 0;
 			trim_keys();
+			if (event == XACT_EVENT_COMMIT)
+			{
+				int			i;
+
+				for (i = 0; i < n_pending_forgets; i++)
+					forget_database(pending_forgets[i].dboid);
+			}
+			n_pending_forgets = 0;
 			break;
 		case XACT_EVENT_ABORT:
 			n_deltas = 0;
+			n_pending_forgets = 0;
 			trim_keys();
 			break;
 		default:
@@ -350,6 +626,9 @@ metrics_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	{
 		while (n_deltas > 0 && deltas[n_deltas - 1].level >= level)
 			n_deltas--;
+		while (n_pending_forgets > 0 &&
+			   pending_forgets[n_pending_forgets - 1].level >= level)
+			n_pending_forgets--;
 	}
 	else if (event == SUBXACT_EVENT_COMMIT_SUB)
 	{
@@ -357,7 +636,70 @@ metrics_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 
 		for (i = n_deltas - 1; i >= 0 && deltas[i].level >= level; i--)
 			deltas[i].level = level - 1;
+		for (i = n_pending_forgets - 1;
+			 i >= 0 && pending_forgets[i].level >= level; i--)
+			pending_forgets[i].level = level - 1;
 	}
+}
+
+static void
+register_callbacks(void)
+{
+	if (!callbacks_registered)
+	{
+		RegisterXactCallback(metrics_xact_callback, NULL);
+		RegisterSubXactCallback(metrics_subxact_callback, NULL);
+		callbacks_registered = true;
+	}
+}
+
+/*
+ * DROP DATABASE, and DROP EXTENSION durable (however it is dropped): the
+ * database's rows are freed when the transaction commits, for the queues
+ * of other databases and namespaces (README "Metrics").
+ */
+static void
+metrics_object_access(ObjectAccessType access, Oid classId, Oid objectId,
+					  int subId, void *arg)
+{
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, classId, objectId, subId, arg);
+	if (access != OAT_DROP || metrics == NULL)
+		return;
+	if (classId == DatabaseRelationId ||
+		(classId == ExtensionRelationId &&
+		 objectId == get_extension_oid("durable", true)))
+	{
+		Oid			dboid = classId == DatabaseRelationId ?
+			objectId : MyDatabaseId;
+
+		int			i;
+
+		register_callbacks();
+
+		/*
+		 * One entry a database, at the outermost level that dropped it: a
+		 * transaction drops at most one database and this one's extension,
+		 * so that the list never fills (if it did, the rows would stay).
+		 */
+		for (i = 0; i < n_pending_forgets; i++)
+			if (pending_forgets[i].dboid == dboid)
+				return;
+		if (n_pending_forgets == MAX_PENDING_FORGETS)
+			return;
+		pending_forgets[n_pending_forgets].dboid = dboid;
+		pending_forgets[n_pending_forgets].level =
+			GetCurrentTransactionNestLevel();
+		n_pending_forgets++;
+	}
+}
+
+/* Install the hook that sees databases and the extension dropped. */
+void
+MetricsInstallHooks(void)
+{
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = metrics_object_access;
 }
 
 /* The index of a key in local_keys, added if new; -1 if none is free. */
@@ -388,7 +730,8 @@ local_key(const char *namespace, const char *task_queue)
 		MemoryContextStrdup(TopMemoryContext, namespace) : NULL;
 	local_keys[n_local_keys].task_queue = task_queue ?
 		MemoryContextStrdup(TopMemoryContext, task_queue) : NULL;
-	local_keys[n_local_keys].slot = NULL;
+	local_keys[n_local_keys].slot = -1;
+	local_keys[n_local_keys].in_database_row = false;
 	return n_local_keys++;
 }
 
@@ -406,12 +749,7 @@ MetricsAdd(const char *namespace, const char *task_queue, MetricValue value,
 
 	if (metrics == NULL || !IsTransactionState())
 		return;
-	if (!callbacks_registered)
-	{
-		RegisterXactCallback(metrics_xact_callback, NULL);
-		RegisterSubXactCallback(metrics_subxact_callback, NULL);
-		callbacks_registered = true;
-	}
+	register_callbacks();
 	key = local_key(namespace, task_queue);
 	if (key < 0)
 		return;
@@ -601,9 +939,10 @@ read_slots(int *n_out)
 	{
 		MetricSlot *s = &metrics->slots[i];
 
-		if (s->used == 0 || s->dboid != MyDatabaseId)
+		if ((s->used != SLOT_QUEUE && s->used != SLOT_DATABASE) ||
+			s->dboid != MyDatabaseId)
 			continue;
-		copy[n].database_row = s->used == 2;
+		copy[n].database_row = s->used == SLOT_DATABASE;
 		strlcpy(copy[n].namespace, s->namespace, METRIC_NAME_LEN);
 		strlcpy(copy[n].task_queue, s->task_queue, METRIC_NAME_LEN);
 		for (j = 0; j < MV_COUNT; j++)

@@ -48,6 +48,9 @@ $node->safe_psql('other', q{
 	SELECT durable.poll_decision_task('oq', identity => 'other-worker', wait => '0');
 });
 
+# Tenant b counts on a queue it will not use again: the oldest row.
+$node->safe_psql('postgres', q{SELECT durable.start_workflow('w', NULL, 'b-0', 'bq-old', namespace => 'b')});
+
 # Tenant a starts workflows on 300 queues (100 a transaction) and polls with
 # 300 identities.
 for my $t (0 .. 2)
@@ -59,7 +62,7 @@ for my $t (0 .. 2)
 $node->safe_psql('postgres', q{
 	SELECT count(durable.poll_activity_task('aq', identity => 'a-worker-' || i, namespace => 'a', wait => '0'))
 	  FROM generate_series(1, 300) i});
-is(total('durable_workflows_started_total'), '300', 'tenant a\'s 300 starts are all counted');
+is(total('durable_workflows_started_total'), '301', 'tenant a\'s 300 starts are all counted');
 ok($node->safe_psql('postgres', q{
 	SELECT count(DISTINCT task_queue) FROM durable.metrics WHERE namespace = 'a'}) < 16,
 	'tenant a does not hold every row');
@@ -94,7 +97,7 @@ is($node->safe_psql('other', q{
 $node->safe_psql('postgres', q{
 	SELECT count(durable.start_workflow('w', NULL, 'c-' || i, 'cq-' || i, namespace => 'c'))
 	  FROM generate_series(1, 200) i});
-is(total('durable_workflows_started_total'), '501', 'the 200 starts of one statement are all counted');
+is(total('durable_workflows_started_total'), '502', 'the 200 starts of one statement are all counted');
 
 # A poller identity of 200 two-byte characters (400 bytes) is kept cut to
 # whole characters.
@@ -104,6 +107,130 @@ is($node->safe_psql('postgres', q{
 	SELECT p->>'identity' = repeat('é', 63) FROM durable.task_queues, jsonb_array_elements(pollers) p
 	 WHERE namespace = 'b' AND task_queue = 'bq2'}),
 	't', 'a long multibyte identity reads back cut to 63 characters');
+
+# Rows are reused, fairly.  A row whose queue counted nothing for longer
+# than durable.metric_idle_timeout (10 min, by durable.now(): the test clock
+# moves it) may go to a new queue of its own namespace that gets no free
+# row, its counts added to the database's row first; a database dropped
+# frees its rows for everyone.  No other tenant's row is taken, no counter
+# a scraper sees goes down, and the database's totals never do.
+
+# Every sample of metrics_text(), by series.
+sub samples
+{
+	my ($db) = @_;
+	my %s;
+	for my $line (split /\n/, $node->safe_psql($db, 'SELECT durable.metrics_text()'))
+	{
+		next if $line =~ /^#/;
+		my ($series, $value) = $line =~ /^(.*) (\S+)$/;
+		$s{$series} = $value;
+	}
+	return \%s;
+}
+
+# The value of one queue's durable_workflows_started_total, '' if it has no row.
+sub started
+{
+	my ($db, $ns, $tq) = @_;
+	return $node->safe_psql($db, qq{
+		SELECT value FROM durable.metrics
+		 WHERE namespace = '$ns' AND task_queue = '$tq' AND metric = 'durable_workflows_started_total'});
+}
+
+my $later = q{SET durable.test_time = '2099-01-01 00:00:00+00';};
+
+# Tenant a is at its share: its new queue counts in the database's row.
+$node->safe_psql('postgres', q{SELECT durable.start_workflow('w', NULL, 'an-0', 'an-0', namespace => 'a')});
+is(started('postgres', 'a', 'an-0'), '', 'tenant a at its share: a new queue gets no row');
+
+# Much later, tenant b counts on its queue; tenant a's rows are all idle.
+$node->safe_psql('postgres', qq{$later
+	SELECT durable.start_workflow('w', NULL, 'b-2', 'bq', namespace => 'b')});
+my $before = samples('postgres');
+my $total_before = total('durable_workflows_started_total');
+my $other_before = started('other', 'default', 'oq');
+
+$node->safe_psql('postgres', qq{$later
+	SELECT durable.start_workflow('w', NULL, 'an-1', 'an-1', namespace => 'a');
+	SELECT durable.start_workflow('w', NULL, 'an-2', 'an-2', namespace => 'a');});
+is(started('postgres', 'a', 'an-1') . ',' . started('postgres', 'a', 'an-2'), '1,1',
+	'tenant a\'s new queues take the rows of its idle ones');
+is(started('postgres', 'b', 'bq'), '2', 'tenant b\'s row is not taken');
+is(started('postgres', 'b', 'bq-old'), '1', 'nor its idle one, older than tenant a\'s');
+is(started('other', 'default', 'oq'), $other_before, 'nor the other database\'s');
+is(total('durable_workflows_started_total'), $total_before + 2,
+	'the counts of the freed rows are in the database\'s row');
+my $after = samples('postgres');
+my @down = grep { exists $after->{$_} && $after->{$_} < $before->{$_} } sort keys %$before;
+is("@down", '', 'no sample of metrics_text() goes down');
+my @gone = grep { !exists $after->{$_} } sort keys %$before;
+ok(@gone > 0 && !grep({ !/namespace="a"/ } @gone), 'only rows of tenant a were freed');
+
+# A session that counted a queue in the database's row (no row of its own
+# idle then) looks for a row again later: once tenant a's rows are idle, the
+# same session's next start on that queue takes one.
+$node->safe_psql('postgres', qq{$later
+	SELECT count(durable.start_workflow('w', NULL, 'ax-' || i, 'ax-' || i, namespace => 'a'))
+	  FROM generate_series(1, 16) i;
+	SELECT durable.start_workflow('w', NULL, 'late-1', 'late', namespace => 'a');
+	SET durable.test_time = '2099-01-02 00:00:00+00';
+	SELECT durable.start_workflow('w', NULL, 'late-2', 'late', namespace => 'a');});
+is(started('postgres', 'a', 'late'), '1',
+	'its second start takes an idle row of tenant a: the first is in the database\'s row');
+
+# The rows of a dropped database go to the others: database third takes
+# the last free row, then is dropped.
+$node->safe_psql('postgres', 'CREATE DATABASE third');
+$node->safe_psql('third', q{
+	CREATE EXTENSION durable;
+	SELECT durable.start_workflow('w', NULL, 'x1', 'q1');
+	SELECT durable.start_workflow('w', NULL, 'x2', 'q2');});
+is($node->safe_psql('third', q{
+	SELECT string_agg(DISTINCT task_queue, ',') FROM durable.metrics WHERE namespace IS NOT NULL}),
+	'q1', 'database third takes the last free row');
+$node->safe_psql('other', q{
+	SELECT durable.create_namespace('o2');
+	SELECT durable.start_workflow('w', NULL, 'o-2', 'o2q', namespace => 'o2');});
+is(started('other', 'o2', 'o2q'), '', 'the table is full: no row for the other database');
+$node->safe_psql('postgres', 'DROP DATABASE third');
+$node->safe_psql('other', q{SELECT durable.start_workflow('w', NULL, 'o-3', 'o2q', namespace => 'o2')});
+is(started('other', 'o2', 'o2q'), '1', 'once third is dropped, its row goes to another database');
+is($node->safe_psql('other', q{
+	SELECT sum(value) FROM durable.metrics WHERE metric = 'durable_workflows_started_total'}),
+	'3', 'and every start of the other database is counted');
+
+# So do the rows of a database whose extension is dropped.
+$node->safe_psql('postgres', q{
+	SELECT durable.create_namespace('d');
+	SELECT durable.start_workflow('w', NULL, 'd-1', 'dq', namespace => 'd');});
+is(started('postgres', 'd', 'dq'), '', 'the table is full: no row for namespace d');
+$node->safe_psql('other', 'DROP EXTENSION durable CASCADE');
+$node->safe_psql('postgres', q{SELECT durable.start_workflow('w', NULL, 'd-2', 'dq', namespace => 'd')});
+is(started('postgres', 'd', 'dq'), '1', 'once the other database drops the extension, its rows go to others');
+
+# Rows reused while counts flow: four sessions start workflows on 40 queues
+# of a new namespace e, at random times hours apart, so that its few rows
+# keep going from one queue to another while the sessions' remembered rows
+# are reused under them.  Every start is counted, in a row or in the
+# database's row.
+$node->safe_psql('postgres', q{
+	SELECT durable.create_namespace('e');
+	CREATE SEQUENCE e_ids;});
+$total_before = total('durable_workflows_started_total');
+$node->pgbench('--no-vacuum --client=4 --jobs=2 --transactions=200', 0,
+	[qr{processed: 800/800}], [qr{^$}], 'starts on reused rows from four sessions',
+	{ 'reuse' => q{
+\set q random(1, 40)
+\set m random(0, 100000)
+SELECT set_config('durable.test_time', ('2100-01-01 00:00+00'::timestamptz + :m * interval '1 minute')::text, false);
+SELECT durable.start_workflow('w', NULL, 'e-' || nextval('e_ids'), 'eq-' || :q, namespace => 'e');
+} });
+is(total('durable_workflows_started_total'), $total_before + 800,
+	'all 800 starts are counted');
+ok($node->safe_psql('postgres', q{
+	SELECT count(DISTINCT task_queue) FROM durable.metrics WHERE namespace = 'e'}) >= 1,
+	'namespace e has rows of its own');
 
 $node->stop;
 done_testing();
