@@ -44,6 +44,11 @@
 #   million_open  the activity cycle (DURATION s) with OPEN_SMALL (1,000) open workflows
 #                 started with delay => '1 day', then with OPEN_LARGE (1,000,000): the
 #                 second rate as % of the first.
+#   ts_activity   one-activity workflows through the TypeScript SDK (bench/ts_activity.js:
+#                 8 Workers in one Node process, clients starting a workflow and waiting
+#                 for it, for DURATION s with each number of clients in TS_CLIENTS
+#                 ("8 32")) as % of the activity cycle, which it runs with queue_floor;
+#                 then ms a step of 3-step and 100-step workflows.  Needs node and npm.
 #
 # `bash bench/run.sh explain` instead loads 100,000 closed and some running workflows
 # (bench/explain.sql) and writes EXPLAIN (ANALYZE, BUFFERS) of every KeptPlan of src/*.c,
@@ -79,12 +84,15 @@ FAIR_EXECUTORS=${FAIR_EXECUTORS:-4}
 FAIR_BACKLOG=${FAIR_BACKLOG:-400}
 FAIR_SLOW=${FAIR_SLOW:-0.5}
 FAIR_SECONDS=${FAIR_SECONDS:-15}
+TS_CLIENTS=${TS_CLIENTS:-8 32}
 MODE=${1:-bench}
+# ts_activity is compared with the activity cycle and its floor: run them too.
+if grep -qw ts_activity <<<"$WORKLOADS"; then WORKLOADS="$WORKLOADS queue_floor activity"; fi
 case "$MODE" in bench | explain) ;; *) echo "usage: bench/run.sh [explain]" >&2; exit 2 ;; esac
 export CLIENTS THREADS DURATION RUNS BENCH_PORT PGBENCH_OPTS WORKLOADS LATENCY TIMERS \
     LAT_WAITERS LAT_RATE LAT_SECONDS SQLWF_COUNT SQLWF_EXECUTORS HELD_NORMAL_SECONDS \
     HELD_MINUTES HELD_RECOVERY_SECONDS OPEN_SMALL OPEN_LARGE FAIR_EXECUTORS FAIR_BACKLOG \
-    FAIR_SLOW FAIR_SECONDS
+    FAIR_SLOW FAIR_SECONDS TS_CLIENTS
 
 if is_root; then
     ensure_packages
@@ -202,7 +210,9 @@ server_problems() {
         # bench/latency.c cancels the polls still waiting when it ends: expected.
         grep -v 'durable-latency ERROR:  canceling statement due to user request' |
         # held_xmin's snapshot session is cancelled when its workload is over: expected.
-        grep -v 'durable-held-xmin ERROR:  canceling statement due to user request' ||
+        grep -v 'durable-held-xmin ERROR:  canceling statement due to user request' |
+        # ts_activity's workers cancel their waiting polls when they shut down: expected.
+        grep -v 'durable-ts-bench ERROR:  canceling statement due to user request' ||
         true
 }
 
@@ -459,7 +469,7 @@ SQL
 # round only, and writes the lines of its section of the report to $WORK/NAME.report
 # (every figure in it a ratio to a rate measured in the same run).  To add one: write the
 # function and add its name to LONG_WORKLOADS.
-LONG_WORKLOADS="held_xmin million_open fairness"
+LONG_WORKLOADS="held_xmin million_open fairness ts_activity"
 
 # cycle_rate TAG SECONDS: the activity cycle (activity_cycle.sql, CLIENTS clients,
 # -M prepared) for SECONDS; prints its scripts/s (scripts that ended within SECONDS of
@@ -703,6 +713,39 @@ SQL
             "the executors); $((left_after - left_before)) of its activities completed while B ran," \
             "$((FAIR_BACKLOG - left_after)) still to run at the end"
     } >"$WORK/fairness.report"
+}
+
+# ts_activity RUN: workflows through the TypeScript SDK (clients/typescript, built here
+# with npm ci and tsc): bench/ts_activity.js runs 8 Workers in one Node process and 8
+# clients that start one-activity workflows and wait for their results, for DURATION
+# seconds; then 3-step and 100-step workflows for the cost of a step.  Compared with the
+# activity cycle and queue_floor of the same round (WORKLOADS=ts_activity runs both).
+ts_activity() {
+    local dir="$ROOT/clients/typescript" out="$WORK/ts_activity.out" act qf tput
+    command -v node >/dev/null && command -v npm >/dev/null ||
+        die "ts_activity: node and npm are needed (Debian packages nodejs npm)"
+    if ! cmp -s "$dir/package-lock.json" "$dir/node_modules/.durable-lock"; then
+        log "ts_activity: npm ci in clients/typescript"
+        (cd "$dir" && HOME="$WORK" npm_config_cache="$WORK/npm-cache" npm ci --no-audit --no-fund) \
+            >"$WORK/ts_npm.log" 2>&1 || { cat "$WORK/ts_npm.log"; die "ts_activity: npm ci failed"; }
+    fi
+    (cd "$dir" && node_modules/.bin/tsc -p tsconfig.build.json) >"$WORK/ts_tsc.log" 2>&1 ||
+        { cat "$WORK/ts_tsc.log"; die "ts_activity: tsc failed"; }
+    psql -X -q -c CHECKPOINT
+    log "ts_activity: 8 SDK workers and 8 clients for ${DURATION}s, then 3- and 100-step workflows"
+    node "$ROOT/bench/ts_activity.js" "$DURATION" "$dir/dist" "$TS_CLIENTS" >"$out" 2>"$WORK/ts_activity.err" ||
+        { cat "$out" "$WORK/ts_activity.err"; die "bench/ts_activity.js failed"; }
+    act=$(median "$WORK/activity.runs" 1)
+    qf=$(median "$WORK/queue_floor.runs" 1)
+    {
+        echo "ts_activity: one-activity workflows through the TypeScript SDK (bench/ts_activity.js:" \
+            "8 Workers in one Node process; clients start a workflow and wait for its result, ${DURATION}s)"
+        awk -v act="$act" -v qf="$qf" '$1 == "throughput" {
+            printf "  %2d clients: %.1f workflows/s: %.1f %% of the activity cycle (%.1f scripts/s, 8 clients), %.1f %% of queue_floor (%.1f); errors %d, Node CPU %d %% of a core\n",
+                $5, $2, 100 * $2 / act, act, 100 * $2 / qf, qf, $3, $4 }' "$out"
+        awk '$1 == "steps" { printf "  %3d-step workflows: %.3f ms/step (%d workflows, 8 at a time; %d of %d decision tasks from the cache)\n", $2, $3, $4, $6, $5 }' "$out"
+        awk '$1 == "steps" { ms[$2] = $3 } END { if (ms[3] > 0) printf "  100 steps / 3 steps, ms a step: %.2f\n", ms[100] / ms[3] }' "$out"
+    } >"$WORK/ts_activity.report"
 }
 
 # median FILE COLUMN: the median of a column of numbers (mean of the middle two if even).

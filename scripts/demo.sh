@@ -70,6 +70,35 @@ createdb demo
 psql -X -q -v ON_ERROR_STOP=1 -d demo -c 'CREATE EXTENSION durable'
 log "running scripts/demo.sql"
 psql -X -v ON_ERROR_STOP=1 --echo-all -d demo -f "$ROOT/scripts/demo.sql"
+
+# The TypeScript example (examples/typescript-order), when node and npm are here: the
+# SDK packed from a copy of clients/typescript (npm ci, npm pack), the example installed
+# with that tarball, built and run against database demo.  Without node or npm, or when
+# a step fails (npm without network, say), the demo says so and goes on.
+ts_example() {
+    local work="$DEMO_DIR/typescript" npmenv=()
+    [ -w "${HOME:-/nonexistent}" ] || npmenv=(HOME="$work/home" npm_config_cache="$work/npm-cache")
+    rm -rf "$work"
+    mkdir -p "$work/clients" "$work/examples" "$work/home"
+    tar -C "$ROOT/clients" --exclude=./typescript/node_modules --exclude=./typescript/dist \
+        --exclude=./typescript/build --exclude='./typescript/*.tgz' -cf - ./typescript |
+        tar -C "$work/clients" -xf - &&
+        tar -C "$ROOT/examples" --exclude=./typescript-order/node_modules \
+            --exclude=./typescript-order/dist -cf - ./typescript-order | tar -C "$work/examples" -xf - &&
+        (cd "$work/clients/typescript" && env "${npmenv[@]}" npm ci --no-audit --no-fund &&
+            env "${npmenv[@]}" npm pack) >"$work/sdk.log" 2>&1 &&
+        (cd "$work/examples/typescript-order" && env "${npmenv[@]}" npm install --no-audit --no-fund &&
+            env "${npmenv[@]}" npm run build) >"$work/example.log" 2>&1 ||
+        { warn "the TypeScript example could not be built (logs in $work): skipped"; return 0; }
+    (cd "$work/examples/typescript-order" && PGDATABASE=demo node dist/main.js) ||
+        die "examples/typescript-order failed"
+}
+if command -v node >/dev/null && command -v npm >/dev/null; then
+    log "running examples/typescript-order (the durable-pg SDK; README \"A TypeScript order workflow\")"
+    ts_example
+else
+    log "node or npm missing: examples/typescript-order (the TypeScript SDK) not run"
+fi
 if [ "${DEMO_UI:-}" = 1 ]; then
     if [ ! -d "$ROOT/ui/node_modules/pg" ]; then
         (cd "$ROOT/ui" && npm ci --no-audit --no-fund) || die "npm ci in ui/ failed"

@@ -94,6 +94,13 @@ export interface ActivityWorkerOptions extends ConnectionOptions {
   pollWait?: Duration;
   /** How long shutdown() lets running activities finish before failing them (10 s). */
   shutdownGrace?: Duration;
+  /**
+   * Heartbeats are sent at most once per throttle interval: 80 % of the
+   * activity's heartbeat timeout, at most this (60 s).
+   */
+  maxHeartbeatThrottleInterval?: Duration;
+  /** The throttle interval of an activity without a heartbeat timeout (30 s). */
+  defaultHeartbeatThrottleInterval?: Duration;
   logger?: Logger;
 }
 
@@ -108,15 +115,59 @@ class RunningActivity implements ActivityContext {
   cancelled = false;
   done: Promise<void> = Promise.resolve();
 
-  constructor(readonly info: ActivityInfo, private readonly worker: ActivityWorker) {}
+  /** When the last heartbeat was sent (ms), null before the first. */
+  private lastSent: number | null = null;
+  /** The details of a throttled heartbeat, sent when the interval has passed. */
+  private pending: string | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private finished = false;
+
+  constructor(readonly info: ActivityInfo, private readonly worker: ActivityWorker,
+    private readonly throttleMs: number) {}
 
   get signal(): AbortSignal {
     return this.controller.signal;
   }
 
+  /**
+   * Sends the first heartbeat at once and then at most one per throttle
+   * interval: a heartbeat within the interval only keeps its details, and the
+   * latest kept details are sent when the interval has passed (unless the
+   * attempt has ended by then).  The call that sends waits for the answer
+   * (and so learns of a cancellation); a throttled one returns at once.
+   */
   async heartbeat(details?: unknown): Promise<void> {
-    if (this.controller.signal.aborted) return;
+    if (this.controller.signal.aborted || this.finished) return;
     const text = toJsonText(details, 'heartbeat details');
+    const now = Date.now();
+    if (this.lastSent !== null && now - this.lastSent < this.throttleMs) {
+      this.pending = text;
+      this.timer ??= setTimeout(() => this.flush(), this.lastSent + this.throttleMs - now);
+      return;
+    }
+    this.pending = null;
+    await this.send(text);
+  }
+
+  /** The attempt has ended: a kept heartbeat is not sent any more. */
+  finish(): void {
+    this.finished = true;
+    this.pending = null;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private flush(): void {
+    this.timer = null;
+    const text = this.pending;
+    this.pending = null;
+    if (text === null || this.finished || this.controller.signal.aborted) return;
+    this.send(text).catch((e: unknown) => this.worker.warn(
+      `activity ${this.info.activityType} (${this.info.workflowId}/${this.info.activityId}): a heartbeat failed`, e));
+  }
+
+  private async send(text: string): Promise<void> {
+    this.lastSent = Date.now();
     try {
       const rows = await this.worker.connection.query(
         'SELECT durable.heartbeat_activity($1, $2::jsonb) AS cancel', [this.info.taskToken, text]);
@@ -149,6 +200,8 @@ export class ActivityWorker {
   private slotFreed: (() => void) | null = null;
   private runPromise: Promise<void> | null = null;
   private shuttingDown = false;
+  private readonly maxThrottleMs: number;
+  private readonly defaultThrottleMs: number;
 
   constructor(options: ActivityWorkerOptions) {
     this.maxConcurrent = options.maxConcurrentActivities ?? 10;
@@ -162,6 +215,9 @@ export class ActivityWorker {
     this.activities = { ...options.activities };
     this.pollWaitSeconds = toSeconds(options.pollWait ?? 10000, 'pollWait');
     this.graceMs = toSeconds(options.shutdownGrace ?? 10000, 'shutdownGrace') * 1000;
+    this.maxThrottleMs = toSeconds(options.maxHeartbeatThrottleInterval ?? 60000, 'maxHeartbeatThrottleInterval') * 1000;
+    this.defaultThrottleMs = toSeconds(options.defaultHeartbeatThrottleInterval ?? 30000,
+      'defaultHeartbeatThrottleInterval') * 1000;
     this.logger = options.logger ?? consoleLogger;
     this.poller = new Poller(this.connection, this.logger, `activity worker ${this.taskQueue}`);
   }
@@ -197,9 +253,12 @@ export class ActivityWorker {
       heartbeatTimeoutSeconds: t.heartbeatTimeout ?? null,
       deadline: t.deadline === null || t.deadline === undefined ? null : new Date(t.deadline),
     };
-    const a = new RunningActivity(info, this);
+    const throttle = info.heartbeatTimeoutSeconds !== null && info.heartbeatTimeoutSeconds > 0
+      ? Math.min(info.heartbeatTimeoutSeconds * 800, this.maxThrottleMs) : this.defaultThrottleMs;
+    const a = new RunningActivity(info, this, throttle);
     this.running.add(a);
     a.done = this.execute(a, t.input).finally(() => {
+      a.finish();
       this.running.delete(a);
       const r = this.slotFreed;
       this.slotFreed = null;
@@ -222,6 +281,7 @@ export class ActivityWorker {
       const call = fn as unknown as (i: JsonValue, c: ActivityContext) => unknown;
       result = await storage.run(a, () => call(input, a));
     } catch (e) {
+      a.finish();
       if (a.controller.signal.aborted && this.shuttingDown && !a.cancelled) return; // failed by shutdown
       if (a.cancelled) {
         await this.report(a, 'SELECT durable.report_activity_canceled($1, $2::jsonb)',
@@ -232,6 +292,7 @@ export class ActivityWorker {
       await this.report(a, 'SELECT durable.fail_activity($1, $2, $3::jsonb)', [a.info.taskToken, reason, details]);
       return;
     }
+    a.finish();
     if (a.controller.signal.aborted && this.shuttingDown && !a.cancelled) return;
     let text: string;
     try {
@@ -261,6 +322,11 @@ export class ActivityWorker {
         await sleep(backoff.next());
       }
     }
+  }
+
+  /** @internal */
+  warn(message: string, error: unknown): void {
+    this.logger.warn(message, error);
   }
 
   /** Activities running now. */

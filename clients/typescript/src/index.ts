@@ -22,7 +22,8 @@ export { WorkflowWorker, Worker } from './worker';
 export type { WorkflowWorkerOptions, WorkerOptions, WorkflowWorkerStats } from './worker';
 export { ContinueAsNew } from './workflow';
 export type {
-  WorkflowContext, WorkflowFunction, WorkflowInfo, ActivityOptions, ChildWorkflowOptions, ContinueAsNewOptions,
+  WorkflowContext, WorkflowFunction, WorkflowInfo, ActivityOptions, ChildWorkflowOptions, ChildWorkflowHandle,
+  ContinueAsNewOptions,
   ExternalWorkflowOptions, ParentClosePolicy,
 } from './workflow';
 export type { Logger } from './backoff';

@@ -242,6 +242,8 @@ export interface WorkerOptions extends ConnectionOptions {
   maxCachedWorkflows?: number;
   pollWait?: Duration;
   shutdownGrace?: Duration;
+  maxHeartbeatThrottleInterval?: Duration;
+  defaultHeartbeatThrottleInterval?: Duration;
   logger?: Logger;
 }
 

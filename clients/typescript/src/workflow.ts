@@ -67,6 +67,15 @@ export interface ActivityOptions {
 
 export type ParentClosePolicy = 'TERMINATE' | 'REQUEST_CANCEL' | 'ABANDON';
 
+/** A child workflow started by ctx.startChild(). */
+export interface ChildWorkflowHandle<O = JsonValue> {
+  readonly workflowId: string;
+  /** Its result (the promise child() returns); a failure throws ChildWorkflowFailure. */
+  readonly result: Promise<O>;
+  /** Signals it (SignalExternalWorkflowExecution with childWorkflowOnly). */
+  signal(signalName: string, input?: unknown): Promise<void>;
+}
+
 /** StartChildWorkflowExecution's options. */
 export interface ChildWorkflowOptions {
   /** Default: `<parent workflow id>/<number of the call>`. */
@@ -122,6 +131,11 @@ export interface WorkflowContext {
   waitSignal<T = JsonValue>(signalName: string, options?: { timeout?: Duration }): Promise<T | undefined>;
   /** Runs a child workflow and returns its result; a failure throws ChildWorkflowFailure. */
   child<O = JsonValue>(workflowType: string, input?: unknown, options?: ChildWorkflowOptions): Promise<O>;
+  /**
+   * Starts a child workflow (the same command as child()) and returns a handle
+   * on it at once: its workflowId, its result, and signals to it.
+   */
+  startChild<O = JsonValue>(workflowType: string, input?: unknown, options?: ChildWorkflowOptions): ChildWorkflowHandle<O>;
   /** Runs fn once and records its (JSON) value; replays return the recorded value. */
   sideEffect<T>(fn: () => T): Promise<T>;
   /** The time of the current decision task: the same on every replay. */
@@ -641,7 +655,7 @@ export class WorkflowRun {
     // eslint-disable-next-line @typescript-eslint/no-this-alias
     const run = this;
     const json = (v: unknown, what: string): JsonValue => JSON.parse(toJsonText(v, what)) as JsonValue;
-    return {
+    const ctx: WorkflowContext = {
       info: run.info,
       get cancelRequested(): boolean {
         return run.cancelRequestedFlag;
@@ -720,6 +734,17 @@ export class WorkflowRun {
           return { kind: 'child', seq, key: `workflowId ${childId} type ${workflowType}`, decision: d };
         }, options.workflowId ?? `${run.info.workflowId}/${run.seq + 1}`);
       },
+      startChild<O>(workflowType: string, input?: unknown, options: ChildWorkflowOptions = {}): ChildWorkflowHandle<O> {
+        const workflowId = options.workflowId ?? `${run.info.workflowId}/${run.seq + 1}`;
+        const result = ctx.child<O>(workflowType, input, { ...options, workflowId });
+        result.catch(() => undefined); // a result the code never awaits is no unhandled rejection
+        return {
+          workflowId,
+          result,
+          signal: (signalName: string, signalInput?: unknown): Promise<void> => ctx.signalExternal(workflowId,
+            signalName, signalInput, { namespace: options.namespace, childWorkflowOnly: true }),
+        };
+      },
       sideEffect<T>(fn: () => T): Promise<T> {
         if (run.closed) return Promise.reject(new Error('the workflow has returned'));
         const seq = ++run.seq;
@@ -779,6 +804,7 @@ export class WorkflowRun {
           decisionType: 'UpsertWorkflowSearchAttributes', searchAttributes: json(attributes, 'searchAttributes') } });
       },
     };
+    return ctx;
   }
 }
 

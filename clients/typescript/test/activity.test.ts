@@ -9,7 +9,7 @@ import { after, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   ActivityWorker, ApplicationFailure, Client, NON_RETRYABLE_REASON, UNKNOWN_ACTIVITY_REASON,
-  WORKER_SHUTDOWN_REASON, activityInfo, heartbeat, JsonValue, WorkflowHandle, ActivityContext,
+  WORKER_SHUTDOWN_REASON, activityInfo, heartbeat, JsonValue, WorkflowHandle, ActivityContext, PoolLike,
 } from '../src/index';
 import { MemoryLogger, asPool, makePool, sleep, tickAhead, until, waitEvent } from './helpers';
 
@@ -127,7 +127,7 @@ test('ApplicationFailure with nonRetryable fails the activity for good at once',
 test('a cancel request reaches the activity through heartbeat: its signal aborts and it is reported canceled', async () => {
   let aborted = false;
   const worker = new ActivityWorker({
-    pool: asPool(pool), taskQueue: client.taskQueue, pollWait: 1000,
+    pool: asPool(pool), taskQueue: client.taskQueue, pollWait: 1000, defaultHeartbeatThrottleInterval: 100,
     activities: {
       async longJob(_input: null, ctx: ActivityContext) {
         while (!ctx.signal.aborted) {
@@ -152,6 +152,51 @@ test('a cancel request reaches the activity through heartbeat: its signal aborts
   await worker.shutdown();
   await running;
   await h.terminate('done');
+});
+
+test('heartbeats are throttled: the first at once, then the latest details once per 80 % of the heartbeat timeout', async () => {
+  const sent: Array<{ id: string; details: unknown }> = [];
+  const counting: PoolLike = {
+    query: (text: string, values?: unknown[]) => {
+      if (text.includes('heartbeat_activity')) {
+        sent.push({ id: String(values?.[0]).slice(-4), details: JSON.parse(String(values?.[1])) });
+      }
+      return pool.query(text, values);
+    },
+    connect: () => pool.connect(),
+    end: async () => undefined,
+  };
+  const worker = new ActivityWorker({
+    pool: counting, taskQueue: client.taskQueue, pollWait: 1000,
+    activities: {
+      async chatty(input: { n: number; linger: number }, ctx: ActivityContext) {
+        for (let i = 0; i < input.n; i++) {
+          await ctx.heartbeat({ i });
+          await sleep(2);
+        }
+        await sleep(input.linger);
+        return 'done';
+      },
+    },
+  });
+  const running = worker.run();
+  // 100 heartbeats within the 800 ms of a 1 s heartbeat timeout, then 1.2 s more:
+  // the first is sent, the last is sent when the interval has passed, none between.
+  const h = await scheduleActivities('chatty-1', [{ type: 'chatty', input: { n: 100, linger: 1200 },
+    extra: { heartbeatTimeoutSeconds: 1 } }]);
+  await waitEvent(h, 'ActivityTaskCompleted');
+  assert.deepEqual(sent.map((s) => s.details), [{ i: 0 }, { i: 99 }]);
+  await h.terminate('done');    // its next decision task must not be the one polled below
+  // Within the interval until the activity returns: the kept details are dropped.
+  sent.length = 0;
+  const h2 = await scheduleActivities('chatty-2', [{ type: 'chatty', input: { n: 10, linger: 0 },
+    extra: { heartbeatTimeoutSeconds: 10 } }]);
+  await waitEvent(h2, 'ActivityTaskCompleted');
+  await sleep(300);
+  assert.deepEqual(sent.map((s) => s.details), [{ i: 0 }]);
+  await worker.shutdown();
+  await running;
+  await h2.terminate('done');
 });
 
 test('at most maxConcurrentActivities run at once', async () => {

@@ -231,6 +231,27 @@ test('children: a result, a failure, and activity failures seen as ActivityFailu
   assert.equal((await c1.describe()).parent !== null, true);
 });
 
+test('startChild: a handle with the child id, signals to the child, and its result', async () => {
+  const waiter: WorkflowFunction = async (ctx: WorkflowContext, greeting: string) => {
+    const s = await ctx.waitSignal<{ name: string }>('name');
+    return `${greeting} ${s?.name}`;
+  };
+  const starter: WorkflowFunction = async (ctx: WorkflowContext) => {
+    const h = ctx.startChild<string>('waiter', 'hello');
+    const h2 = ctx.startChild<string>('waiter', 'bye', { workflowId: 'named-child' });
+    await h.signal('name', { name: 'Ann' });
+    await h2.signal('name', { name: 'Bob' });
+    return { ids: [h.workflowId, h2.workflowId], results: await Promise.all([h.result, h2.result]) };
+  };
+  startWorker({ starter, waiter }, {}, { maxCachedWorkflows: 0 });
+  const h = await client.start('starter', null, { workflowId: 'starter-1' });
+  assert.deepEqual(await h.result({ timeout: 15000 }),
+    { ids: ['starter-1/1', 'named-child'], results: ['hello Ann', 'bye Bob'] });
+  const signaled = (await h.history()).filter((e) => e.eventType === 'SignalExternalWorkflowExecutionInitiated');
+  assert.deepEqual(signaled.map((e) => [e.attributes.workflowId, e.attributes.childWorkflowOnly]),
+    [['starter-1/1', true], ['named-child', true]]);
+});
+
 test('several activities at once with Promise.all: scheduled by one decision task', async () => {
   const calls: Record<string, number> = {};
   const both: WorkflowFunction = async (ctx: WorkflowContext) => {
