@@ -1,4 +1,4 @@
-# The queue tables' indexes rebuilt after a held vacuum horizon (issue 12,
+# The queue tables' indexes rebuilt after a held vacuum horizon (README "A held vacuum horizon",
 # src/compaction.c).
 #
 # While a REPEATABLE READ session holds its snapshot, 30,000 queued tasks come
