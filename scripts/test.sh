@@ -224,6 +224,16 @@ wait_ready() {
     warn "the server on port $2 is not accepting connections"
 }
 
+# fresh_db SOCKDIR PORT DB [psql args...]: create database DB with durable in it (and
+# whatever the extra psql arguments add), for one test file of a layer.
+fresh_db() {
+    local sock=$1 port=$2 db=$3
+    shift 3
+    createdb -h "$sock" -p "$port" "$db" &&
+        psql -X -q -h "$sock" -p "$port" -d "$db" -v ON_ERROR_STOP=1 \
+            -c 'CREATE EXTENSION durable' "$@"
+}
+
 # pgTAP: one cluster; each file runs in a fresh database in which the runner has done
 # CREATE EXTENSION durable and pgtap, and the shared helpers of test/pgtap/lib.
 layer_pgtap() {
@@ -250,10 +260,8 @@ layer_pgtap() {
         wait_ready "$sock" "$PGTAP_PORT"
         logpos=$(log_size "$out/server.log")
         {
-            createdb -h "$sock" -p "$PGTAP_PORT" "$db" &&
-                psql -X -q -h "$sock" -p "$PGTAP_PORT" -d "$db" -v ON_ERROR_STOP=1 \
-                    -c 'CREATE EXTENSION durable' -c 'CREATE EXTENSION pgtap' \
-                    -f "$ROOT/test/pgtap/lib/helpers.sql" &&
+            fresh_db "$sock" "$PGTAP_PORT" "$db" -c 'CREATE EXTENSION pgtap' \
+                -f "$ROOT/test/pgtap/lib/helpers.sql" &&
                 (cd "$ROOT" && pg_prove -h "$sock" -p "$PGTAP_PORT" -d "$db" "${f#"$ROOT"/}")
         } || rc=$?
         dropdb -h "$sock" -p "$PGTAP_PORT" --force --if-exists "$db" ||
@@ -351,9 +359,7 @@ layer_ui() {
         wait_ready "$sock" "$ui_db_port"
         logpos=$(log_size "$out/server.log")
         {
-            createdb -h "$sock" -p "$ui_db_port" "$db" &&
-                psql -X -q -h "$sock" -p "$ui_db_port" -d "$db" -v ON_ERROR_STOP=1 \
-                    -c 'CREATE EXTENSION durable' &&
+            fresh_db "$sock" "$ui_db_port" "$db" &&
                 PGHOST="$sock" PGPORT="$ui_db_port" PGDATABASE="$db" PGUSER=$(id -un) \
                     UI_PORT="$ui_port" UI_OUT="$out" CHROMIUM="$chromium" HOME="$out/home" \
                     node "$f" 2>&1 | tee "$out/$name.tap"
@@ -411,9 +417,7 @@ layer_ts() {
         wait_ready "$sock" "$ts_port"
         logpos=$(log_size "$out/server.log")
         {
-            createdb -h "$sock" -p "$ts_port" "$db" &&
-                psql -X -q -h "$sock" -p "$ts_port" -d "$db" -v ON_ERROR_STOP=1 \
-                    -c 'CREATE EXTENSION durable' &&
+            fresh_db "$sock" "$ts_port" "$db" &&
                 (cd "$dir" && PGHOST="$sock" PGPORT="$ts_port" PGDATABASE="$db" PGUSER=$(id -un) \
                     HOME="$out/home" timeout 300 node --test --test-reporter=tap \
                     "build/test/$name.test.js") 2>&1 | tee "$out/$name.tap"
