@@ -15,7 +15,7 @@
 
 EXTENSION = durable
 MODULE_big = durable
-OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c)))
+OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c src/*/*.c)))
 
 # The shipped scripts, and the fresh install scripts of the shipped and
 # current versions, sql/durable--0.3.0.sql to sql/durable--0.5.0.sql, which
@@ -47,7 +47,7 @@ EXTRA_CLEAN = tmp_check tmp_install results output_iso log regression.diffs regr
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-$(OBJS): $(wildcard src/*.h)
+$(OBJS): $(wildcard src/*.h src/*/*.h)
 
 # sql/durable--V.sql from $(DURABLE_PATH_V); the check block must come out
 # as its third line.

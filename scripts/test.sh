@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/test.sh [regress|pgtap|isolation|tap ...]: `make test`.
 #
-# Checks the C source (scripts/check-pg-try, counted as one test), builds durable,
+# Checks the C source (scripts/check-pg-try and scripts/check-layers, one test each),
+# builds durable,
 # installs it into ./tmp_install (a private copy of PostgreSQL, see scripts/lib.sh) and
 # runs the test layers, each on its own throwaway cluster configured by
 # test/durable.conf:
@@ -446,6 +447,14 @@ if "$ROOT/scripts/check-pg-try"; then
 else
     echo "scripts/check-pg-try: leave PG_TRY / PG_CATCH / PG_FINALLY only through PG_END_TRY"
     record check check-pg-try fail
+fi
+# check-layers: calls and includes go only down src/'s layers (src/README.md).
+log "check: scripts/check-layers"
+if "$ROOT/scripts/check-layers"; then
+    record check check-layers ok
+else
+    echo "scripts/check-layers: a call or include goes up src/'s layers; see src/README.md"
+    record check check-layers fail
 fi
 
 # The settings of every cluster: test/durable.conf, plus $DURABLE_TEST_CONF_EXTRA.

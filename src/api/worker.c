@@ -1,0 +1,780 @@
+/*-------------------------------------------------------------------------
+ *
+ * worker.c
+ *	  The worker API: polling and answering decision and activity tasks.
+ *
+ * A poll claims a ready task with FOR UPDATE SKIP LOCKED and deletes it, so
+ * that two workers never get the same task; a claimed task whose run or
+ * activity moved on meanwhile is stale and skipped.  With a wait, a poll
+ * sleeps on its queue's condition variable (store/wait.c) and is woken by the
+ * commit that makes a task.
+ *
+ * Task tokens name one attempt and carry a secret drawn when it was claimed
+ * (64 random bits, kept in durable.runs.task_secret for a decision task and
+ * durable.activities.task_secret for an activity attempt):
+ *
+ *   D1:<ns len>:<namespace>:<wid len>:<workflow id>:<run_id>:<scheduled>:<started>:<secret>
+ *   A1:<ns len>:<namespace>:<wid len>:<workflow id>:<run_id>:<scheduled>:<attempt>:<secret>
+ *
+ * lengths in bytes, the secret in 16 lowercase hex digits.  The namespace
+ * and workflow id let a router in front of several databases send an answer
+ * to the one that owns the workflow (README "Task tokens").  A token whose
+ * attempt is no longer the current one, or whose secret, namespace or
+ * workflow id is not its attempt's, is stale (WF005) and changes nothing.
+ *
+ * The format of 0.2.0, "D:<run_id>:<scheduled>:<started>" and
+ * "A:<run_id>:<scheduled>:<attempt>", names a task without a secret: it is
+ * still issued while the database is not updated (no task_secret columns)
+ * and accepted only for a task that has no secret (claimed before
+ * ALTER EXTENSION durable UPDATE).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "mb/pg_wchar.h"
+#include "utils/builtins.h"
+#include "utils/tuplestore.h"
+
+#include "durable.h"
+#include "base/caller.h"
+#include "base/clock.h"
+#include "base/json.h"
+#include "base/util.h"
+#include "store/direct.h"
+#include "store/namespaces.h"
+#include "store/pollers.h"
+#include "store/spi.h"
+#include "store/wait.h"
+#include "engine/activities.h"
+#include "engine/decision_task.h"
+#include "engine/decisions.h"
+#include "engine/runs.h"
+
+#define ARG_TEXT(n)		(PG_ARGISNULL(n) ? NULL : PG_GETARG_TEXT_PP(n))
+#define ARG_JSONB(n)	(PG_ARGISNULL(n) ? NULL : PG_GETARG_JSONB_P(n))
+
+/*
+ * A heartbeat: one statement, which also returns what the token is checked
+ * against (a mismatch raises WF005, which undoes the update).  The second
+ * form is for a database at 0.2.0, which has no task_secret column.
+ */
+#define HEARTBEAT(secret) \
+	"UPDATE durable.activities a SET last_heartbeat_time = $4," \
+	" heartbeat_details = COALESCE($5, a.heartbeat_details)" \
+	" WHERE a.run_id = $1 AND a.scheduled_event_id = $2 AND a.attempt = $3" \
+	" AND a.state IN ('STARTED', 'CANCEL_REQUESTED')" \
+	" RETURNING a.cancel_requested OR (SELECT r.cancel_requested" \
+	"   FROM durable.runs r WHERE r.run_id = a.run_id)," \
+	" a.namespace, a.workflow_id, " secret
+static KeptPlan heartbeat_plan[2] = {
+	{NULL, HEARTBEAT("NULL::bigint"), 5,
+	{UUIDOID, INT8OID, INT4OID, TIMESTAMPTZOID, JSONBOID}},
+	{NULL, HEARTBEAT("a.task_secret"), 5,
+	{UUIDOID, INT8OID, INT4OID, TIMESTAMPTZOID, JSONBOID}}
+};
+
+/* What a poll looks for */
+typedef struct PollRequest
+{
+	char	   *namespace;
+	char	   *task_queue;
+	const char *identity;
+	TimestampTz now;
+} PollRequest;
+
+/* A parsed task token */
+typedef struct TaskToken
+{
+	char		kind;			/* 'D' or 'A' */
+	int			version;		/* 1; 0 for the format of 0.2.0 */
+	char	   *namespace;		/* version 1 only */
+	char	   *workflow_id;	/* version 1 only */
+	pg_uuid_t	run_id;
+	int64		scheduled_id;
+	int64		third;			/* started event id, or attempt */
+	uint64		secret;			/* version 1 only */
+} TaskToken;
+
+/*
+ * Read a positive decimal number at *p, without sign or leading zero and at
+ * most max, and move *p past it; false when there is none.
+ */
+static bool
+token_number(const char **p, int64 max, int64 *out)
+{
+	const char *s = *p;
+	int64		v = 0;
+
+	if (*s < '1' || *s > '9')
+		return false;
+	while (*s >= '0' && *s <= '9')
+	{
+		if (v > (max - (*s - '0')) / 10)
+			return false;
+		v = v * 10 + (*s - '0');
+		s++;
+	}
+	*p = s;
+	*out = v;
+	return true;
+}
+
+/*
+ * Read "<length>:<bytes>:" at *p (a name of 1 to DURABLE_MAX_NAME_LEN bytes,
+ * valid in the database encoding) into *out, and move *p past it.
+ */
+static bool
+token_name(const char **p, const char *end, char **out)
+{
+	const char *s = *p;
+	int64		len;
+
+	if (!token_number(&s, DURABLE_MAX_NAME_LEN, &len) || *s++ != ':' ||
+		end - s < len + 1 || s[len] != ':' ||
+		!pg_verify_mbstr(GetDatabaseEncoding(), s, (int) len, true))
+		return false;
+	*out = pnstrdup(s, (Size) len);
+	*p = s + len + 1;
+	return true;
+}
+
+/* Parse the text after "D1:" or "A1:" (the format above); false if malformed. */
+static bool
+parse_token_v1(const char *p, TaskToken *t)
+{
+	const char *end = p + strlen(p);
+	char		uuid_buf[37];
+	int			i;
+
+	if (!token_name(&p, end, &t->namespace) ||
+		!token_name(&p, end, &t->workflow_id) ||
+		end - p < 37 || p[36] != ':')
+		return false;
+	memcpy(uuid_buf, p, 36);
+	uuid_buf[36] = '\0';
+	p += 37;
+	if (!ParseCanonicalUuid(uuid_buf, &t->run_id) ||
+		!token_number(&p, PG_INT64_MAX, &t->scheduled_id) || *p++ != ':' ||
+		!token_number(&p, t->kind == 'A' ? PG_INT32_MAX : PG_INT64_MAX,
+					  &t->third) || *p++ != ':' ||
+		end - p != 16)
+		return false;
+	t->secret = 0;
+	for (i = 0; i < 16; i++)
+	{
+		char		c = p[i];
+
+		if (c >= '0' && c <= '9')
+			t->secret = (t->secret << 4) | (uint64) (c - '0');
+		else if (c >= 'a' && c <= 'f')
+			t->secret = (t->secret << 4) | (uint64) (c - 'a' + 10);
+		else
+			return false;
+	}
+	return true;
+}
+
+/* Parse the format of 0.2.0, "K:<uuid>:<n>:<n>"; false if malformed. */
+static bool
+parse_token_v0(const char *token, TaskToken *t)
+{
+	char		uuid_buf[37];
+	long long	a;
+	long long	b;
+	int			consumed = 0;
+
+	if (strlen(token) < 40 || token[1] != ':' || token[38] != ':')
+		return false;
+	strlcpy(uuid_buf, token + 2, sizeof(uuid_buf));
+	if (!ParseCanonicalUuid(uuid_buf, &t->run_id) ||
+		sscanf(token + 39, "%lld:%lld%n", &a, &b, &consumed) != 2 ||
+		token[39 + consumed] != '\0' || a <= 0 || b <= 0)
+		return false;
+	t->scheduled_id = a;
+	t->third = b;
+	return true;
+}
+
+/*
+ * Parse a task token of the given kind ('D' or 'A'; '\0' for either);
+ * malformed tokens are 22023.
+ */
+static void
+parse_token(text *token_text, char kind, TaskToken *t)
+{
+	char	   *token;
+	bool		ok;
+
+	if (token_text == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("task_token must not be null")));
+	token = text_to_cstring(token_text);
+	memset(t, 0, sizeof(TaskToken));
+	t->kind = token[0];
+	if ((kind != '\0' && token[0] != kind) ||
+		(token[0] != 'D' && token[0] != 'A'))
+		ok = false;
+	else if (token[1] == '1' && token[2] == ':')
+	{
+		t->version = 1;
+		ok = parse_token_v1(token + 3, t);
+	}
+	else
+		ok = parse_token_v0(token, t);
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("task_token \"%s\" is not %s task token", token,
+						kind == 'D' ? "a decision" :
+						kind == 'A' ? "an activity" : "a")));
+}
+
+/*
+ * The token of a task just claimed: with its secret, or in the format of
+ * 0.2.0 when the database has nowhere to keep one (not yet updated).
+ */
+static char *
+make_token(char kind, const char *namespace, const char *workflow_id,
+		   pg_uuid_t *run_id, int64 scheduled_id, int64 third,
+		   bool secret_null, int64 secret)
+{
+	if (secret_null)
+		return psprintf("%c:%s:%lld:%lld", kind, UuidToCString(run_id),
+						(long long) scheduled_id, (long long) third);
+	return psprintf("%c1:%d:%s:%d:%s:%s:%lld:%lld:%016llx", kind,
+					(int) strlen(namespace), namespace,
+					(int) strlen(workflow_id), workflow_id,
+					UuidToCString(run_id), (long long) scheduled_id,
+					(long long) third, (unsigned long long) secret);
+}
+
+/*
+ * Whether a token was issued for the task it names, whose namespace,
+ * workflow id and secret are given: a token with a secret must carry the
+ * task's; one without (0.2.0's format) passes only for a task that has none.
+ */
+static bool
+token_matches(TaskToken *t, const char *namespace, const char *workflow_id,
+			  bool secret_null, int64 secret)
+{
+	if (t->version == 0)
+		return secret_null;
+	return !secret_null && (uint64) secret == t->secret &&
+		strcmp(t->namespace, namespace) == 0 &&
+		strcmp(t->workflow_id, workflow_id) == 0;
+}
+
+/* WF005 for a token whose attempt is over, or that was not issued for it. */
+static void
+report_stale(text *token, const char *why)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DURABLE_STALE_TOKEN),
+			 errmsg("task token \"%s\" is stale", text_to_cstring(token)),
+			 errdetail("%s", why)));
+}
+
+/* Milliseconds of a poll's wait argument. */
+static double
+poll_wait_ms(FunctionCallInfo fcinfo, int argno)
+{
+	if (PG_ARGISNULL(argno))
+		return 0;
+	return IntervalToSeconds(PG_GETARG_INTERVAL_P(argno), "wait", true) * 1000.0;
+}
+
+/*
+ * Claim one ready task of the poll's queue (FOR UPDATE SKIP LOCKED, oldest
+ * first, deleted: direct.c); false when there is none.
+ */
+static bool
+claim_one(PollRequest *pr, char kind, pg_uuid_t *run_id, int64 *scheduled_id,
+		  int32 *attempt)
+{
+	/* A poll may have waited: its task starts now, not when it began. */
+	pr->now = DurableNow();
+	return DirectClaimReadyTask(pr->namespace, pr->task_queue, kind, run_id,
+								scheduled_id, attempt);
+}
+
+/* Claim and start a decision task: DecisionTaskStarted and its timeout. */
+static void *
+claim_decision_task(void *arg)
+{
+	PollRequest *pr = (PollRequest *) arg;
+
+	for (;;)
+	{
+		pg_uuid_t	run_id;
+		int64		scheduled_id;
+		int32		attempt;
+		RunState	rs;
+		char	   *token;
+
+		if (!claim_one(pr, 'd', &run_id, &scheduled_id, &attempt))
+			return NULL;
+		if (!LoadRunById(&run_id, false, &rs) ||
+			!StartDecisionTask(&rs, scheduled_id, pr->now, pr->identity, true))
+			continue;			/* stale: the run moved on */
+
+		token = make_token('D', rs.namespace, rs.workflow_id, &run_id,
+						   rs.decision_scheduled_id, rs.decision_started_id,
+						   rs.task_secret_null, rs.task_secret);
+		return DecisionTaskJson(&rs, token, pr->identity);
+	}
+}
+
+/* The JSON of a started activity task. */
+static Jsonb *
+activity_task_json(ActivityState *a)
+{
+	JsonBuilder jb;
+	TimestampTz deadline = ActivityAttemptDeadline(a);
+
+	JsonBegin(&jb);
+	JsonAddText(&jb, "taskToken",
+				make_token('A', a->namespace, a->workflow_id, &a->run_id,
+						   a->scheduled_event_id, a->attempt,
+						   a->task_secret_null, a->task_secret));
+	JsonAddText(&jb, "namespace", a->namespace);
+	JsonAddText(&jb, "workflowId", a->workflow_id);
+	JsonAddText(&jb, "runId", UuidToCString(&a->run_id));
+	JsonAddText(&jb, "activityId", a->activity_id);
+	JsonAddText(&jb, "activityType", a->activity_type);
+	JsonAddJsonb(&jb, "input", a->input);
+	JsonAddInt(&jb, "attempt", a->attempt);
+	JsonAddTimestamp(&jb, "scheduledTime", a->scheduled_time);
+	JsonAddTimestamp(&jb, "startedTime", a->started_time);
+	JsonAddJsonb(&jb, "heartbeatDetails", a->heartbeat_details);
+	if (a->heartbeat_timeout > 0)
+		JsonAddFloat(&jb, "heartbeatTimeout", a->heartbeat_timeout);
+	else
+		JsonAddNull(&jb, "heartbeatTimeout");
+	JsonAddTimestamp(&jb, "deadline", deadline);
+	return JsonFinish(&jb);
+}
+
+/* Claim and start an activity task. */
+static void *
+claim_activity_task(void *arg)
+{
+	PollRequest *pr = (PollRequest *) arg;
+
+	for (;;)
+	{
+		pg_uuid_t	run_id;
+		int64		scheduled_id;
+		int32		attempt;
+		ActivityState a;
+
+		if (!claim_one(pr, 'a', &run_id, &scheduled_id, &attempt))
+			return NULL;
+		if (!StartActivityAttempt(&run_id, scheduled_id, attempt, pr->now,
+								  pr->identity, &a))
+			continue;			/* stale: canceled, timed out or run closed */
+		return activity_task_json(&a);
+	}
+}
+
+/* The common arguments of the poll functions. */
+static void
+read_poll_args(FunctionCallInfo fcinfo, PollRequest *pr)
+{
+	pr->task_queue = CheckName(ARG_TEXT(0), "task_queue");
+	pr->identity = PG_ARGISNULL(1) ? CallerIdentity() :
+		CheckName(PG_GETARG_TEXT_PP(1), "identity");
+	pr->namespace = CheckName(ARG_TEXT(2), "namespace");
+	pr->now = DurableNow();
+}
+
+/* Claim with an optional wait; the result is copied out of SPI. */
+static Datum
+poll_for(FunctionCallInfo fcinfo, char kind, void *(*claim) (void *),
+		 bool *isnull)
+{
+	PollRequest pr;
+	double		wait_ms;
+	Jsonb	   *task;
+	Datum		result = (Datum) 0;
+
+	RequireWritableTransaction(kind == 'd' ? "durable.poll_decision_task()" :
+							   "durable.poll_activity_task()");
+
+	read_poll_args(fcinfo, &pr);
+	wait_ms = poll_wait_ms(fcinfo, 3);
+	DurableSPIConnect();
+	CheckNamespacePrivilege(pr.namespace, NSPRIV_WORKER);
+	RecordPoller(pr.namespace, pr.task_queue, kind, pr.identity, pr.now,
+				 wait_ms);
+	task = WaitForTask(pr.namespace, pr.task_queue, kind, wait_ms,
+					   fcinfo->flinfo, claim, &pr);
+	if (task != NULL)
+		result = SPI_datumTransfer(JsonbPGetDatum(task), false, -1);
+	DurableSPIFinish();
+	*isnull = (task == NULL);
+	return result;
+}
+
+PG_FUNCTION_INFO_V1(durable_poll_decision_task);
+/* durable.poll_decision_task(task_queue, identity, namespace, wait) */
+Datum
+durable_poll_decision_task(PG_FUNCTION_ARGS)
+{
+	bool		isnull;
+	Datum		result = poll_for(fcinfo, 'd', claim_decision_task, &isnull);
+
+	if (isnull)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(result);
+}
+
+PG_FUNCTION_INFO_V1(durable_poll_activity_task);
+/* durable.poll_activity_task(task_queue, identity, namespace, wait) */
+Datum
+durable_poll_activity_task(PG_FUNCTION_ARGS)
+{
+	bool		isnull;
+	Datum		result = poll_for(fcinfo, 'a', claim_activity_task, &isnull);
+
+	if (isnull)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(result);
+}
+
+PG_FUNCTION_INFO_V1(durable_poll_activity_tasks);
+/*
+ * durable.poll_activity_tasks(task_queue, identity, namespace, wait,
+ * max_tasks): up to max_tasks activity tasks, waiting only for the first.
+ */
+Datum
+durable_poll_activity_tasks(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	PollRequest pr;
+	double		wait_ms;
+	int32		max_tasks;
+	Jsonb	   *task;
+	int			n = 0;
+
+	RequireWritableTransaction("durable.poll_activity_tasks()");
+
+	read_poll_args(fcinfo, &pr);
+	wait_ms = poll_wait_ms(fcinfo, 3);
+	if (PG_ARGISNULL(4))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("max_tasks must not be null")));
+	max_tasks = PG_GETARG_INT32(4);
+	if (max_tasks < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_tasks must be at least 1")));
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	DurableSPIConnect();
+	CheckNamespacePrivilege(pr.namespace, NSPRIV_WORKER);
+	RecordPoller(pr.namespace, pr.task_queue, 'a', pr.identity, pr.now,
+				 wait_ms);
+	task = WaitForTask(pr.namespace, pr.task_queue, 'a', wait_ms,
+					   fcinfo->flinfo, claim_activity_task, &pr);
+	while (task != NULL)
+	{
+		Datum		value = JsonbPGetDatum(task);
+		bool		null = false;
+
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &null);
+		if (++n >= max_tasks)
+			break;
+		task = claim_activity_task(&pr);
+	}
+	DurableSPIFinish();
+	return (Datum) 0;
+}
+
+/* Lock the run of a decision token and check that its task is current. */
+static void
+load_decision(text *token_text, TaskToken *t, RunState *rs)
+{
+	parse_token(token_text, 'D', t);
+	if (!LoadRunById(&t->run_id, false, rs))
+		report_stale(token_text, "Its workflow run does not exist.");
+	CheckNamespacePrivilege(rs->namespace, NSPRIV_WORKER);
+	if (!RunIsOpen(rs))
+		report_stale(token_text, "Its workflow run is closed.");
+	if (rs->decision_scheduled_id != t->scheduled_id ||
+		rs->decision_started_id != t->third)
+		report_stale(token_text, "The decision task timed out or was answered already.");
+	if (!token_matches(t, rs->namespace, rs->workflow_id, rs->task_secret_null,
+					   rs->task_secret))
+		report_stale(token_text, "It was not issued for the current attempt of its task.");
+}
+
+static KeptPlan started_identity_plan = {
+	NULL, "SELECT attributes ->> 'identity' FROM durable.history"
+	" WHERE run_id = $1 AND event_id = $2",
+	2, {UUIDOID, INT8OID}
+};
+
+/*
+ * The identity a decision task's answer is recorded with: the one the worker
+ * passes, else the one it polled with (DecisionTaskStarted's), as a Cadence
+ * worker sends the same identity to both; the session's role only when
+ * neither is known.
+ */
+static const char *
+decision_identity(const char *passed, RunState *rs)
+{
+	Datum		values[2];
+	char	   *identity = NULL;
+
+	if (passed != NULL)
+		return passed;
+	values[0] = UUIDPGetDatum(&rs->run_id);
+	values[1] = Int64GetDatum(rs->decision_started_id);
+	if (RunPlan(&started_identity_plan, values, NULL, false, 1) == 1)
+		identity = SPIGetText(0, 1);
+	SPI_freetuptable(SPI_tuptable);
+	return identity != NULL ? identity : CallerIdentity();
+}
+
+PG_FUNCTION_INFO_V1(durable_complete_decision_task);
+/* durable.complete_decision_task(task_token, decisions, identity) */
+Datum
+durable_complete_decision_task(PG_FUNCTION_ARGS)
+{
+	text	   *token = ARG_TEXT(0);
+	Jsonb	   *decisions = ARG_JSONB(1);
+	const char *passed = PG_ARGISNULL(2) ? NULL :
+		CheckName(PG_GETARG_TEXT_PP(2), "identity");
+	const char *identity;
+	TimestampTz now = DurableNow();
+	TaskToken	t;
+	RunState	rs;
+	Decision   *list;
+	DecisionOverLimit over;
+	int			n;
+
+	RequireWritableTransaction("durable.complete_decision_task()");
+
+	DurableSPIConnect();
+	load_decision(token, &t, &rs);
+	identity = decision_identity(passed, &rs);
+	n = ParseDecisionsOverLimit(&rs, decisions, &list, &over);
+	if (over.message != NULL)
+		TerminateForOversizedDecision(&rs, now, identity, &over);
+	else
+		CompleteDecisionTask(&rs, now, list, n, identity);
+	DurableSPIFinish();
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(durable_fail_decision_task);
+/* durable.fail_decision_task(task_token, cause, details, identity) */
+Datum
+durable_fail_decision_task(PG_FUNCTION_ARGS)
+{
+	text	   *token = ARG_TEXT(0);
+	char	   *cause = CheckName(ARG_TEXT(1), "cause");
+	Jsonb	   *details = ARG_JSONB(2);
+	const char *passed = PG_ARGISNULL(3) ? NULL :
+		CheckName(PG_GETARG_TEXT_PP(3), "identity");
+	const char *identity;
+	TimestampTz now = DurableNow();
+	TaskToken	t;
+	RunState	rs;
+
+	RequireWritableTransaction("durable.fail_decision_task()");
+
+	CheckPayload(details, "details");
+	DurableSPIConnect();
+	load_decision(token, &t, &rs);
+	identity = decision_identity(passed, &rs);
+	FailDecisionTask(&rs, now, cause, details, identity,
+					 strcmp(cause, "UnknownWorkflowType") == 0);
+	DurableSPIFinish();
+	PG_RETURN_VOID();
+}
+
+/*
+ * Lock the run and the activity of an activity token and check that the
+ * attempt is the current one; a closed run's activities are gone (WF005).
+ */
+static void
+load_activity_attempt(text *token_text, TaskToken *t, RunState *rs,
+					  ActivityState *a, bool take)
+{
+	parse_token(token_text, 'A', t);
+	if (!LoadRunById(&t->run_id, false, rs))
+		report_stale(token_text, "Its workflow run does not exist.");
+	CheckNamespacePrivilege(rs->namespace, NSPRIV_WORKER);
+	if (!RunIsOpen(rs))
+		report_stale(token_text, "Its workflow run is closed; the outcome is not recorded.");
+	if (!(take ? TakeActivity(&t->run_id, t->scheduled_id, a) :
+		  LoadActivity(&t->run_id, t->scheduled_id, a)))
+		report_stale(token_text, "The activity is no longer pending.");
+	if (a->attempt != t->third || strcmp(a->state, "SCHEDULED") == 0)
+		report_stale(token_text, "The attempt timed out and the activity was retried or ended.");
+	if (!token_matches(t, a->namespace, a->workflow_id, a->task_secret_null,
+					   a->task_secret))
+		report_stale(token_text, "It was not issued for the current attempt of its task.");
+}
+
+PG_FUNCTION_INFO_V1(durable_complete_activity);
+/* durable.complete_activity(task_token, result) */
+Datum
+durable_complete_activity(PG_FUNCTION_ARGS)
+{
+	text	   *token = ARG_TEXT(0);
+	Jsonb	   *result = ARG_JSONB(1);
+	TimestampTz now = DurableNow();
+	TaskToken	t;
+	RunState	rs;
+	ActivityState a;
+
+	RequireWritableTransaction("durable.complete_activity()");
+
+	CheckPayload(result, "result");
+	parse_token(token, 'A', &t);
+	DurableSPIConnect();
+	if (!LoadRunById(&t.run_id, false, &rs))
+		report_stale(token, "Its workflow run does not exist.");
+	CheckNamespacePrivilege(rs.namespace, NSPRIV_WORKER);
+	if (!RunIsOpen(&rs))
+		report_stale(token, "Its workflow run is closed; the outcome is not recorded.");
+	if (!TakeCompletedActivity(&t.run_id, t.scheduled_id, (int32) t.third, now, &a))
+		report_stale(token, "The attempt timed out and the activity was retried or ended, or it is no longer pending.");
+	if (!token_matches(&t, a.namespace, a.workflow_id, a.task_secret_null,
+					   a.task_secret))
+		report_stale(token, "It was not issued for the current attempt of its task.");
+	CompleteActivity(&rs, &a, now, result, a.last_worker_identity);
+	SaveRun(&rs);
+	DurableSPIFinish();
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(durable_fail_activity);
+/* durable.fail_activity(task_token, reason, details, next_retry_delay) */
+Datum
+durable_fail_activity(PG_FUNCTION_ARGS)
+{
+	text	   *token = ARG_TEXT(0);
+	char	   *reason = PG_ARGISNULL(1) ? "durable:Generic" :
+		CheckName(PG_GETARG_TEXT_PP(1), "reason");
+	Jsonb	   *details = ARG_JSONB(2);
+	double		delay = -1;
+	TaskToken	t;
+	RunState	rs;
+	ActivityState a;
+
+	RequireWritableTransaction("durable.fail_activity()");
+
+	CheckPayload(details, "details");
+	if (!PG_ARGISNULL(3))
+		delay = IntervalToSeconds(PG_GETARG_INTERVAL_P(3), "next_retry_delay",
+								  true);
+	DurableSPIConnect();
+	load_activity_attempt(token, &t, &rs, &a, false);
+	FailActivityAttempt(&rs, &a, DurableNow(), reason, details, delay, NULL);
+	if (RunIsOpen(&rs))
+		SaveRun(&rs);
+	DurableSPIFinish();
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(durable_report_activity_canceled);
+/* durable.report_activity_canceled(task_token, details) */
+Datum
+durable_report_activity_canceled(PG_FUNCTION_ARGS)
+{
+	text	   *token = ARG_TEXT(0);
+	Jsonb	   *details = ARG_JSONB(1);
+	TaskToken	t;
+	RunState	rs;
+	ActivityState a;
+
+	RequireWritableTransaction("durable.report_activity_canceled()");
+
+	CheckPayload(details, "details");
+	DurableSPIConnect();
+	load_activity_attempt(token, &t, &rs, &a, true);
+	CancelActivity(&rs, &a, DurableNow(), details, a.last_worker_identity, 0);
+	SaveRun(&rs);
+	DurableSPIFinish();
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(durable_heartbeat_activity);
+/*
+ * durable.heartbeat_activity(task_token, details): keeps the attempt alive
+ * and returns true once the activity or its workflow has a cancel request.
+ * It locks only the activity row.
+ */
+Datum
+durable_heartbeat_activity(PG_FUNCTION_ARGS)
+{
+	text	   *token = ARG_TEXT(0);
+	Jsonb	   *details = ARG_JSONB(1);
+	TaskToken	t;
+	Datum		values[5];
+	char		nulls[5] = "     ";
+	bool		isnull;
+	bool		cancel;
+	bool		secret_null;
+	int64		secret;
+
+	RequireWritableTransaction("durable.heartbeat_activity()");
+
+	parse_token(token, 'A', &t);
+	CheckPayload(details, "details");
+	DurableSPIConnect();
+	values[0] = UUIDPGetDatum(&t.run_id);
+	values[1] = Int64GetDatum(t.scheduled_id);
+	values[2] = Int32GetDatum((int32) t.third);
+	values[3] = TimestampTzGetDatum(DurableNow());
+	values[4] = details ? JsonbPGetDatum(details) : (Datum) 0;
+	if (details == NULL)
+		nulls[4] = 'n';
+	if (RunPlan(&heartbeat_plan[TaskSecretsStored() ? 1 : 0], values, nulls,
+				false, 1) == 0)
+		report_stale(token, "The attempt is over, or its workflow run is closed.");
+	cancel = DatumGetBool(SPIGetDatum(0, 1, &isnull)) && !isnull;
+	secret = DatumGetInt64(SPIGetDatum(0, 4, &secret_null));
+	if (!token_matches(&t, SPIGetText(0, 2), SPIGetText(0, 3), secret_null,
+					   secret))
+		report_stale(token, "It was not issued for the current attempt of its task.");
+	/* Checked after the update, which the error then undoes. */
+	CheckNamespacePrivilege(SPIGetText(0, 2), NSPRIV_WORKER);
+	DurableSPIFinish();
+	PG_RETURN_BOOL(cancel);
+}
+
+PG_FUNCTION_INFO_V1(durable_task_token_info);
+/*
+ * durable.task_token_info(task_token): what a token names, without its
+ * secret, for a router that sends answers to the database owning the
+ * workflow.  It reads no table.
+ */
+Datum
+durable_task_token_info(PG_FUNCTION_ARGS)
+{
+	TaskToken	t;
+	JsonBuilder jb;
+
+	parse_token(PG_GETARG_TEXT_PP(0), '\0', &t);
+	JsonBegin(&jb);
+	JsonAddText(&jb, "kind", t.kind == 'D' ? "decision" : "activity");
+	JsonAddInt(&jb, "version", t.version);
+	JsonAddText(&jb, "namespace", t.namespace);
+	JsonAddText(&jb, "workflowId", t.workflow_id);
+	JsonAddText(&jb, "runId", UuidToCString(&t.run_id));
+	JsonAddInt(&jb, "scheduledEventId", t.scheduled_id);
+	JsonAddInt(&jb, t.kind == 'D' ? "startedEventId" : "attempt", t.third);
+	PG_RETURN_JSONB_P(JsonFinish(&jb));
+}

@@ -1,0 +1,114 @@
+/*-------------------------------------------------------------------------
+ *
+ * runs.h
+ *	  The run row, its history and its decision task's fields (runs.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DURABLE_ENGINE_RUNS_H
+#define DURABLE_ENGINE_RUNS_H
+
+#include "utils/jsonb.h"
+#include "utils/timestamp.h"
+#include "utils/uuid.h"
+#include "durable.h"
+
+/* The limits of a run */
+extern int	durable_max_history_events;
+extern int	durable_max_buffered_events;
+extern int	durable_max_attempts_per_run;
+
+/* Events and tasks a call made for a run, not yet written (runs.c) */
+typedef struct EventBatch EventBatch;
+typedef struct ReadyBatch ReadyBatch;
+
+typedef struct RunState
+{
+	pg_uuid_t	run_id;
+	char	   *namespace;
+	char	   *workflow_id;
+	char	   *workflow_type;
+	char	   *task_queue;
+	char	   *status;
+	int32		attempt;
+	bool		cancel_requested;
+	double		decision_timeout;
+	int64		last_event_id;
+	int64		decision_scheduled_id;
+	int64		decision_started_id;
+	int32		decision_attempt;
+	TimestampTz decision_started_time;
+	bool		decision_started_time_null;
+	int64		previous_started_id;
+	int32		activity_attempts;
+	TimestampTz workflow_deadline;	/* run or execution timeout, DT_NOEND */
+	bool		has_buffered;	/* events wait in durable.buffered_events */
+	bool		new_event;		/* an event from outside was appended (runs.c) */
+	bool		defer_decision; /* completing a task: schedule at its end */
+	bool		decision_wanted;	/* ScheduleDecisionTask while deferred */
+	int64		pending_started_id; /* ActivityTaskStarted just appended */
+	bool		may_continue;	/* has a retry policy or a cron schedule */
+	bool		has_parent;		/* started by a StartChildWorkflowExecution */
+	pg_uuid_t	parent_run_id;
+	int64		parent_initiated_id;
+	pg_uuid_t	first_run_id;	/* of the run's chain */
+	/* The secret of the started decision task's token (api/worker.c) */
+	bool		secret_stored;	/* durable.runs has task_secret (0.3.0) */
+	bool		task_secret_null;	/* none: started before 0.3.0, or none */
+	int64		task_secret;
+	bool		task_secret_changed;	/* drawn: SaveRun writes it */
+	EventBatch *events;			/* appended, written by SaveRun/CloseRun */
+	ReadyBatch *ready;			/* queued, written by SaveRun/FlushEvents */
+} RunState;
+
+extern bool LoadRun(const char *namespace, const char *workflow_id,
+					pg_uuid_t *run_id, bool for_update, bool skip_locked,
+					RunState *rs);
+extern void LoadRunOrError(const char *namespace, const char *workflow_id,
+						   pg_uuid_t *run_id, bool for_update, RunState *rs);
+extern bool LoadRunById(pg_uuid_t *run_id, bool skip_locked, RunState *rs);
+extern TimestampTz RunDeadline(TimestampTz start_time, double backoff,
+							   double run_timeout);
+extern void StoreRunDeadline(pg_uuid_t *run_id, TimestampTz deadline);
+extern bool RunAwaitsFirstDecision(RunState *rs);
+extern void SaveRun(RunState *rs);
+extern void FlushEvents(RunState *rs);
+extern bool RunIsOpen(RunState *rs);
+extern void RequireRunOpen(RunState *rs);
+extern bool IsActivityOutcome(const char *event_type);
+extern int64 AppendEvent(RunState *rs, TimestampTz now, const char *event_type,
+						 Jsonb *attributes);
+extern void AppendEventOrBuffer(RunState *rs, TimestampTz now,
+								const char *event_type, Jsonb *attributes);
+extern int	FlushBufferedEvents(RunState *rs);
+extern void ScheduleDecisionTask(RunState *rs, TimestampTz now);
+extern void ScheduleNextDecisionAttempt(RunState *rs, TimestampTz now);
+extern bool DecisionIsTransient(RunState *rs);
+extern bool TransientDecisionOvertaken(RunState *rs);
+extern Jsonb *DecisionScheduledAttributes(RunState *rs);
+extern Jsonb *DecisionStartedAttributes(int64 scheduled_id, const char *identity);
+extern void EnqueueReadyTask(RunState *rs, const char *task_queue, char kind,
+							 const char *type_name, int64 scheduled_event_id,
+							 int32 attempt);
+extern void CloseRun(RunState *rs, TimestampTz now, const char *status,
+					 const char *event_type, Jsonb *attributes,
+					 Jsonb *result, Jsonb *failure);
+
+/*
+ * Events of a run's history kept for the events that close it (README
+ * "Limits of a run"): a run is terminated once its history reaches
+ * durable.max_history_events less these.
+ */
+#define DURABLE_CLOSE_ROOM	10
+extern void TerminateRunForLimit(RunState *rs, TimestampTz now,
+								 const char *reason, Jsonb *details);
+
+/*
+ * Called at the end of CloseRun, once the run is closed: set by the workflow
+ * lifecycle (engine/workflow.c), which is above this module.
+ */
+typedef void (*RunClosedHook) (RunState *rs, TimestampTz now,
+							   const char *status, Jsonb *attributes);
+extern void SetRunClosedHook(RunClosedHook hook);
+
+#endif							/* DURABLE_ENGINE_RUNS_H */

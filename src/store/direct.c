@@ -1,0 +1,1336 @@
+/*-------------------------------------------------------------------------
+ *
+ * direct.c
+ *	  Rows written and read without the executor, on the hottest paths.
+ *
+ * Every call that changes a run appends history events and often queues a
+ * task.  Through SPI each of those writes is a statement: plan cache checks,
+ * executor start-up, a function scan per unnested array, CHECK constraints
+ * rebuilt from their stored trees, and executor shutdown, which together
+ * cost several times the row itself.  Here the rows go straight to the table
+ * AM, and their index entries through ExecInsertIndexTuples, which keeps
+ * unique checks and partial index predicates exactly as an INSERT has them.
+ *
+ * What a statement would do besides, and what this file does instead (README
+ * "What durable's tables support" says it for users):
+ *
+ * - A read-only transaction (and every transaction of a hot standby) is
+ *   refused with 25006 as the executor refuses a write: each SQL function
+ *   that writes calls RequireWritableTransaction first, and every table
+ *   opened here for writing checks again.
+ * - The schema's own CHECK constraints are not evaluated: the engine writes
+ *   only values they accept.  A CHECK constraint a user added (one whose
+ *   name is not the schema's) is evaluated with ExecConstraints on every row
+ *   written here, as an INSERT or UPDATE would; NOT NULL is checked on every
+ *   row (a loop over the columns, nothing compiled).
+ * - A column a user added gets, in a row inserted here, its default as an
+ *   INSERT would give it (compiled once per call, only when there is one);
+ *   rows updated here keep its value, as an UPDATE that does not name it.
+ * - Enabled triggers (user triggers and those of foreign keys), rules, forced
+ *   row-level security and stored generated columns are not honoured here,
+ *   and falling back to a statement for them would leave a second, rarely
+ *   run copy of every hot path: a table that has one is refused with 0A000
+ *   naming it, on every call that writes the table, until it is dropped.  A
+ *   column of another type than the engine's, or missing, is refused too.
+ * - Logical decoding reads the heap's WAL, which heap_insert, heap_update
+ *   and heap_delete write the same way for the executor and for this file,
+ *   so a publication of these tables sees every change; an UPDATE or DELETE
+ *   of a table published without a replica identity is refused as the
+ *   executor refuses it (CheckCmdReplicaIdentity).
+ *
+ * All of these checks read the table's relcache entry (trigdesc, rules,
+ * constr, the tuple descriptor): a few comparisons a call, nothing looked up.
+ *
+ * A decision task's history is read the same way, through the primary key of
+ * durable.history, and its jsonb is built directly.
+ *
+ * Tables are opened by name each call; when the extension was dropped
+ * meanwhile (a poll that waited for DROP EXTENSION's locks) the call gets a
+ * clear 55000 error instead of a failed open of a vanished OID.
+ *
+ * Rows written here are visible to the engine's next SPI statement (SPI
+ * advances the command counter before each); a direct read advances it
+ * itself.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/relation.h"
+#include "access/heapam.h"
+#include "access/itup.h"
+#include "access/relscan.h"
+#include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_trigger.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "commands/sequence.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "rewrite/rewriteHandler.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/datetime.h"
+#include "utils/fmgroids.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/numeric.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "base/util.h"
+#include "store/claim_mark.h"
+#include "store/direct.h"
+
+/* An open table and what inserting into it needs */
+typedef struct DirectTable
+{
+	Relation	rel;
+	EState	   *estate;
+	ResultRelInfo *rri;
+	TupleTableSlot *slot;
+	CommandId	cid;
+	int			natts;
+	bool		user_checks;	/* has a CHECK constraint of a user */
+	int			ndefaults;		/* columns a user added that have a default */
+	int		   *default_att;	/* their 0-based indexes */
+	ExprState **default_expr;	/* and their defaults */
+} DirectTable;
+
+/* A column the engine reads or writes, and its type */
+typedef struct DirectColumn
+{
+	const char *name;
+	Oid			type;
+} DirectColumn;
+
+/* The CHECK constraints of the schema, which the engine's values satisfy */
+static const char *const schema_checks[] = {
+	"runs_status_check", "ready_tasks_kind_check", "activities_state_check"
+};
+
+/*
+ * Open durable.<relname>, or report that the extension is gone: looked up by
+ * name, locked, and checked to still exist after the lock is granted (a
+ * call that waited for DROP EXTENSION's locks finds its OID dropped).
+ */
+Relation
+DurableOpenTable(const char *relname, LOCKMODE lockmode)
+{
+	Oid			nsp = get_namespace_oid("durable", true);
+	Oid			relid = OidIsValid(nsp) ? get_relname_relid(relname, nsp) :
+		InvalidOid;
+	Relation	rel = OidIsValid(relid) ? try_table_open(relid, lockmode) : NULL;
+
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension \"durable\" was dropped"),
+				 errdetail("Table durable.%s no longer exists: the extension was dropped while this call ran or waited.",
+						   relname)));
+	return rel;
+}
+
+/* The 0-based index of a column of rel, by name, checking its type. */
+static int
+column_index_typed(Relation rel, const char *name, Oid type)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			j;
+
+	for (j = 0; j < desc->natts; j++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, j);
+
+		if (att->attisdropped || strcmp(NameStr(att->attname), name) != 0)
+			continue;
+		if (OidIsValid(type) && att->atttypid != type)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("column \"%s\" of durable.%s has type %s instead of %s",
+							name, RelationGetRelationName(rel),
+							format_type_be(att->atttypid),
+							format_type_be(type)),
+					 errdetail("durable reads and writes this column as %s.",
+							   format_type_be(type)),
+					 errhint("Change the column back; see \"What durable's tables support\" in durable's README.")));
+		return j;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_COLUMN),
+			 errmsg("durable.%s lacks column \"%s\"",
+					RelationGetRelationName(rel), name),
+			 errhint("durable needs its tables as its extension script made them.")));
+	return -1;					/* keep compiler quiet */
+}
+
+/*
+ * The 0-based index of a column that a database not yet updated lacks (one
+ * added by a later version), checking its type; -1 when it is missing.
+ */
+static int
+column_index_optional(Relation rel, const char *name, Oid type)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			j;
+
+	for (j = 0; j < desc->natts; j++)
+		if (!TupleDescAttr(desc, j)->attisdropped &&
+			strcmp(NameStr(TupleDescAttr(desc, j)->attname), name) == 0)
+			return column_index_typed(rel, name, type);
+	return -1;
+}
+
+/* The primary key index of a durable table, which every direct scan uses. */
+static Oid
+primary_key(Relation rel)
+{
+	Oid			pkey = RelationGetPrimaryKeyIndex(rel);
+
+	if (!OidIsValid(pkey))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("durable.%s has no primary key",
+						RelationGetRelationName(rel)),
+				 errhint("durable needs its tables as its extension script made them.")));
+	return pkey;
+}
+
+/* 0A000 for something on a durable table that the direct paths cannot honour. */
+static void
+refuse_table(Relation rel, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("durable does not support %s on table durable.%s",
+					what, RelationGetRelationName(rel)),
+			 errdetail("durable writes this table without the executor, which would skip it."),
+			 errhint("Drop it; see \"What durable's tables support\" in durable's README.")));
+}
+
+/*
+ * Check, before a write, what a statement would check or do that the direct
+ * paths cannot: a read-only transaction, triggers, rules, forced row-level
+ * security, stored generated columns (each refused).  Returns whether the
+ * table has a CHECK constraint a user added, which the caller evaluates.
+ * Reads only the relcache entry.
+ */
+static bool
+direct_check_table(Relation rel)
+{
+	TriggerDesc *trig = rel->trigdesc;
+	TupleConstr *constr = RelationGetDescr(rel)->constr;
+	bool		user_checks = false;
+	int			i;
+	int			j;
+
+	if (XactReadOnly)
+		PreventCommandIfReadOnly(psprintf("a write of durable.%s",
+										  RelationGetRelationName(rel)));
+	/* Disabled triggers and TRUNCATE triggers do not fire for our writes. */
+	for (i = 0; trig != NULL && i < trig->numtriggers; i++)
+		if ((trig->triggers[i].tgtype &
+			 (TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE |
+			  TRIGGER_TYPE_DELETE)) != 0 &&
+			trig->triggers[i].tgenabled != TRIGGER_DISABLED)
+			refuse_table(rel, psprintf("trigger \"%s\"",
+									   trig->triggers[i].tgname));
+	if (rel->rd_rules != NULL)
+		refuse_table(rel, "rules");
+	if (rel->rd_rel->relrowsecurity && rel->rd_rel->relforcerowsecurity)
+		refuse_table(rel, "forced row-level security");
+	if (constr == NULL)
+		return false;
+	if (constr->has_generated_stored)
+		refuse_table(rel, "a generated column");
+	for (i = 0; i < constr->num_check && !user_checks; i++)
+	{
+		user_checks = true;
+		for (j = 0; j < lengthof(schema_checks); j++)
+			if (strcmp(constr->check[i].ccname, schema_checks[j]) == 0)
+				user_checks = false;
+	}
+	return user_checks;
+}
+
+/* The error of an INSERT or UPDATE that puts NULL in NOT NULL column j. */
+static void
+report_not_null(Relation rel, int j)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_NOT_NULL_VIOLATION),
+			 errmsg("null value in column \"%s\" of relation \"%s\" violates not-null constraint",
+					NameStr(TupleDescAttr(RelationGetDescr(rel), j)->attname),
+					RelationGetRelationName(rel)),
+			 errtablecol(rel, j + 1)));
+}
+
+/*
+ * Raise what an INSERT or UPDATE raises for a NULL in a NOT NULL column of
+ * the row in slot (all attributes deformed).
+ */
+static void
+check_not_null(Relation rel, TupleTableSlot *slot)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			j;
+
+	if (desc->constr == NULL || !desc->constr->has_not_null)
+		return;
+	for (j = 0; j < desc->natts; j++)
+		if (slot->tts_isnull[j] && TupleDescAttr(desc, j)->attnotnull)
+			report_not_null(rel, j);
+}
+
+/*
+ * Check a new version of a row, made by heap_modify_tuple from one that
+ * satisfied the table's constraints, as an UPDATE would: a column set to
+ * NULL must allow it (the columns kept need no check), and with user_checks
+ * every CHECK constraint is evaluated.
+ */
+static void
+check_new_row(Relation rel, HeapTuple tuple, const bool *replace,
+			  const bool *repl_null, bool user_checks)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			j;
+
+	for (j = 0; j < desc->natts; j++)
+		if (replace[j] && repl_null[j] && TupleDescAttr(desc, j)->attnotnull)
+			report_not_null(rel, j);
+	if (user_checks)
+	{
+		TupleTableSlot *slot = MakeSingleTupleTableSlot(desc,
+														&TTSOpsHeapTuple);
+		EState	   *estate = CreateExecutorState();
+		ResultRelInfo *rri = makeNode(ResultRelInfo);
+
+		ExecStoreHeapTuple(tuple, slot, false);
+		InitResultRelInfo(rri, rel, 0, NULL, 0);
+		ExecConstraints(rri, slot, estate);
+		FreeExecutorState(estate);
+		ExecDropSingleTupleTableSlot(slot);
+	}
+}
+
+/*
+ * Open a table for inserts, checking that it has the columns named, of
+ * their types (in any order, dropped columns aside).  attnums[i] is set to
+ * the index in the tuple of cols[i].  Other columns, which a user added, get
+ * their default in each row inserted, or NULL.
+ */
+static void
+direct_open(DirectTable *dt, const char *relname, int ncols,
+			const DirectColumn *cols, int *attnums)
+{
+	TupleDesc	desc;
+	int			i;
+	int			j;
+
+	dt->rel = DurableOpenTable(relname, RowExclusiveLock);
+	dt->user_checks = direct_check_table(dt->rel);
+	desc = RelationGetDescr(dt->rel);
+	dt->natts = desc->natts;
+	for (i = 0; i < ncols; i++)
+		attnums[i] = column_index_typed(dt->rel, cols[i].name, cols[i].type);
+
+	dt->estate = CreateExecutorState();
+	dt->rri = makeNode(ResultRelInfo);
+	InitResultRelInfo(dt->rri, dt->rel, 0, NULL, 0);
+	ExecOpenIndices(dt->rri, false);
+	dt->slot = table_slot_create(dt->rel, NULL);
+	dt->cid = GetCurrentCommandId(true);
+
+	dt->ndefaults = 0;
+	if (desc->natts == ncols)
+		return;
+	dt->default_att = palloc(sizeof(int) * desc->natts);
+	dt->default_expr = palloc(sizeof(ExprState *) * desc->natts);
+	for (j = 0; j < desc->natts; j++)
+	{
+		Node	   *expr;
+
+		if (TupleDescAttr(desc, j)->attisdropped)
+			continue;
+		for (i = 0; i < ncols; i++)
+			if (attnums[i] == j)
+				break;
+		if (i < ncols)
+			continue;
+		expr = build_column_default(dt->rel, j + 1);
+		if (expr == NULL)
+			continue;
+		dt->default_att[dt->ndefaults] = j;
+		dt->default_expr[dt->ndefaults] = ExecPrepareExpr((Expr *) expr,
+														  dt->estate);
+		dt->ndefaults++;
+	}
+}
+
+/*
+ * Insert one row (values and isnull have the table's natts entries, NULL in
+ * the columns the engine does not know) and its index entries; columns a
+ * user added get their defaults; a duplicate key raises unique_violation
+ * and a NULL in a NOT NULL column not_null_violation, as an INSERT does.
+ */
+static void
+direct_insert(DirectTable *dt, Datum *values, bool *isnull)
+{
+	TupleTableSlot *slot = dt->slot;
+	List	   *recheck;
+	int			i;
+
+	ExecClearTuple(slot);
+	memcpy(slot->tts_values, values, sizeof(Datum) * dt->natts);
+	memcpy(slot->tts_isnull, isnull, sizeof(bool) * dt->natts);
+	for (i = 0; i < dt->ndefaults; i++)
+	{
+		int			att = dt->default_att[i];
+
+		slot->tts_values[att] =
+			ExecEvalExprSwitchContext(dt->default_expr[i],
+									  GetPerTupleExprContext(dt->estate),
+									  &slot->tts_isnull[att]);
+	}
+	ExecStoreVirtualTuple(slot);
+	check_not_null(dt->rel, slot);
+	if (dt->user_checks)
+		ExecConstraints(dt->rri, slot, dt->estate);
+	table_tuple_insert(dt->rel, slot, dt->cid, 0, NULL);
+	if (dt->rri->ri_NumIndices > 0)
+	{
+		recheck = ExecInsertIndexTuples(dt->rri, slot, dt->estate, false,
+										false, NULL, NIL);
+		list_free(recheck);
+	}
+	ResetPerTupleExprContext(dt->estate);
+}
+
+static void
+direct_close(DirectTable *dt)
+{
+	ExecDropSingleTupleTableSlot(dt->slot);
+	ExecCloseIndices(dt->rri);
+	FreeExecutorState(dt->estate);
+	table_close(dt->rel, NoLock);
+}
+
+/*
+ * Refuse a call that writes in a read-only transaction (every transaction of
+ * a hot standby is one) with 25006, as the executor refuses a statement that
+ * writes; called first by every SQL function that writes, so that it reads
+ * and changes nothing.
+ */
+void
+RequireWritableTransaction(const char *funcname)
+{
+	if (XactReadOnly)
+		PreventCommandIfReadOnly(funcname);
+}
+
+/* The columns of durable.history, in the order of the arrays below */
+static const DirectColumn history_columns[] = {
+	{"run_id", UUIDOID}, {"event_id", INT8OID},
+	{"event_time", TIMESTAMPTZOID}, {"event_type", TEXTOID},
+	{"attributes", JSONBOID}
+};
+
+/* Insert n history events of a run. */
+void
+DirectInsertEvents(pg_uuid_t *run_id, int n, const int64 *ids,
+				   const TimestampTz *times, char *const *types,
+				   const Datum *attrs)
+{
+	DirectTable dt;
+	int			att[lengthof(history_columns)];
+	Datum	   *values;
+	bool	   *isnull;
+	int			i;
+
+	if (n == 0)
+		return;
+	direct_open(&dt, "history", lengthof(history_columns), history_columns,
+				att);
+	values = palloc0(sizeof(Datum) * dt.natts);
+	isnull = palloc(sizeof(bool) * dt.natts);
+	memset(isnull, true, sizeof(bool) * dt.natts);
+	for (i = 0; i < lengthof(history_columns); i++)
+		isnull[att[i]] = false;
+	values[att[0]] = UUIDPGetDatum(run_id);
+	for (i = 0; i < n; i++)
+	{
+		if (attrs[i] == (Datum) 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_NOT_NULL_VIOLATION),
+					 errmsg("null value in column \"attributes\" of relation \"history\" violates not-null constraint")));
+		values[att[1]] = Int64GetDatum(ids[i]);
+		values[att[2]] = TimestampTzGetDatum(times[i]);
+		values[att[3]] = CStringGetTextDatum(types[i]);
+		values[att[4]] = attrs[i];
+		direct_insert(&dt, values, isnull);
+	}
+	direct_close(&dt);
+}
+
+/* The columns of durable.ready_tasks */
+static const DirectColumn ready_columns[] = {
+	{"namespace", TEXTOID}, {"task_queue", TEXTOID}, {"kind", CHAROID},
+	{"task_id", INT8OID}, {"run_id", UUIDOID},
+	{"scheduled_event_id", INT8OID}, {"attempt", INT4OID}
+};
+
+/*
+ * Queue n tasks of a run; each takes its task_id from the column's sequence,
+ * as the column default does.
+ */
+void
+DirectInsertReadyTasks(const char *namespace, pg_uuid_t *run_id, int n,
+					   char *const *queues, const char *kinds,
+					   const int64 *scheduled, const int32 *attempts)
+{
+	DirectTable dt;
+	int			att[lengthof(ready_columns)];
+	Datum		values[16];
+	bool		isnull[16];
+	Datum	   *vals = values;
+	bool	   *nulls = isnull;
+	Oid			seq;
+	int64		task_id;
+	int			i;
+
+	if (n == 0)
+		return;
+	direct_open(&dt, "ready_tasks", lengthof(ready_columns), ready_columns,
+				att);
+	/* Stays while the table is locked: DROP EXTENSION would wait for us. */
+	seq = get_relname_relid("ready_task_seq", RelationGetNamespace(dt.rel));
+	if (!OidIsValid(seq))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("sequence durable.ready_task_seq does not exist"),
+				 errhint("durable needs its tables as its extension script made them.")));
+	if (dt.natts > lengthof(values))
+	{
+		vals = palloc(sizeof(Datum) * dt.natts);
+		nulls = palloc(sizeof(bool) * dt.natts);
+	}
+	memset(nulls, true, sizeof(bool) * dt.natts);
+	for (i = 0; i < lengthof(ready_columns); i++)
+		nulls[att[i]] = false;
+	/*
+	 * The transaction has its id before it takes a task id: the claims' low-
+	 * water marks rely on it (claim_mark.c).
+	 */
+	(void) GetCurrentTransactionId();
+	vals[att[0]] = CStringGetTextDatum(namespace);
+	vals[att[4]] = UUIDPGetDatum(run_id);
+	for (i = 0; i < n; i++)
+	{
+		vals[att[1]] = CStringGetTextDatum(queues[i]);
+		vals[att[2]] = CharGetDatum(kinds[i]);
+		task_id = nextval_internal(seq, false);
+		if (kinds[i] == 'd' || kinds[i] == 'a')
+			ClaimMarkNoteInsert(namespace, queues[i], kinds[i], task_id);
+		vals[att[3]] = Int64GetDatum(task_id);
+		vals[att[5]] = Int64GetDatum(scheduled[i]);
+		vals[att[6]] = Int32GetDatum(attempts[i]);
+		direct_insert(&dt, vals, nulls);
+	}
+	direct_close(&dt);
+}
+
+/*
+ * Read a run's history in event order, through the primary key of
+ * durable.history.  Events this transaction wrote earlier are visible: the
+ * scan runs under a copy of the transaction snapshot with the current
+ * command id, as a statement of its own would.
+ */
+void
+BeginHistoryScan(HistoryScan *hs, pg_uuid_t *run_id)
+{
+	ScanKeyData key;
+	Oid			pkey;
+	int			i;
+
+	CommandCounterIncrement();
+	PushCopiedSnapshot(GetTransactionSnapshot());
+	UpdateActiveSnapshotCommandId();
+	hs->rel = DurableOpenTable("history", AccessShareLock);
+	pkey = primary_key(hs->rel);
+	for (i = 0; i < lengthof(history_columns); i++)
+		hs->att[i] = column_index_typed(hs->rel, history_columns[i].name,
+										history_columns[i].type) + 1;
+	ScanKeyInit(&key, hs->att[0], BTEqualStrategyNumber, F_UUID_EQ,
+				UUIDPGetDatum(run_id));
+	hs->scan = systable_beginscan(hs->rel, pkey, true, GetActiveSnapshot(),
+								  1, &key);
+}
+
+/*
+ * The next event of the scan into *ev, copied into the current memory
+ * context; false at the end.  The tuple lives in a buffer page that the next
+ * systable_getnext may unpin, after which the page can be evicted and
+ * reused: an inline (uncompressed, not toasted) jsonb read from it must be
+ * copied, not pointed to.
+ */
+bool
+HistoryScanNext(HistoryScan *hs, HistoryEvent *ev)
+{
+	TupleDesc	desc = RelationGetDescr(hs->rel);
+	HeapTuple	tuple = systable_getnext(hs->scan);
+	bool		isnull;
+	Datum		d;
+
+	if (!HeapTupleIsValid(tuple))
+		return false;
+	d = heap_getattr(tuple, hs->att[1], desc, &isnull);
+	ev->event_id = isnull ? 0 : DatumGetInt64(d);
+	d = heap_getattr(tuple, hs->att[2], desc, &isnull);
+	ev->event_time = isnull ? 0 : DatumGetTimestampTz(d);
+	d = heap_getattr(tuple, hs->att[3], desc, &isnull);
+	ev->event_type = isnull ? pstrdup("") : TextDatumGetCString(d);
+	d = heap_getattr(tuple, hs->att[4], desc, &isnull);
+	ev->attributes = isnull ? NULL : DatumGetJsonbPCopy(d);
+	return true;
+}
+
+void
+EndHistoryScan(HistoryScan *hs)
+{
+	systable_endscan(hs->scan);
+	table_close(hs->rel, NoLock);
+	PopActiveSnapshot();
+}
+
+/*
+ * Lock a row as SELECT ... FOR UPDATE does (the latest version of it, under
+ * READ COMMITTED), with the errors FOR UPDATE raises: a row changed since a
+ * REPEATABLE READ or SERIALIZABLE snapshot is a serialization failure.
+ * Returns TM_Ok (the version locked is in slot), TM_WouldBlock (skipped),
+ * TM_SelfModified (changed by this very command) or, under READ COMMITTED,
+ * TM_Deleted (gone meanwhile).
+ */
+static TM_Result
+lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
+		 TupleTableSlot *slot, LockWaitPolicy wait, TM_FailureData *tmfd)
+{
+	TM_Result	res;
+
+	res = table_tuple_lock(rel, tid, snapshot, slot,
+						   GetCurrentCommandId(false), LockTupleExclusive,
+						   wait,
+						   IsolationUsesXactSnapshot() ? 0 :
+						   TUPLE_LOCK_FLAG_FIND_LAST_VERSION,
+						   tmfd);
+	switch (res)
+	{
+		case TM_Ok:
+		case TM_WouldBlock:
+		case TM_SelfModified:
+			return res;
+		case TM_Updated:
+			if (IsolationUsesXactSnapshot())
+				ereport(ERROR,
+						(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+						 errmsg("could not serialize access due to concurrent update")));
+			elog(ERROR, "unexpected table_tuple_lock status: %u", res);
+			break;
+		case TM_Deleted:
+			if (IsolationUsesXactSnapshot())
+				ereport(ERROR,
+						(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+						 errmsg("could not serialize access due to concurrent delete")));
+			return res;
+		case TM_Invisible:
+			elog(ERROR, "attempted to lock invisible tuple");
+			break;
+		default:
+			elog(ERROR, "unrecognized table_tuple_lock status: %u", res);
+	}
+	return res;
+}
+
+/*
+ * Lock the row of durable.runs with this run_id as SELECT ... FOR UPDATE
+ * [SKIP LOCKED] does, and return its latest version in a slot (the caller
+ * drops it), or NULL when there is no such row or it was skipped.  Under
+ * REPEATABLE READ and SERIALIZABLE a row changed since the transaction's
+ * snapshot is a serialization failure, as it is for FOR UPDATE.
+ */
+TupleTableSlot *
+DirectLockRun(pg_uuid_t *run_id, bool skip_locked)
+{
+	Relation	rel;
+	Oid			pkey;
+	ScanKeyData key;
+	SysScanDesc scan;
+	Snapshot	snapshot;
+	HeapTuple	tuple;
+	ItemPointerData tid;
+	bool		found = false;
+	TupleTableSlot *slot;
+	TM_FailureData tmfd;
+	TM_Result	res;
+
+	/* What this call wrote so far is visible, as to an SPI statement. */
+	CommandCounterIncrement();
+	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	rel = DurableOpenTable("runs", RowShareLock);
+	/* FOR UPDATE is a write to a statement: refused in a read-only one. */
+	if (XactReadOnly)
+		PreventCommandIfReadOnly("a lock of a row of durable.runs");
+	pkey = primary_key(rel);
+	ScanKeyInit(&key, column_index_typed(rel, "run_id", UUIDOID) + 1,
+				BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(run_id));
+	scan = systable_beginscan(rel, pkey, true, snapshot, 1, &key);
+	if (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		tid = tuple->t_self;
+		found = true;
+	}
+	systable_endscan(scan);
+	if (!found)
+	{
+		table_close(rel, NoLock);
+		UnregisterSnapshot(snapshot);
+		return NULL;
+	}
+
+	slot = table_slot_create(rel, NULL);
+	res = lock_row(rel, &tid, snapshot, slot,
+				   skip_locked ? LockWaitSkip : LockWaitBlock, &tmfd);
+	table_close(rel, NoLock);
+	UnregisterSnapshot(snapshot);
+	if (res == TM_Ok)
+		return slot;
+	/* skipped, changed by this very command (as ExecLockRows), or gone */
+	ExecDropSingleTupleTableSlot(slot);
+	return NULL;
+}
+
+/* The columns of durable.runs that DirectUpdateRun writes, and their types */
+static const DirectColumn run_columns[] = {
+	{"cancel_requested", BOOLOID}, {"last_event_id", INT8OID},
+	{"decision_scheduled_id", INT8OID}, {"decision_started_id", INT8OID},
+	{"decision_attempt", INT4OID}, {"decision_started_time", TIMESTAMPTZOID},
+	{"previous_started_id", INT8OID}, {"activity_attempts", INT4OID},
+	{"has_buffered", BOOLOID}, {"status", TEXTOID},
+	{"close_time", TIMESTAMPTZOID}, {"result", JSONBOID},
+	{"failure", JSONBOID}, {"task_secret", INT8OID}
+};
+
+/* The type of a column of durable.runs that DirectUpdateRun writes. */
+static Oid
+run_column_type(const char *name)
+{
+	int			i;
+
+	for (i = 0; i < lengthof(run_columns); i++)
+		if (strcmp(run_columns[i].name, name) == 0)
+			return run_columns[i].type;
+	elog(ERROR, "durable.runs.%s is not a column DirectUpdateRun knows", name);
+	return InvalidOid;			/* keep compiler quiet */
+}
+
+/*
+ * Update columns of a run's row, which this transaction holds locked, as an
+ * UPDATE of those columns does.  The schema's CHECK constraint is not
+ * evaluated: the callers write counters and flags, or (CloseRun) a status it
+ * allows; a user's is (direct_check_table).  When
+ * no indexed column changes the update is HOT unless the page is full;
+ * otherwise the new version's index entries are made as an UPDATE's are
+ * (partial index predicates and unique checks included).
+ */
+void
+DirectUpdateRun(pg_uuid_t *run_id, int n, const char *const *names,
+				const Datum *values, const bool *isnull)
+{
+	Relation	rel;
+	Oid			pkey;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	oldtup = NULL;
+	HeapTuple	tuple;
+	HeapTuple	newtup;
+	TupleDesc	desc;
+	Datum	   *repl;
+	bool	   *repl_null;
+	bool	   *replace;
+	int			i;
+	bool		user_checks;
+
+	/* Our own earlier changes to the row are the version to update. */
+	CommandCounterIncrement();
+	rel = DurableOpenTable("runs", RowExclusiveLock);
+	user_checks = direct_check_table(rel);
+	CheckCmdReplicaIdentity(rel, CMD_UPDATE);
+	desc = RelationGetDescr(rel);
+	pkey = primary_key(rel);
+	ScanKeyInit(&key, column_index_typed(rel, "run_id", UUIDOID) + 1,
+				BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(run_id));
+	scan = systable_beginscan(rel, pkey, true, SnapshotSelf, 1, &key);
+	if (HeapTupleIsValid(tuple = systable_getnext(scan)))
+		oldtup = heap_copytuple(tuple);
+	systable_endscan(scan);
+	if (oldtup == NULL)
+		elog(ERROR, "run %s vanished while locked", UuidToCString(run_id));
+
+	repl = palloc0(sizeof(Datum) * desc->natts);
+	repl_null = palloc0(sizeof(bool) * desc->natts);
+	replace = palloc0(sizeof(bool) * desc->natts);
+	for (i = 0; i < n; i++)
+	{
+		int			att = column_index_typed(rel, names[i],
+											 run_column_type(names[i]));
+
+		repl[att] = values[i];
+		repl_null[att] = isnull[i];
+		replace[att] = true;
+	}
+	newtup = heap_modify_tuple(oldtup, desc, repl, repl_null, replace);
+	check_new_row(rel, newtup, replace, repl_null, user_checks);
+	simple_heap_update(rel, &oldtup->t_self, newtup);
+
+	if (!HeapTupleIsHeapOnly(newtup))
+	{
+		EState	   *estate = CreateExecutorState();
+		ResultRelInfo *rri = makeNode(ResultRelInfo);
+		TupleTableSlot *slot = table_slot_create(rel, NULL);
+		List	   *recheck;
+
+		InitResultRelInfo(rri, rel, 0, NULL, 0);
+		ExecOpenIndices(rri, false);
+		ExecForceStoreHeapTuple(newtup, slot, false);
+		slot->tts_tid = newtup->t_self;
+		/* a fresh slot names no table; ExecInsertIndexTuples asserts it does */
+		slot->tts_tableOid = RelationGetRelid(rel);
+		recheck = ExecInsertIndexTuples(rri, slot, estate, false, false, NULL,
+										NIL);
+		list_free(recheck);
+		ExecDropSingleTupleTableSlot(slot);
+		ExecCloseIndices(rri);
+		FreeExecutorState(estate);
+	}
+	heap_freetuple(newtup);
+	heap_freetuple(oldtup);
+	table_close(rel, NoLock);
+}
+
+/*
+ * The 1-based column of index that holds heap column att (0-based), or 0.
+ */
+static int
+index_column_of(Relation index, int att)
+{
+	int			i;
+
+	for (i = 0; i < index->rd_index->indnkeyatts; i++)
+		if (index->rd_index->indkey.values[i] == att + 1)
+			return i + 1;
+	return 0;
+}
+
+/*
+ * Claim the oldest ready task of a queue and kind, as
+ *   DELETE FROM durable.ready_tasks WHERE ctid = (SELECT ctid ... WHERE
+ *   namespace = $1 AND task_queue = $2 AND kind = $3 ORDER BY task_id
+ *   LIMIT 1 FOR UPDATE SKIP LOCKED)
+ * does: tasks locked by other pollers are passed over, a task changed since
+ * the snapshot is rechecked in its latest version, and the one claimed is
+ * deleted.  Returns false when there is none.
+ *
+ * The walk starts at the queue's low-water mark (claim_mark.c), not at the
+ * start of the queue: while the vacuum horizon is held, the entries of the
+ * tasks claimed since then stay in the index, and walking them on every
+ * claim is what made a queue crawl (claim_mark.c).  The walk reports each entry
+ * it passes (its task id from the index tuple, and whether the snapshot
+ * sees its row) so that the mark can move on.
+ */
+bool
+DirectClaimReadyTask(const char *namespace, const char *task_queue, char kind,
+					 pg_uuid_t *run_id, int64 *scheduled_id, int32 *attempt)
+{
+	Relation	rel;
+	Relation	index;
+	TupleDesc	desc;
+	ScanKeyData keys[4];
+	IndexScanDesc scan;
+	Snapshot	snapshot;
+	TupleTableSlot *slot;
+	TupleTableSlot *fetched;
+	ClaimMark	cm;
+	int64		start;
+	int			c_ns;
+	int			c_queue;
+	int			c_kind;
+	int			c_id;
+	int			c_run;
+	int			c_sched;
+	int			c_attempt;
+	int			i_id;
+	int			nkeys = 3;
+	bool		claimed = false;
+	text	   *ns_text = cstring_to_text(namespace);
+	text	   *queue_text = cstring_to_text(task_queue);
+
+	CommandCounterIncrement();
+	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	rel = DurableOpenTable("ready_tasks", RowExclusiveLock);
+	(void) direct_check_table(rel);		/* a DELETE checks no constraint */
+	CheckCmdReplicaIdentity(rel, CMD_DELETE);
+	desc = RelationGetDescr(rel);
+	index = index_open(primary_key(rel), AccessShareLock);
+	c_ns = column_index_typed(rel, "namespace", TEXTOID);
+	c_queue = column_index_typed(rel, "task_queue", TEXTOID);
+	c_kind = column_index_typed(rel, "kind", CHAROID);
+	c_id = column_index_typed(rel, "task_id", INT8OID);
+	c_run = column_index_typed(rel, "run_id", UUIDOID);
+	c_sched = column_index_typed(rel, "scheduled_event_id", INT8OID);
+	c_attempt = column_index_typed(rel, "attempt", INT4OID);
+	if (index_column_of(index, c_ns) != 1 ||
+		index_column_of(index, c_queue) != 2 ||
+		index_column_of(index, c_kind) != 3 ||
+		(i_id = index_column_of(index, c_id)) != 4)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("the primary key of durable.ready_tasks is not (namespace, task_queue, kind, task_id)"),
+				 errhint("durable needs its tables as its extension script made them.")));
+	/* Text keys compare in the columns' collation, as the index does. */
+	ScanKeyEntryInitialize(&keys[0], 0, 1, BTEqualStrategyNumber,
+						   InvalidOid, TupleDescAttr(desc, c_ns)->attcollation,
+						   F_TEXTEQ, PointerGetDatum(ns_text));
+	ScanKeyEntryInitialize(&keys[1], 0, 2, BTEqualStrategyNumber,
+						   InvalidOid, TupleDescAttr(desc, c_queue)->attcollation,
+						   F_TEXTEQ, PointerGetDatum(queue_text));
+	ScanKeyEntryInitialize(&keys[2], 0, 3, BTEqualStrategyNumber,
+						   InvalidOid, InvalidOid, F_CHAREQ, CharGetDatum(kind));
+	start = ClaimMarkBegin(&cm, rel, namespace, task_queue, kind, snapshot);
+	if (start > 0)
+		ScanKeyEntryInitialize(&keys[nkeys++], 0, 4,
+							   BTGreaterEqualStrategyNumber, InvalidOid,
+							   InvalidOid, F_INT8GE, Int64GetDatum(start));
+
+	slot = table_slot_create(rel, NULL);
+	fetched = table_slot_create(rel, NULL);
+	scan = index_beginscan(rel, index, snapshot, nkeys, 0);
+	scan->xs_want_itup = true;	/* the task id of each entry passed */
+	index_rescan(scan, keys, nkeys, NULL, 0);
+	while (!claimed)
+	{
+		ItemPointer itid = index_getnext_tid(scan, ForwardScanDirection);
+		ItemPointerData tid;
+		TM_FailureData tmfd;
+		TM_Result	res;
+		bool		isnull;
+		int64		task_id;
+		bool		visible;
+
+		if (itid == NULL)
+			break;
+		task_id = DatumGetInt64(index_getattr(scan->xs_itup, i_id,
+											  scan->xs_itupdesc, &isnull));
+		visible = index_fetch_heap(scan, fetched);
+		ClaimMarkSaw(&cm, task_id, visible);
+		if (!visible)
+			continue;			/* claimed, or not committed, for this snapshot */
+		tid = fetched->tts_tid;
+		res = lock_row(rel, &tid, snapshot, slot, LockWaitSkip, &tmfd);
+		if (res != TM_Ok)
+			continue;			/* locked by another, or gone meanwhile */
+		/* A newer version must still be a task of this queue and kind. */
+		slot_getallattrs(slot);
+		if (tmfd.traversed &&
+			(DatumGetChar(slot->tts_values[c_kind]) != kind ||
+			 strcmp(TextDatumGetCString(slot->tts_values[c_ns]), namespace) != 0 ||
+			 strcmp(TextDatumGetCString(slot->tts_values[c_queue]), task_queue) != 0))
+			continue;
+		memcpy(run_id, DatumGetUUIDP(slot->tts_values[c_run]),
+			   sizeof(pg_uuid_t));
+		*scheduled_id = DatumGetInt64(slot->tts_values[c_sched]);
+		*attempt = DatumGetInt32(slot->tts_values[c_attempt]);
+		simple_heap_delete(rel, &slot->tts_tid);
+		claimed = true;
+	}
+	index_endscan(scan);
+	ClaimMarkEnd(&cm);
+	ExecDropSingleTupleTableSlot(fetched);
+	ExecDropSingleTupleTableSlot(slot);
+	index_close(index, NoLock);
+	table_close(rel, NoLock);
+	UnregisterSnapshot(snapshot);
+	return claimed;
+}
+
+/*
+ * Whether durable.<relname> has a row, visible now, whose primary key starts
+ * with this run id.  A probe of the index, to skip a statement that would
+ * find nothing: callers hold the run's lock, under which alone such rows are
+ * added, so none can appear after the probe.
+ */
+bool
+DirectRunHasRows(const char *relname, pg_uuid_t *run_id)
+{
+	Relation	rel;
+	Relation	index;
+	Oid			pkey;
+	AttrNumber	attno;
+	ScanKeyData key;
+	SysScanDesc scan;
+	Snapshot	snapshot;
+	bool		found;
+
+	CommandCounterIncrement();
+	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	rel = DurableOpenTable(relname, AccessShareLock);
+	pkey = primary_key(rel);
+	index = index_open(pkey, AccessShareLock);
+	attno = index->rd_index->indkey.values[0];
+	index_close(index, NoLock);
+	if (TupleDescAttr(RelationGetDescr(rel), attno - 1)->atttypid != UUIDOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("the primary key of durable.%s does not start with a run id",
+						relname),
+				 errhint("durable needs its tables as its extension script made them.")));
+	ScanKeyInit(&key, attno, BTEqualStrategyNumber, F_UUID_EQ,
+				UUIDPGetDatum(run_id));
+	scan = systable_beginscan(rel, pkey, true, snapshot, 1, &key);
+	found = HeapTupleIsValid(systable_getnext(scan));
+	systable_endscan(scan);
+	table_close(rel, NoLock);
+	UnregisterSnapshot(snapshot);
+	return found;
+}
+
+/* The columns of durable.timers that DirectSetTimer writes */
+static const DirectColumn timer_columns[] = {
+	{"run_id", UUIDOID}, {"kind", TEXTOID}, {"ref_id", INT8OID},
+	{"due_at", TIMESTAMPTZOID}, {"attempt", INT4OID}, {"payload", JSONBOID}
+};
+
+/*
+ * Set a timer of a run, as
+ *   INSERT INTO durable.timers (run_id, kind, ref_id, due_at [, attempt])
+ *   ... ON CONFLICT (run_id, kind, ref_id) DO UPDATE SET due_at = ...
+ *   [, attempt = ...]
+ * does: an existing row is locked (waiting for a holder, following it to its
+ * latest version) and updated, with new index entries since due_at is
+ * indexed; otherwise a row is inserted.  Callers hold the lock under which
+ * such a timer is created (its run's, or for an activity timer the
+ * activity's), so no other transaction inserts the same key meanwhile.
+ */
+void
+DirectSetTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id,
+			   TimestampTz due_at, bool set_attempt, int32 attempt)
+{
+	DirectTable dt;
+	int			att[lengthof(timer_columns)];
+	Oid			pkey;
+	ScanKeyData keys[3];
+	text	   *kind_text = cstring_to_text(kind);
+	TupleDesc	desc;
+
+	direct_open(&dt, "timers", lengthof(timer_columns), timer_columns, att);
+	CheckCmdReplicaIdentity(dt.rel, CMD_UPDATE);
+	desc = RelationGetDescr(dt.rel);
+	pkey = primary_key(dt.rel);
+	ScanKeyInit(&keys[0], att[0] + 1, BTEqualStrategyNumber, F_UUID_EQ,
+				UUIDPGetDatum(run_id));
+	ScanKeyEntryInitialize(&keys[1], 0, att[1] + 1, BTEqualStrategyNumber,
+						   InvalidOid, TupleDescAttr(desc, att[1])->attcollation,
+						   F_TEXTEQ, PointerGetDatum(kind_text));
+	ScanKeyInit(&keys[2], att[2] + 1, BTEqualStrategyNumber, F_INT8EQ,
+				Int64GetDatum(ref_id));
+
+	for (;;)
+	{
+		Snapshot	snapshot;
+		SysScanDesc scan;
+		HeapTuple	tuple;
+		ItemPointerData tid;
+		bool		found = false;
+		TM_FailureData tmfd;
+		TM_Result	res;
+		HeapTuple	oldtup;
+		HeapTuple	newtup;
+		Datum	   *repl;
+		bool	   *repl_null;
+		bool	   *replace;
+
+		CommandCounterIncrement();
+		snapshot = RegisterSnapshot(GetTransactionSnapshot());
+		scan = systable_beginscan(dt.rel, pkey, true, snapshot, 3, keys);
+		if (HeapTupleIsValid(tuple = systable_getnext(scan)))
+		{
+			tid = tuple->t_self;
+			found = true;
+		}
+		systable_endscan(scan);
+
+		if (!found)
+		{
+			Datum	   *values = palloc0(sizeof(Datum) * dt.natts);
+			bool	   *isnull = palloc(sizeof(bool) * dt.natts);
+
+			UnregisterSnapshot(snapshot);
+			memset(isnull, true, sizeof(bool) * dt.natts);
+			values[att[0]] = UUIDPGetDatum(run_id);
+			values[att[1]] = PointerGetDatum(kind_text);
+			values[att[2]] = Int64GetDatum(ref_id);
+			values[att[3]] = TimestampTzGetDatum(due_at);
+			values[att[4]] = Int32GetDatum(set_attempt ? attempt : 0);
+			isnull[att[0]] = isnull[att[1]] = isnull[att[2]] = false;
+			isnull[att[3]] = isnull[att[4]] = false;
+			direct_insert(&dt, values, isnull);
+			break;
+		}
+
+		res = lock_row(dt.rel, &tid, snapshot, dt.slot, LockWaitBlock, &tmfd);
+		UnregisterSnapshot(snapshot);
+		if (res == TM_Deleted)
+			continue;			/* gone meanwhile: insert it */
+		if (res != TM_Ok)
+			elog(ERROR, "unexpected table_tuple_lock status: %u", res);
+
+		oldtup = ExecCopySlotHeapTuple(dt.slot);
+		repl = palloc0(sizeof(Datum) * dt.natts);
+		repl_null = palloc0(sizeof(bool) * dt.natts);
+		replace = palloc0(sizeof(bool) * dt.natts);
+		repl[att[3]] = TimestampTzGetDatum(due_at);
+		replace[att[3]] = true;
+		if (set_attempt)
+		{
+			repl[att[4]] = Int32GetDatum(attempt);
+			replace[att[4]] = true;
+		}
+		newtup = heap_modify_tuple(oldtup, desc, repl, repl_null, replace);
+		check_new_row(dt.rel, newtup, replace, repl_null, dt.user_checks);
+		simple_heap_update(dt.rel, &dt.slot->tts_tid, newtup);
+		if (!HeapTupleIsHeapOnly(newtup) && dt.rri->ri_NumIndices > 0)
+		{
+			List	   *recheck;
+
+			ExecForceStoreHeapTuple(newtup, dt.slot, false);
+			dt.slot->tts_tid = newtup->t_self;
+			recheck = ExecInsertIndexTuples(dt.rri, dt.slot, dt.estate, false,
+											false, NULL, NIL);
+			list_free(recheck);
+		}
+		break;
+	}
+	direct_close(&dt);
+}
+
+/*
+ * Delete a run's timers but those of one kind, as
+ *   DELETE FROM durable.timers WHERE run_id = $1 AND kind <> $2
+ * does: a row locked by another transaction is waited for and, if it was
+ * deleted meanwhile, passed over.  Returns how many were deleted.
+ */
+int
+DirectDeleteRunTimers(pg_uuid_t *run_id, const char *except_kind)
+{
+	Relation	rel;
+	Oid			pkey;
+	ScanKeyData key;
+	SysScanDesc scan;
+	Snapshot	snapshot;
+	HeapTuple	tuple;
+	TupleTableSlot *slot;
+	int			c_run;
+	int			c_kind;
+	int			n = 0;
+
+	CommandCounterIncrement();
+	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	rel = DurableOpenTable("timers", RowExclusiveLock);
+	(void) direct_check_table(rel);		/* a DELETE checks no constraint */
+	CheckCmdReplicaIdentity(rel, CMD_DELETE);
+	pkey = primary_key(rel);
+	c_run = column_index_typed(rel, "run_id", UUIDOID);
+	c_kind = column_index_typed(rel, "kind", TEXTOID);
+	ScanKeyInit(&key, c_run + 1, BTEqualStrategyNumber, F_UUID_EQ,
+				UUIDPGetDatum(run_id));
+	slot = table_slot_create(rel, NULL);
+	scan = systable_beginscan(rel, pkey, true, snapshot, 1, &key);
+	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		ItemPointerData tid = tuple->t_self;
+		bool		isnull;
+		TM_FailureData tmfd;
+		TM_Result	res;
+
+		if (strcmp(TextDatumGetCString(heap_getattr(tuple, c_kind + 1,
+													RelationGetDescr(rel),
+													&isnull)),
+				   except_kind) == 0)
+			continue;
+		res = lock_row(rel, &tid, snapshot, slot, LockWaitBlock, &tmfd);
+		if (res == TM_Deleted || res == TM_SelfModified)
+			continue;			/* deleted meanwhile */
+		if (res != TM_Ok)
+			elog(ERROR, "unexpected table_tuple_lock status: %u", res);
+		/* A newer version is rechecked, as EvalPlanQual would. */
+		if (tmfd.traversed)
+		{
+			slot_getallattrs(slot);
+			if (strcmp(TextDatumGetCString(slot->tts_values[c_kind]),
+					   except_kind) == 0 ||
+				memcmp(DatumGetUUIDP(slot->tts_values[c_run]), run_id,
+					   sizeof(pg_uuid_t)) != 0)
+				continue;
+		}
+		simple_heap_delete(rel, &slot->tts_tid);
+		n++;
+	}
+	systable_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	table_close(rel, NoLock);
+	UnregisterSnapshot(snapshot);
+	return n;
+}
+
+/*
+ * Start an attempt of an activity, as
+ *   UPDATE durable.activities SET state = 'STARTED', started_time = $4,
+ *     last_worker_identity = $5, task_secret = $6
+ *   WHERE run_id = $1 AND scheduled_event_id = $2 AND attempt = $3
+ *     AND state = 'SCHEDULED' AND next_attempt_time IS NULL
+ * does (a row another transaction holds is waited for, and its latest
+ * version rechecked), and return a copy of the new row and of its
+ * descriptor; NULL when no row qualifies.  A database at 0.2.0 has no
+ * task_secret column: the secret is not kept (nor in the row returned).
+ */
+HeapTuple
+DirectStartActivityAttempt(pg_uuid_t *run_id, int64 scheduled_event_id,
+						   int32 attempt, TimestampTz now,
+						   const char *identity, int64 secret,
+						   TupleDesc *desc_out)
+{
+	Relation	rel;
+	TupleDesc	desc;
+	Oid			pkey;
+	ScanKeyData keys[2];
+	SysScanDesc scan;
+	Snapshot	snapshot;
+	HeapTuple	tuple;
+	TupleTableSlot *slot;
+	ItemPointerData tid;
+	bool		found = false;
+	TM_FailureData tmfd;
+	TM_Result	res;
+	HeapTuple	result = NULL;
+	int			c_attempt;
+	int			c_state;
+	int			c_next;
+	int			c_started;
+	int			c_identity;
+	int			c_secret;
+	bool		user_checks;
+
+	CommandCounterIncrement();
+	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	rel = DurableOpenTable("activities", RowExclusiveLock);
+	user_checks = direct_check_table(rel);
+	CheckCmdReplicaIdentity(rel, CMD_UPDATE);
+	desc = RelationGetDescr(rel);
+	pkey = primary_key(rel);
+	c_attempt = column_index_typed(rel, "attempt", INT4OID);
+	c_state = column_index_typed(rel, "state", TEXTOID);
+	c_next = column_index_typed(rel, "next_attempt_time", TIMESTAMPTZOID);
+	c_started = column_index_typed(rel, "started_time", TIMESTAMPTZOID);
+	c_identity = column_index_typed(rel, "last_worker_identity", TEXTOID);
+	c_secret = column_index_optional(rel, "task_secret", INT8OID);
+	ScanKeyInit(&keys[0], column_index_typed(rel, "run_id", UUIDOID) + 1,
+				BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(run_id));
+	ScanKeyInit(&keys[1],
+				column_index_typed(rel, "scheduled_event_id", INT8OID) + 1,
+				BTEqualStrategyNumber, F_INT8EQ,
+				Int64GetDatum(scheduled_event_id));
+	slot = table_slot_create(rel, NULL);
+
+#define ATTEMPT_QUALIFIES(slot) \
+	(!(slot)->tts_isnull[c_attempt] && \
+	 DatumGetInt32((slot)->tts_values[c_attempt]) == attempt && \
+	 !(slot)->tts_isnull[c_state] && \
+	 strcmp(TextDatumGetCString((slot)->tts_values[c_state]), "SCHEDULED") == 0 && \
+	 (slot)->tts_isnull[c_next])
+
+	scan = systable_beginscan(rel, pkey, true, snapshot, 2, keys);
+	if (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		ExecForceStoreHeapTuple(tuple, slot, false);
+		slot_getallattrs(slot);
+		tid = tuple->t_self;
+		found = ATTEMPT_QUALIFIES(slot);
+	}
+	systable_endscan(scan);
+
+	if (found)
+	{
+		res = lock_row(rel, &tid, snapshot, slot, LockWaitBlock, &tmfd);
+		if (res == TM_Ok)
+		{
+			slot_getallattrs(slot);
+			/* A newer version is rechecked, as EvalPlanQual would. */
+			if (!tmfd.traversed || ATTEMPT_QUALIFIES(slot))
+			{
+				HeapTuple	oldtup = ExecCopySlotHeapTuple(slot);
+				Datum	   *repl = palloc0(sizeof(Datum) * desc->natts);
+				bool	   *repl_null = palloc0(sizeof(bool) * desc->natts);
+				bool	   *replace = palloc0(sizeof(bool) * desc->natts);
+
+				repl[c_state] = CStringGetTextDatum("STARTED");
+				repl[c_started] = TimestampTzGetDatum(now);
+				if (identity != NULL)
+					repl[c_identity] = CStringGetTextDatum(identity);
+				else
+					repl_null[c_identity] = true;
+				replace[c_state] = replace[c_started] = true;
+				replace[c_identity] = true;
+				if (c_secret >= 0)
+				{
+					repl[c_secret] = Int64GetDatum(secret);
+					replace[c_secret] = true;
+				}
+				result = heap_modify_tuple(oldtup, desc, repl, repl_null,
+										   replace);
+				check_new_row(rel, result, replace, repl_null, user_checks);
+				simple_heap_update(rel, &slot->tts_tid, result);
+				if (!HeapTupleIsHeapOnly(result))
+				{
+					EState	   *estate = CreateExecutorState();
+					ResultRelInfo *rri = makeNode(ResultRelInfo);
+					List	   *recheck;
+
+					InitResultRelInfo(rri, rel, 0, NULL, 0);
+					ExecOpenIndices(rri, false);
+					ExecForceStoreHeapTuple(result, slot, false);
+					slot->tts_tid = result->t_self;
+					recheck = ExecInsertIndexTuples(rri, slot, estate, false,
+													false, NULL, NIL);
+					list_free(recheck);
+					ExecCloseIndices(rri);
+					FreeExecutorState(estate);
+				}
+			}
+		}
+		else if (res != TM_Deleted && res != TM_SelfModified)
+			elog(ERROR, "unexpected table_tuple_lock status: %u", res);
+	}
+#undef ATTEMPT_QUALIFIES
+	ExecDropSingleTupleTableSlot(slot);
+	if (result != NULL)
+		*desc_out = CreateTupleDescCopy(desc);
+	table_close(rel, NoLock);
+	UnregisterSnapshot(snapshot);
+	return result;
+}

@@ -1,0 +1,69 @@
+/*-------------------------------------------------------------------------
+ *
+ * direct.h
+ *	  Rows written and read without the executor (direct.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DURABLE_STORE_DIRECT_H
+#define DURABLE_STORE_DIRECT_H
+
+#include "access/htup.h"
+#include "access/tupdesc.h"
+#include "storage/lockdefs.h"
+#include "utils/jsonb.h"
+#include "utils/relcache.h"
+#include "utils/timestamp.h"
+#include "utils/uuid.h"
+
+extern void DirectInsertEvents(pg_uuid_t *run_id, int n, const int64 *ids,
+							   const TimestampTz *times, char *const *types,
+							   const Datum *attrs);
+extern void DirectInsertReadyTasks(const char *namespace, pg_uuid_t *run_id,
+								   int n, char *const *queues,
+								   const char *kinds, const int64 *scheduled,
+								   const int32 *attempts);
+extern struct TupleTableSlot *DirectLockRun(pg_uuid_t *run_id,
+											bool skip_locked);
+extern bool DirectClaimReadyTask(const char *namespace, const char *task_queue,
+								 char kind, pg_uuid_t *run_id,
+								 int64 *scheduled_id, int32 *attempt);
+extern bool DirectRunHasRows(const char *relname, pg_uuid_t *run_id);
+extern HeapTuple DirectStartActivityAttempt(pg_uuid_t *run_id,
+											int64 scheduled_event_id,
+											int32 attempt, TimestampTz now,
+											const char *identity,
+											int64 secret,
+											TupleDesc *desc_out);
+extern int	DirectDeleteRunTimers(pg_uuid_t *run_id, const char *except_kind);
+extern void DirectSetTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id,
+						   TimestampTz due_at, bool set_attempt, int32 attempt);
+extern void RequireWritableTransaction(const char *funcname);
+extern void DirectUpdateRun(pg_uuid_t *run_id, int n,
+							const char *const *names, const Datum *values,
+							const bool *isnull);
+
+/* A run's history read in event order (direct.c) */
+typedef struct HistoryScan
+{
+	Relation	rel;
+	struct SysScanDescData *scan;
+	int			att[5];
+} HistoryScan;
+
+/* One event, copied out of its buffer page (palloc'd in the caller's context) */
+typedef struct HistoryEvent
+{
+	int64		event_id;
+	TimestampTz event_time;
+	char	   *event_type;
+	Jsonb	   *attributes;		/* NULL for SQL NULL */
+} HistoryEvent;
+
+extern void BeginHistoryScan(HistoryScan *hs, pg_uuid_t *run_id);
+extern bool HistoryScanNext(HistoryScan *hs, HistoryEvent *ev);
+extern void EndHistoryScan(HistoryScan *hs);
+
+extern Relation DurableOpenTable(const char *relname, LOCKMODE lockmode);
+
+#endif							/* DURABLE_STORE_DIRECT_H */

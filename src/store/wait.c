@@ -1,0 +1,671 @@
+/*-------------------------------------------------------------------------
+ *
+ * wait.c
+ *	  Long polls and wait_workflow, woken at commit.
+ *
+ * A poller waits on the condition variable of its queue's bucket (a hash of
+ * database, namespace, task queue and kind).  A backend that enqueues a task
+ * remembers the bucket and broadcasts it from a commit callback, after the
+ * task is visible, so a waiting poll returns within the time of one claim
+ * query of the commit.  Each bucket also has a generation counter: a poller
+ * reads it before its claim query and sleeps only if no broadcast happened
+ * since, so that no wakeup is lost between the query and the sleep.
+ *
+ * Executor tasks (kinds 'w' and 'x') have no poller: their commit wakes the
+ * executor workers of the database instead (store/worker_slots.c), which sleep in
+ * WaitForExecutorTask with the same generation counter rule.
+ *
+ * durable.wait_workflow() waits the same way on the bucket of its workflow
+ * (a hash of database, namespace and workflow id, in a second array): every
+ * run that closes broadcasts its workflow's bucket at commit (CloseRun), and
+ * the waiter reads the chain again.
+ *
+ * A waiter does not hold back the vacuum horizon while it sleeps when that
+ * is safe (see may_release_xmin below): its xmin is cleared before each sleep
+ * and the next check takes a fresh snapshot.
+ *
+ * Without shared_preload_libraries there is no shared memory, and on a hot
+ * standby no commit of this server closes a run: waits then re-check every
+ * 100 ms until they end.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/pg_proc.h"
+#include "commands/async.h"
+#include "common/hashfn.h"
+#include "executor/execdesc.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "nodes/plannodes.h"
+#include "port/atomics.h"
+#include "storage/condition_variable.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "tcop/pquery.h"
+#include "utils/guc.h"
+#include "utils/json.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/wait_event.h"
+
+#include "base/util.h"
+#include "store/wait.h"
+#include "store/worker_slots.h"
+
+#define QUEUE_BUCKETS			256
+#define WORKFLOW_BUCKETS		1024
+#define ALL_BUCKETS				(QUEUE_BUCKETS + WORKFLOW_BUCKETS)
+#define UNSHARED_POLL_MS		100
+
+/*
+ * Longest payload NOTIFY takes: async.c refuses one of NOTIFY_PAYLOAD_MAX_LENGTH
+ * (BLCKSZ - NAMEDATALEN - 128, 8000 bytes by default) or more.
+ */
+#define CLOSED_PAYLOAD_MAX		(BLCKSZ - NAMEDATALEN - 128 - 1)
+
+typedef struct WaitBucket
+{
+	ConditionVariable cv;
+	pg_atomic_uint32 waiters;
+	pg_atomic_uint64 generation;
+} WaitBucket;
+
+/* QUEUE_BUCKETS for the task queues, then WORKFLOW_BUCKETS for workflows */
+static WaitBucket *wait_buckets = NULL;
+
+/* Buckets this transaction enqueued tasks for or closed runs of, woken at commit */
+static bool pending_wake[ALL_BUCKETS];
+static bool any_pending_wake = false;
+static bool xact_callback_registered = false;
+
+/* durable.notify_workflow_closed: NOTIFY DURABLE_CLOSED_CHANNEL when a run closes */
+bool		durable_notify_workflow_closed = false;
+
+/*
+ * NOTIFY payloads of the runs this transaction closed, sent at pre-commit
+ * (in TopTransactionContext).  Sent there, not at CloseRun, so that a
+ * transaction that closes a run can still be PREPAREd (PostgreSQL refuses to
+ * prepare one that ran NOTIFY); each carries the subtransaction level it was
+ * made at, so that a rolled-back subtransaction sends nothing.
+ */
+typedef struct PendingClose
+{
+	int			level;
+	char	   *payload;
+} PendingClose;
+static List *pending_closes = NIL;
+
+Size
+WaitShmemSize(void)
+{
+	return MAXALIGN(sizeof(WaitBucket) * ALL_BUCKETS);
+}
+
+/* Set up the wait buckets (the caller holds AddinShmemInitLock). */
+void
+WaitShmemInit(void)
+{
+	bool		found;
+	int			i;
+
+	wait_buckets = ShmemInitStruct("durable wait buckets",
+								   sizeof(WaitBucket) * ALL_BUCKETS, &found);
+	if (!found)
+	{
+		for (i = 0; i < ALL_BUCKETS; i++)
+		{
+			ConditionVariableInit(&wait_buckets[i].cv);
+			pg_atomic_init_u32(&wait_buckets[i].waiters, 0);
+			pg_atomic_init_u64(&wait_buckets[i].generation, 0);
+		}
+	}
+}
+
+/* The bucket of a queue in this database. */
+static int
+queue_bucket(const char *namespace, const char *task_queue, char kind)
+{
+	uint32		h;
+
+	h = hash_bytes((const unsigned char *) namespace, strlen(namespace));
+	h = hash_combine(h, hash_bytes((const unsigned char *) task_queue,
+								   strlen(task_queue)));
+	h = hash_combine(h, (uint32) kind);
+	h = hash_combine(h, (uint32) MyDatabaseId);
+	return (int) (h % QUEUE_BUCKETS);
+}
+
+/* The bucket of a workflow id in this database (after the queues'). */
+static int
+workflow_bucket(const char *namespace, const char *workflow_id)
+{
+	uint32		h;
+
+	h = hash_bytes((const unsigned char *) namespace, strlen(namespace));
+	h = hash_combine(h, hash_bytes((const unsigned char *) workflow_id,
+								   strlen(workflow_id)));
+	h = hash_combine(h, (uint32) MyDatabaseId);
+	return QUEUE_BUCKETS + (int) (h % WORKFLOW_BUCKETS);
+}
+
+/* Forget what this transaction was to wake and notify. */
+static void
+reset_pending(void)
+{
+	if (any_pending_wake)
+		memset(pending_wake, 0, sizeof(pending_wake));
+	any_pending_wake = false;
+	pending_closes = NIL;		/* freed with TopTransactionContext */
+}
+
+/*
+ * Send the NOTIFYs of the closes (before commit, where PostgreSQL's own
+ * NOTIFYs are queued), and broadcast the buckets this transaction enqueued
+ * for or closed runs of, once it committed.
+ */
+static void
+durable_xact_callback(XactEvent event, void *arg)
+{
+	int			i;
+	ListCell   *lc;
+
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+			foreach(lc, pending_closes)
+				Async_Notify(DURABLE_CLOSED_CHANNEL,
+							 ((PendingClose *) lfirst(lc))->payload);
+			pending_closes = NIL;
+			break;
+		case XACT_EVENT_COMMIT:
+			if (any_pending_wake && wait_buckets != NULL)
+			{
+				for (i = 0; i < ALL_BUCKETS; i++)
+				{
+					if (!pending_wake[i])
+						continue;
+					pg_atomic_fetch_add_u64(&wait_buckets[i].generation, 1);
+					if (pg_atomic_read_u32(&wait_buckets[i].waiters) > 0)
+						ConditionVariableBroadcast(&wait_buckets[i].cv);
+				}
+			}
+			reset_pending();
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PREPARE:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			reset_pending();
+			break;
+		default:
+			break;
+	}
+}
+
+/*
+ * A subtransaction that rolls back takes its closes' NOTIFYs with it; one
+ * that commits hands them to its parent.
+ */
+static void
+durable_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						 SubTransactionId parentSubid, void *arg)
+{
+	int			level = GetCurrentTransactionNestLevel();
+	ListCell   *lc;
+
+	if (pending_closes == NIL)
+		return;
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+	{
+		foreach(lc, pending_closes)
+		{
+			if (((PendingClose *) lfirst(lc))->level >= level)
+				pending_closes = foreach_delete_current(pending_closes, lc);
+		}
+	}
+	else if (event == SUBXACT_EVENT_COMMIT_SUB)
+	{
+		foreach(lc, pending_closes)
+		{
+			PendingClose *pc = (PendingClose *) lfirst(lc);
+
+			if (pc->level >= level)
+				pc->level = level - 1;
+		}
+	}
+}
+
+/* Register the transaction callbacks once per backend. */
+static void
+register_callbacks(void)
+{
+	if (xact_callback_registered)
+		return;
+	RegisterXactCallback(durable_xact_callback, NULL);
+	RegisterSubXactCallback(durable_subxact_callback, NULL);
+	xact_callback_registered = true;
+}
+
+/*
+ * Remember to wake the pollers of a queue, or for an executor task the
+ * executors of this database, when this transaction commits.
+ */
+void
+WakeQueueAtCommit(const char *namespace, const char *task_queue, char kind)
+{
+	if (wait_buckets == NULL)
+		return;
+	if (kind == 'w' || kind == 'x')
+	{
+		WakeExecutorsAtCommit();
+		return;
+	}
+	register_callbacks();
+	pending_wake[queue_bucket(namespace, task_queue, kind)] = true;
+	any_pending_wake = true;
+}
+
+/*
+ * The NOTIFY payload of a close: {namespace, workflowId, runId, status}.  A
+ * namespace and workflow id of up to 1000 bytes each may need six times that
+ * in JSON (\u0001): when the whole does not fit NOTIFY's limit, the ids are
+ * left out and "truncated": true says so (runId names the run in
+ * durable.workflows).
+ */
+static char *
+close_payload(const char *namespace, const char *workflow_id,
+			  const pg_uuid_t *run_id, const char *status)
+{
+	StringInfoData buf;
+	char	   *tail = psprintf("\"runId\":\"%s\",\"status\":\"%s\"",
+								UuidToCString(run_id), status);
+
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, "{\"namespace\":");
+	escape_json(&buf, namespace);
+	appendStringInfoString(&buf, ",\"workflowId\":");
+	escape_json(&buf, workflow_id);
+	appendStringInfo(&buf, ",%s}", tail);
+	if (buf.len <= CLOSED_PAYLOAD_MAX)
+		return buf.data;
+	return psprintf("{%s,\"truncated\":true}", tail);
+}
+
+/*
+ * A run closed (CloseRun): when this transaction commits, wake the
+ * wait_workflow calls waiting on its workflow, and NOTIFY its close when
+ * durable.notify_workflow_closed is on.
+ */
+void
+WorkflowClosedAtCommit(const char *namespace, const char *workflow_id,
+					   const pg_uuid_t *run_id, const char *status)
+{
+	if (wait_buckets != NULL)
+	{
+		register_callbacks();
+		pending_wake[workflow_bucket(namespace, workflow_id)] = true;
+		any_pending_wake = true;
+	}
+	if (durable_notify_workflow_closed)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+		PendingClose *pc = palloc(sizeof(PendingClose));
+
+		register_callbacks();
+		pc->level = GetCurrentTransactionNestLevel();
+		pc->payload = close_payload(namespace, workflow_id, run_id, status);
+		pending_closes = lappend(pending_closes, pc);
+		MemoryContextSwitchTo(old);
+	}
+}
+
+/* ----------------
+ * Dropping the xmin while a wait sleeps
+ *
+ * A waiting call sleeps inside the statement that called it, whose snapshot
+ * the executor registered: PostgreSQL keeps the backend's xmin at that
+ * snapshot's until the statement ends, so a fleet of waiting pollers holds
+ * the vacuum horizon back for as long as they wait.  The waits need no old
+ * snapshot: every check after a sleep takes a fresh one (SPI and direct.c
+ * call GetTransactionSnapshot, which in READ COMMITTED is new).  So before a
+ * sleep the xmin is cleared, as SnapshotResetXmin does when a backend holds
+ * no snapshot, where nothing will read with an older snapshot afterwards:
+ *
+ * 1. READ COMMITTED: in REPEATABLE READ and SERIALIZABLE the transaction
+ *    snapshot must stay valid to the end of the transaction;
+ * 2. the call is the statement the backend runs (the active portal's, with
+ *    its snapshot active), not a statement of a function, procedure, DO
+ *    block or trigger whose caller goes on with its own snapshot;
+ * 3. that statement reads nothing after the call: its plan is a Result, a
+ *    ProjectSet over one, or a FunctionScan of the call, with no subplan, and
+ *    besides this one call only constants, parameters and built-in immutable
+ *    functions and operators (SELECT durable.poll_decision_task(...)->>'x' is
+ *    fine; SELECT durable.poll_decision_task(...) FROM t is not, since the
+ *    scan of t goes on with the statement's snapshot);
+ * 3a. the waiting call is that one call of the plan (its FmgrInfo's fn_expr
+ *    is the plan's node), and each of its arguments is a constant or a
+ *    parameter of the statement.  An argument that calls a function is
+ *    evaluated before the call, but it may itself wait (a STABLE function
+ *    that calls wait_workflow, whose own call is not the plan's) and then go
+ *    on reading with the statement's snapshot, whose rows VACUUM could have
+ *    removed meanwhile;
+ * 4. the statement's snapshot is the only one registered once the catalog
+ *    snapshot is dropped: no cursor or other portal of the transaction, no
+ *    exported snapshot, holds one (checked before each sleep, as COPY FREEZE
+ *    checks it).
+ *
+ * Otherwise the xmin is kept and the wait holds the horizon as before.  An
+ * xid the transaction has (it wrote before it waited) holds it regardless.
+ * ----------------
+ */
+
+typedef struct XminWalk
+{
+	Oid			fn_oid;			/* the waiting function */
+	Node	   *fn_expr;		/* the waiting call's node in the plan */
+	int			calls;			/* its calls found */
+} XminWalk;
+
+/*
+ * An argument of the waiting call that runs nothing: a constant or a
+ * parameter of the statement (a bind parameter, EXECUTE's), maybe relabeled.
+ */
+static bool
+argument_is_value(Node *arg)
+{
+	while (arg != NULL && IsA(arg, RelabelType))
+		arg = (Node *) ((RelabelType *) arg)->arg;
+	if (arg == NULL)
+		return false;
+	if (IsA(arg, Const))
+		return true;
+	return IsA(arg, Param) && ((Param *) arg)->paramkind == PARAM_EXTERN;
+}
+
+/* A built-in function that reads no table: immutable, made by initdb. */
+static bool
+builtin_immutable(Oid funcid)
+{
+	return OidIsValid(funcid) && funcid < FirstNormalObjectId &&
+		func_volatile(funcid) == PROVOLATILE_IMMUTABLE;
+}
+
+/*
+ * expression_tree_walker callback: true when an expression may read a table
+ * after the waiting call returns, or runs anything besides the waiting call
+ * in its arguments (rule 3a: constants and parameters only).
+ */
+static bool
+reads_after_call(Node *node, XminWalk *xw)
+{
+	if (node == NULL)
+		return false;
+	switch (nodeTag(node))
+	{
+		case T_Const:
+		case T_Param:
+		case T_Var:
+		case T_RelabelType:
+		case T_List:
+		case T_TargetEntry:
+		case T_RangeTblFunction:
+		case T_BoolExpr:
+		case T_NullTest:
+			break;
+		case T_FuncExpr:
+			{
+				FuncExpr   *f = (FuncExpr *) node;
+
+				if (f->funcid == xw->fn_oid)
+				{
+					ListCell   *lc;
+
+					if ((Node *) f != xw->fn_expr)
+						return true;
+					foreach(lc, f->args)
+					{
+						if (!argument_is_value((Node *) lfirst(lc)))
+							return true;
+					}
+					xw->calls++;
+					return false;
+				}
+				if (!builtin_immutable(f->funcid))
+					return true;
+				break;
+			}
+		case T_OpExpr:
+		case T_DistinctExpr:
+		case T_NullIfExpr:
+			{
+				OpExpr	   *o = (OpExpr *) node;
+
+				set_opfuncid(o);
+				if (!builtin_immutable(o->opfuncid))
+					return true;
+				break;
+			}
+		case T_CoerceViaIO:
+			{
+				CoerceViaIO *c = (CoerceViaIO *) node;
+
+				if (c->resulttype >= FirstNormalObjectId ||
+					exprType((Node *) c->arg) >= FirstNormalObjectId)
+					return true;
+				break;
+			}
+		default:
+			return true;
+	}
+	return expression_tree_walker(node, reads_after_call, xw);
+}
+
+/* Rules 3 and 3a above: the plan reads nothing but the one call. */
+static bool
+plan_is_the_call(PlannedStmt *ps, Oid fn_oid, Node *fn_expr)
+{
+	XminWalk	xw;
+	Plan	   *p = ps->planTree;
+
+	xw.fn_oid = fn_oid;
+	xw.fn_expr = fn_expr;
+	xw.calls = 0;
+	if (ps->commandType != CMD_SELECT || ps->subplans != NIL ||
+		ps->rowMarks != NIL || ps->hasModifyingCTE || p == NULL)
+		return false;
+	for (;;)
+	{
+		if (p->initPlan != NIL || p->righttree != NULL ||
+			reads_after_call((Node *) p->targetlist, &xw) ||
+			reads_after_call((Node *) p->qual, &xw))
+			return false;
+		if (IsA(p, ProjectSet))
+		{
+			p = p->lefttree;
+			if (p == NULL || !IsA(p, Result))
+				return false;
+			continue;
+		}
+		if (p->lefttree != NULL)
+			return false;
+		if (IsA(p, Result))
+		{
+			if (reads_after_call(((Result *) p)->resconstantqual, &xw))
+				return false;
+			break;
+		}
+		if (IsA(p, FunctionScan))
+		{
+			if (reads_after_call((Node *) ((FunctionScan *) p)->functions, &xw))
+				return false;
+			break;
+		}
+		return false;
+	}
+	return xw.calls == 1;
+}
+
+/*
+ * Rules 1 to 3a above, decided once per wait: whether the call flinfo
+ * describes (the waiting SQL function's) may sleep without an xmin.
+ */
+static bool
+may_release_xmin(FmgrInfo *flinfo)
+{
+	QueryDesc  *qd;
+
+	if (IsolationUsesXactSnapshot() || flinfo == NULL ||
+		!OidIsValid(flinfo->fn_oid) || flinfo->fn_expr == NULL)
+		return false;
+	if (ActivePortal == NULL || ActivePortal->queryDesc == NULL)
+		return false;
+	qd = ActivePortal->queryDesc;
+	if (!ActiveSnapshotSet() || GetActiveSnapshot() != qd->snapshot ||
+		qd->snapshot == NULL || qd->snapshot->regd_count == 0)
+		return false;
+	return plan_is_the_call(qd->plannedstmt, flinfo->fn_oid, flinfo->fn_expr);
+}
+
+/* Before a sleep: rule 4, then clear the xmin. */
+static void
+release_xmin(void)
+{
+	InvalidateCatalogSnapshot();
+	if (!ThereAreNoPriorRegisteredSnapshots())
+		return;
+	/* As SnapshotResetXmin does: others read it under ProcArrayLock. */
+	MyProc->xmin = InvalidTransactionId;
+}
+
+/*
+ * Wait on a bucket: call check until it returns non-NULL or wait_ms pass,
+ * sleeping on the bucket's condition variable between tries, without an
+ * xmin when may_release_xmin allows.
+ */
+static void *
+wait_on_bucket(WaitBucket *shared, double wait_ms, FmgrInfo *flinfo,
+			   void *(*check) (void *), void *arg)
+{
+	TimestampTz deadline = TimestampPlusSeconds(GetCurrentTimestamp(),
+												wait_ms / 1000.0);
+	bool		drop_xmin = wait_ms > 0 && may_release_xmin(flinfo);
+	/* On a standby no commit of this server wakes the bucket. */
+	WaitBucket *volatile bucket = RecoveryInProgress() ? NULL : shared;
+	void	   *volatile result = NULL;
+
+	if (bucket != NULL)
+		pg_atomic_fetch_add_u32(&bucket->waiters, 1);
+
+	PG_TRY();
+	{
+		for (;;)
+		{
+			uint64		generation = 0;
+			long		remaining;
+
+			if (bucket != NULL)
+				generation = pg_atomic_read_u64(&bucket->generation);
+			result = check(arg);
+			if (result != NULL)
+				break;
+			remaining = (long) ((deadline - GetCurrentTimestamp()) / 1000);
+			if (remaining <= 0)
+				break;
+			if (drop_xmin)
+				release_xmin();
+			if (bucket != NULL)
+			{
+				ConditionVariablePrepareToSleep(&bucket->cv);
+				if (pg_atomic_read_u64(&bucket->generation) == generation)
+					(void) ConditionVariableTimedSleep(&bucket->cv, remaining,
+													   PG_WAIT_EXTENSION);
+				ConditionVariableCancelSleep();
+			}
+			else
+			{
+				(void) WaitLatch(MyLatch,
+								 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+								 Min(remaining, UNSHARED_POLL_MS),
+								 PG_WAIT_EXTENSION);
+				ResetLatch(MyLatch);
+			}
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+	PG_FINALLY();
+	{
+		if (bucket != NULL)
+			pg_atomic_fetch_sub_u32(&bucket->waiters, 1);
+	}
+	PG_END_TRY();
+	return result;
+}
+
+/*
+ * Wait for a task on a queue: call claim until it returns non-NULL or
+ * wait_ms pass.  flinfo is the polling SQL function's call (the xmin rule
+ * above).
+ */
+void *
+WaitForTask(const char *namespace, const char *task_queue, char kind,
+			double wait_ms, FmgrInfo *flinfo, void *(*claim) (void *), void *arg)
+{
+	WaitBucket *bucket = NULL;
+
+	if (wait_buckets != NULL)
+		bucket = &wait_buckets[queue_bucket(namespace, task_queue, kind)];
+	return wait_on_bucket(bucket, wait_ms, flinfo, claim, arg);
+}
+
+/*
+ * Wait for a run of a workflow to close: call check until it returns
+ * non-NULL or wait_ms pass (wait_workflow).
+ */
+void *
+WaitForWorkflowClose(const char *namespace, const char *workflow_id,
+					 double wait_ms, FmgrInfo *flinfo, void *(*check) (void *),
+					 void *arg)
+{
+	WaitBucket *bucket = NULL;
+
+	if (wait_buckets != NULL)
+		bucket = &wait_buckets[workflow_bucket(namespace, workflow_id)];
+	return wait_on_bucket(bucket, wait_ms, flinfo, check, arg);
+}
+
+/*
+ * Sleep (an executor worker, outside any transaction) until an executor
+ * task may be ready, at most timeout_ms; return early when the latch is set
+ * (a wakeup, SIGHUP, SIGTERM).  A commit that queued a task since the last
+ * return bumped the database's generation: then return at once, since the
+ * caller's last claim may have run before that commit and the latch may
+ * have been consumed by a wait inside the task code.
+ */
+void
+WaitForExecutorTask(long timeout_ms)
+{
+	static bool seen_valid = false;
+	static uint64 seen_generation = 0;
+	uint64		generation = ExecutorWakeGeneration();
+
+	if (!seen_valid || generation != seen_generation)
+	{
+		seen_generation = generation;
+		seen_valid = true;
+		return;
+	}
+	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+					 timeout_ms, PG_WAIT_EXTENSION);
+	ResetLatch(MyLatch);
+	/* Read after the reset: a commit after this read sets the latch again. */
+	seen_generation = ExecutorWakeGeneration();
+}
