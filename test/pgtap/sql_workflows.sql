@@ -475,7 +475,8 @@ SELECT is(t.attrs('badval', 'WorkflowExecutionFailed')->>'reason', '22023', 'a b
 SELECT matches(t.attrs('badval', 'WorkflowExecutionFailed')->'details'->>'message', '^options\.startToCloseTimeoutSeconds',
     'the message names options.startToCloseTimeoutSeconds');
 
--- 14. Workflow retry with the run's retry policy (rule 7).
+-- 14. Workflow retry with the run's retry policy (docs/api.md "Workflow retries,
+-- ContinueAsNew, cron").
 SELECT t.at('2026-01-06 00:00:00+00');
 SELECT pg_temp.wf('flaky', $$
 BEGIN
