@@ -3,8 +3,8 @@
 #
 # Builds durable into ./tmp_install (see scripts/lib.sh), starts a throwaway cluster set
 # up like the machine the peers were measured on (fsync and synchronous_commit on,
-# shared_buffers = 1GB; bench/README.md says who the peers are), and runs each workload below with pgbench, one after another in
-# the same run, next to its floor: plain PostgreSQL transactions of the same shape.  Then
+# shared_buffers = 1GB; bench/README.md says who the peers are), and runs each workload
+# below with pgbench, one after another in the same run, next to its floor: plain PostgreSQL transactions of the same shape.  Then
 # bench/latency.c measures the wake-up latency of waiting long polls.  Prints a table
 # (script executions/s, p50/p99 latency, % of the floor) and writes it to
 # bench/results/<timestamp>.txt.  See bench/README.md.

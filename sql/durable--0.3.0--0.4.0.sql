@@ -11,7 +11,8 @@
 
 \echo Use "ALTER EXTENSION durable UPDATE TO '0.4.0'" to load this file. \quit
 
--- Issue 13, items 4-7 (cron and timeout rules): a run's timeout counts from
+-- Cron and timeout rules (docs/api.md "Workflow retries, ContinueAsNew,
+-- cron"): a run's timeout counts from
 -- its first decision task, as Cadence's does (start + firstDecisionTaskBackoff
 -- + run timeout).  The deadline is kept only for a run whose first decision
 -- task waits (a delay, a cron fire time, a retry backoff) and that has a run
@@ -19,7 +20,8 @@
 -- run started before this update).
 ALTER TABLE durable.runs ADD COLUMN run_deadline timestamptz;
 -- ---------------------------------------------------------------------------
--- Issue 14, part 4: reset and restart ("Fix it and carry on").
+-- Reset and restart: fix the code and carry on (docs/api.md "Reset and
+-- restart").
 --
 -- A reset makes a new run of the same workflow id whose history is a copy of
 -- a run's up to a DecisionTaskCompleted (Cadence's ResetWorkflowExecution);
@@ -67,7 +69,8 @@ REVOKE ALL ON FUNCTION durable.reset_workflow(text, text, text, uuid, bigint),
 GRANT EXECUTE ON FUNCTION durable.reset_workflow(text, text, text, uuid, bigint),
     durable.restart_workflow(text, text, text, uuid, jsonb) TO durable_client;
 -- ---------------------------------------------------------------------------
--- Issue 14, part 1: durable.wait_workflow(), the close of a workflow's chain
+-- durable.wait_workflow() (docs/api.md "Waiting for a result"), the close
+-- of a workflow's chain
 -- as soon as it commits (woken like the long polls, holding no xmin while
 -- it sleeps), for the roles that may describe the workflow.  A client
 -- function: durable_client, with the namespace's 'client' privilege.

@@ -1,4 +1,4 @@
--- Workflows written as SQL functions (spec-issue6.md), run by durable.run_tasks() in this
+-- Workflows written as SQL functions (docs/sql-workflows.md), run by durable.run_tasks() in this
 -- session: every call of the workflow API, replay (the function runs again from the
 -- start and finds its results in the history), the exact histories (those of an external
 -- worker making the same decisions), non-determinism, errors caught and uncaught,
