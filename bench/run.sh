@@ -4,10 +4,10 @@
 # Builds durable into ./tmp_install (see scripts/lib.sh), starts a throwaway cluster set
 # up like the machine the peers were measured on (fsync and synchronous_commit on,
 # shared_buffers = 1GB; bench/README.md says who the peers are), and runs each workload
-# below with pgbench, one after another in the same run, next to its floor: plain PostgreSQL transactions of the same shape.  Then
-# bench/latency.c measures the wake-up latency of waiting long polls.  Prints a table
-# (script executions/s, p50/p99 latency, % of the floor) and writes it to
-# bench/results/<timestamp>.txt.  See bench/README.md.
+# below with pgbench, one after another in the same run, next to its floor: plain
+# PostgreSQL transactions of the same shape.  Then bench/latency.c measures the wake-up
+# latency of waiting long polls.  Prints a table (script executions/s, p50/p99 latency, %
+# of the floor) and writes it to bench/results/<timestamp>.txt.  See bench/README.md.
 #
 # Environment: CLIENTS (8), THREADS (2), DURATION seconds (20), RUNS (1; with more, each
 # figure is the median of the runs, and rounds alternate the workloads), BENCH_PORT
