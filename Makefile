@@ -9,7 +9,7 @@
 #   make demo       a throwaway cluster running a few workflows (scripts/demo.sh);
 #                   DEMO_UI=1 leaves it running with the dashboard on 127.0.0.1:8080
 #   make ui         the dashboard (ui/server.js) on 127.0.0.1:8080, connected with
-#                   DATABASE_URL or the PG* environment variables (README "Dashboard")
+#                   DATABASE_URL or the PG* environment variables (docs/dashboard.md)
 #   make bench      the pgbench benchmarks with their floors (bench/run.sh)
 #   make fuzz       the fuzzer and sqlsmith against a throwaway cluster (scripts/fuzz.sh)
 

@@ -1,7 +1,7 @@
 -- queue_floor: the floor of the activity cycle, 7 autocommit transactions a script
--- execution on a plain job table (bench_queue, made by bench/run.sh): the queue cycle of
--- PEERS.md (INSERT a job; claim it with FOR UPDATE SKIP LOCKED; UPDATE it to done)
--- chained three times, each completion inserting the next job in the same statement,
+-- execution on a plain job table (bench_queue, made by bench/run.sh): the peers' queue
+-- cycle (bench/README.md: INSERT a job; claim it with FOR UPDATE SKIP LOCKED; UPDATE it
+-- to done) chained three times, each completion inserting the next job in the same statement,
 -- like the activity cycle's transactions:
 --   1 INSERT job 'd'              (start_workflow)
 --   2 claim a 'd' job             (poll_decision_task)

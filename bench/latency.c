@@ -1,5 +1,6 @@
 /*
- * bench/latency.c: wake-up latency of a waiting long poll (PEERS.md W3).
+ * bench/latency.c: wake-up latency of a waiting long poll (the peers' W3 of
+ * bench/README.md: starts at a fixed rate into idle waiting workers).
  *
  * WAITERS threads, each on its own connection, loop on
  *     durable.poll_decision_task(QUEUE, identity, 'default', '10s')
@@ -11,7 +12,7 @@
  * A waiter records the time its poll returned and the task's workflowId.
  *
  * latency = poll return - start_workflow return, matched by workflow id; also
- * reported: poll return - start_workflow call (what PEERS.md's W3 measures from the
+ * reported: poll return - start_workflow call (what the peers' W3 measured: from the
  * enqueue call).  All times are CLOCK_REALTIME in one process.
  *
  * Usage: latency [-w WAITERS] [-r RATE] [-s SECONDS] [-q QUEUE] [-k decision|activity]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench/list_workflows.sh: the list benchmark (issue 14): list_workflows and
-# count_workflows over 1,000,000 runs.  Run by bench/run.sh (WORKLOADS names `list`, or
+# bench/list_workflows.sh: the list benchmark (docs/api.md "Finding workflows"):
+# list_workflows and count_workflows over 1,000,000 runs.  Run by bench/run.sh (WORKLOADS names `list`, or
 # is empty) against its cluster; runs alone against any server with durable preloaded,
 # given the usual PG* variables (PGHOST, PGPORT).  It creates (and drops at the start) a
 # database bench_list, loads bench/list_workflows.sql into it, then times each call

@@ -2,12 +2,12 @@
 # bench/run.sh: `make bench`.
 #
 # Builds durable into ./tmp_install (see scripts/lib.sh), starts a throwaway cluster set
-# up like the peers' machine (fsync and synchronous_commit on, shared_buffers = 1GB, see
-# /work/shared/PEERS.md), and runs each workload below with pgbench, one after another in
-# the same run, next to its floor: plain PostgreSQL transactions of the same shape.  Then
-# bench/latency.c measures the wake-up latency of waiting long polls.  Prints a table
-# (script executions/s, p50/p99 latency, % of the floor) and writes it to
-# bench/results/<timestamp>.txt.  See bench/README.md.
+# up like the machine the peers were measured on (fsync and synchronous_commit on,
+# shared_buffers = 1GB; bench/README.md says who the peers are), and runs each workload
+# below with pgbench, one after another in the same run, next to its floor: plain
+# PostgreSQL transactions of the same shape.  Then bench/latency.c measures the wake-up
+# latency of waiting long polls.  Prints a table (script executions/s, p50/p99 latency, %
+# of the floor) and writes it to bench/results/<timestamp>.txt.  See bench/README.md.
 #
 # Environment: CLIENTS (8), THREADS (2), DURATION seconds (20), RUNS (1; with more, each
 # figure is the median of the runs, and rounds alternate the workloads), BENCH_PORT
@@ -24,8 +24,9 @@
 # SQLWF_EXECUTORS (8) executor workers, starts SQLWF_COUNT (2000) workflows with pgbench as
 # fast as 8 clients can, waits until all are closed, and reports workflows/s and
 # activities/s from the first start to the last close, next to the pgbench floor of the
-# same number of transactions (8 a workflow) measured just before it, and the best W4
-# figure of PEERS.md (212 workflows/s).
+# same number of transactions (8 a workflow) measured just before it, and, for context,
+# the fastest peer's figure for workflows of three no-op steps, from another machine
+# (DBOS Transact, 212 workflows/s; bench/README.md).
 #
 # Long workloads, run only when WORKLOADS names them (once, in the first round), each
 # reported in its own section below the table with its ratios to a rate measured in the
@@ -36,7 +37,8 @@
 #                 and the last minute (and every minute) as % of the normal rate, and the
 #                 size of each durable table before, at the end, after the snapshot
 #                 closed and VACUUM ran, and after HELD_RECOVERY_SECONDS (90) more of the
-#                 activity cycle and another VACUUM (issue 12).
+#                 activity cycle and another VACUUM (docs/performance.md "A held
+#                 vacuum horizon").
 #   fairness      tenant B's SQL workflow latency (start to wait_workflow's return, 2
 #                 clients, FAIR_SECONDS (15) s each) with the executors idle, then while
 #                 tenant A keeps FAIR_EXECUTORS (4) executors busy with a backlog of
@@ -331,7 +333,7 @@ measure() {
     # first one's start (columns 5 and 6: when it ended), over DURATION.  pgbench's own
     # tps divides by the time until the last client stopped, which for the activity
     # cycle includes a tail: a client whose poll waits for a task that nobody will make
-    # any more, the other clients having stopped, sits out its wait (see README.md).
+    # any more, the other clients having stopped, sits out its wait (see bench/README.md, "Reading the table").
     tps=$(cat "$prefix".* | awk -v d="$DURATION" '$3 ~ /^[0-9]+$/ {
             e = $5 + $6 / 1e6; n++; end[n] = e; st = e - $3 / 1e6
             if (n == 1 || st < t0) t0 = st }
@@ -516,7 +518,8 @@ index_reads() {
         ORDER BY 1" | grep -v '^$'
 }
 
-# held_xmin RUN: issue 12's held vacuum horizon (see the head of this file).
+# held_xmin RUN: the activity cycle under a held vacuum horizon (see the head of this
+# file, and docs/performance.md "A held vacuum horizon").
 held_xmin() {
     local secs=$((HELD_MINUTES * 60)) normal held_pid i xmin_age last rates recovered
     psql -X -q -c CHECKPOINT
@@ -663,8 +666,8 @@ fair_latency() {
     rm -f "$prefix".*
 }
 
-# fairness RUN: B's latency with the executors idle, then while A saturates them (README
-# "Workflows and activities written in SQL": the executors are shared between namespaces).
+# fairness RUN: B's latency with the executors idle, then while A saturates them
+# (docs/sql-workflows.md "Sharing the executors between namespaces").
 fairness() {
     local idle busy left_before left_after a_done
     psql -X -q -v ON_ERROR_STOP=1 -v slow="$FAIR_SLOW" >/dev/null <<'SQL'
@@ -821,10 +824,11 @@ declare -A TPS
         printf '  floor: %d one-row INSERTs (8 transactions a workflow) at %.1f tps = %.1f workflows/s: sqlwf is %s\n' \
             $((SQLWF_COUNT / 8 * 64)) "$(median "$WORK/sqlwf.runs" 4)" "$floor_wfs" \
             "$(awk -v a="$wfs" -v b="$floor_wfs" 'BEGIN { printf "%.1f %% of it", 100 * a / b }')"
-        # PEERS.md's figures come from another machine (machines of that kind differ by
-        # up to 2x): only ratios to a floor compare, so its W4 is shown as its own ratio
-        # to its own floor, never divided into a figure of this run.
-        printf '  for context, from another machine (PEERS.md): DBOS Transact ran 212 W4 workflows/s there,\n'
+        # The peers' figures come from another machine (machines of that kind differ by
+        # up to 2x; bench/README.md): only ratios to a floor compare, so the fastest
+        # peer's figure for the same workload is shown as its own ratio to its own floor,
+        # never divided into a figure of this run.
+        printf '  for context, from another machine: DBOS Transact ran 212 such workflows/s there,\n'
         printf '  %s of its one-row INSERT floor (7,219 tps / 8 = 902 workflows/s), against %s here\n' \
             "23.5 %" "$(awk -v a="$wfs" -v b="$floor_wfs" 'BEGIN { printf "%.1f %%", 100 * a / b }')"
         echo "  workflows not completed: $(awk '{s += $5} END {print s + 0}' "$WORK/sqlwf.runs")"

@@ -108,5 +108,5 @@ if [ "${DEMO_UI:-}" = 1 ]; then
 else
     log "demo done; stopping the server. To see these workflows in the dashboard, run"
     log "  DEMO_UI=1 make demo    (then open http://127.0.0.1:8080/; Ctrl-C stops it)"
-    log "or, on any database: make ui DATABASE_URL=postgresql:///app (see README \"Dashboard\")"
+    log "or, on any database: make ui DATABASE_URL=postgresql:///app (see docs/dashboard.md)"
 fi

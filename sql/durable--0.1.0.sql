@@ -112,7 +112,8 @@ CREATE TABLE durable.history (
 );
 
 -- Events that arrived while a decision task was started; appended after its
--- DecisionTaskCompleted (DESIGN.md rule 12).
+-- DecisionTaskCompleted, as Cadence does (docs/api.md "Failed decision tasks,
+-- buffered events").
 CREATE SEQUENCE durable.buffered_event_seq;
 CREATE TABLE durable.buffered_events (
     run_id          uuid NOT NULL,
@@ -189,7 +190,9 @@ CREATE UNIQUE INDEX activities_by_activity_id
     ON durable.activities (run_id, activity_id);
 
 -- One row an activity attempt that has ended (the running attempt is in
--- durable.activities); seed 004's ActivityRetryScheduled lives here.
+-- durable.activities).  Failed attempts and the retries they scheduled live
+-- here, not in history, which records an activity's final attempt only
+-- (docs/api.md "Activities: retries, timeouts, heartbeats").
 CREATE TABLE durable.activity_attempt_log (
     run_id              uuid NOT NULL,
     scheduled_event_id  bigint NOT NULL,

@@ -1,10 +1,11 @@
 -- durable 0.2.0 -> 0.3.0: safety (no input, user code or fault brings the
--- server down or wedges the engine) and least privilege (issue 11).
+-- server down or wedges the engine) and least privilege (docs/privileges.md).
 
 \echo Use "ALTER EXTENSION durable UPDATE TO '0.3.0'" to load this file. \quit
 
 -- ---------------------------------------------------------------------------
--- The schema (issue 11, "Superuser from a pre-created schema").  CREATE
+-- The schema: a superuser's code must not be captured by a schema created
+-- beforehand by someone else (docs/privileges.md "Privileges").  CREATE
 -- EXTENSION uses a schema named durable that exists already.  Whoever can
 -- create objects in it (its owner, a role granted CREATE on it) could put
 -- there an operator or function that the extension's statements and its
@@ -88,9 +89,11 @@ $schema_check$;
 -- END schema check
 
 -- ---------------------------------------------------------------------------
--- Bounds (issue 10, "Wedged queue by an overflow").  From 0.3.0 every
+-- Bounds, so that no deadline or backoff can overflow and wedge a queue.
+-- From 0.3.0 every
 -- duration a user gives is at most 100 years (36525 days, 3155760000 s) and
--- every backoffCoefficient at most 1000 (README "Limits").  0.2.0 accepted
+-- every backoffCoefficient at most 1000 (docs/errors.md "Bounds on durations
+-- and numbers").  0.2.0 accepted
 -- anything finite: clamp what it stored, so that the values in the tables
 -- are within the bounds the engine now guarantees.  (The 0.3.0 library also
 -- saturates every computation on stored values, so a database not yet
@@ -147,7 +150,7 @@ UPDATE durable.activities
     OR retry_policy IS DISTINCT FROM durable.clamp_retry_policy_0_3_0(retry_policy);
 
 DROP FUNCTION durable.clamp_retry_policy_0_3_0(jsonb);
--- Poison tasks (issue 10): an executor task that fails in the engine (not in
+-- Poison tasks (docs/background-workers.md "Poison tasks"): an executor task that fails in the engine (not in
 -- the user's function) is put off with a growing backoff instead of being
 -- retried at once as the oldest task, and shows here with its error.  NULL
 -- columns for a task that never failed (rows are written without defaults).
@@ -177,8 +180,8 @@ CREATE VIEW durable.stuck_tasks AS
 GRANT SELECT ON durable.stuck_tasks TO durable_client, durable_admin;
 
 -- ---------------------------------------------------------------------------
--- search_path of the functions (issue 11, "Superuser from a pre-created
--- schema").  The SECURITY DEFINER functions run as the extension's owner, a
+-- search_path of the functions, so that no object created by someone else
+-- can capture what a superuser's function means.  The SECURITY DEFINER functions run as the extension's owner, a
 -- superuser, and the registration functions write durable.registrations as
 -- its owner: pg_catalog comes first in their search_path, so that no object
 -- of another schema can stand in for a built-in operator or function, and
@@ -241,10 +244,10 @@ ALTER FUNCTION durable.unregister_activity(text, text, text)
 ALTER FUNCTION durable.run_tasks(integer) SET search_path = pg_catalog, durable, pg_temp;
 
 -- ---------------------------------------------------------------------------
--- Task tokens (issue 11, "Task tokens are guessable").  A token carries a
--- secret of 64 random bits drawn when its task is claimed, kept here and
--- checked on every answer; and the namespace and workflow id, for routers
--- (README "Task tokens").  NULL: no token with a secret was issued (a task
+-- Task tokens, which could be guessed from ids a worker can see.  A token
+-- carries a secret of 64 random bits drawn when its task is claimed, kept
+-- here and checked on every answer; and the namespace and workflow id, for
+-- routers (docs/api.md "Task tokens").  NULL: no token with a secret was issued (a task
 -- claimed before this update keeps its 0.2.0 token, which stays valid).
 -- ---------------------------------------------------------------------------
 ALTER TABLE durable.runs ADD COLUMN task_secret bigint;
@@ -257,14 +260,15 @@ CREATE FUNCTION durable.task_token_info(task_token text) RETURNS jsonb
 GRANT EXECUTE ON FUNCTION durable.task_token_info(text) TO PUBLIC;
 
 -- ---------------------------------------------------------------------------
--- Namespace privileges (issue 11, "Namespaces isolate nothing").  The group
+-- Namespace privileges, so that namespaces isolate teams.  The group
 -- roles still gate the functions (EXECUTE); a namespace privilege is checked
 -- besides: 'client' (start, signal, cancel, terminate, describe, history, the
 -- rows of the views) and 'worker' (poll and complete its tasks, register its
 -- types).  The namespace's owner, durable_admin members and superusers have
 -- both everywhere.  A new namespace is open to no one else; the namespaces
 -- that exist now, 'default' among them, are granted to PUBLIC so that their
--- users see no change (README "Privileges"; an admin may revoke it).
+-- users see no change (docs/privileges.md "Namespace privileges"; an admin
+-- may revoke it).
 -- ---------------------------------------------------------------------------
 
 -- Who created a namespace; the namespaces that exist now are the extension

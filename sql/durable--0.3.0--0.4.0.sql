@@ -1,5 +1,7 @@
--- durable 0.3.0 -> 0.4.0: work under a held vacuum horizon (issue 12),
--- Cadence's history rules (issue 13), operating workflows from SQL (issue 14).
+-- durable 0.3.0 -> 0.4.0: work under a held vacuum horizon
+-- (docs/performance.md "A held vacuum horizon"), Cadence's history rules
+-- (docs/cadence-differences.md), operating workflows from SQL (finding
+-- workflows, task queues, metrics, reset and restart).
 --
 -- The schema check of sql/durable--0.2.0--0.3.0.sql is not repeated here:
 -- at 0.3.0 the schema is owned by a superuser and only superusers may
@@ -9,7 +11,8 @@
 
 \echo Use "ALTER EXTENSION durable UPDATE TO '0.4.0'" to load this file. \quit
 
--- Issue 13, items 4-7 (cron and timeout rules): a run's timeout counts from
+-- Cron and timeout rules (docs/api.md "Workflow retries, ContinueAsNew,
+-- cron"): a run's timeout counts from
 -- its first decision task, as Cadence's does (start + firstDecisionTaskBackoff
 -- + run timeout).  The deadline is kept only for a run whose first decision
 -- task waits (a delay, a cron fire time, a retry backoff) and that has a run
@@ -17,7 +20,8 @@
 -- run started before this update).
 ALTER TABLE durable.runs ADD COLUMN run_deadline timestamptz;
 -- ---------------------------------------------------------------------------
--- Issue 14, part 4: reset and restart ("Fix it and carry on").
+-- Reset and restart: fix the code and carry on (docs/api.md "Reset and
+-- restart").
 --
 -- A reset makes a new run of the same workflow id whose history is a copy of
 -- a run's up to a DecisionTaskCompleted (Cadence's ResetWorkflowExecution);
@@ -65,7 +69,8 @@ REVOKE ALL ON FUNCTION durable.reset_workflow(text, text, text, uuid, bigint),
 GRANT EXECUTE ON FUNCTION durable.reset_workflow(text, text, text, uuid, bigint),
     durable.restart_workflow(text, text, text, uuid, jsonb) TO durable_client;
 -- ---------------------------------------------------------------------------
--- Issue 14, part 1: durable.wait_workflow(), the close of a workflow's chain
+-- durable.wait_workflow() (docs/api.md "Waiting for a result"), the close
+-- of a workflow's chain
 -- as soon as it commits (woken like the long polls, holding no xmin while
 -- it sleeps), for the roles that may describe the workflow.  A client
 -- function: durable_client, with the namespace's 'client' privilege.
@@ -84,10 +89,10 @@ GRANT EXECUTE ON FUNCTION durable.wait_workflow(text, text, uuid, interval)
     TO durable_client;
 
 -- ---------------------------------------------------------------------------
--- Finding workflows (issue 14, item 2; issue 13, item 7): list and count
+-- Finding workflows: list and count
 -- runs by namespace, status, type, task queue, workflow id prefix, start and
 -- close time, search attributes and memo, through indexes, with keyset
--- pagination (README "Finding workflows").
+-- pagination (docs/api.md "Finding workflows").
 -- ---------------------------------------------------------------------------
 
 -- One index a filter, each ending in the list order (start_time, run_id), so
@@ -469,15 +474,15 @@ GRANT EXECUTE ON FUNCTION
     TO durable_client;
 
 -- ---------------------------------------------------------------------------
--- Task queues and metrics (issue 14, parts 3 and 5: "Is anyone working on
--- this queue?", "How is it doing?").  Pollers and counters live in shared
+-- Task queues and metrics ("Is anyone working on this queue?", "How is it
+-- doing?").  Pollers and counters live in shared
 -- memory (src/pollers.c, src/metrics.c), read by C functions that return
 -- only the rows of namespaces the caller may read (members of pg_monitor
--- and durable_admin read every namespace, README "Metrics").
+-- and durable_admin read every namespace, docs/metrics.md "Metrics").
 -- ---------------------------------------------------------------------------
 
--- The pollers seen since the server started (or until forgotten, README
--- "Task queues"), with the time their last poll began and the time its wait
+-- The pollers seen since the server started (or until forgotten,
+-- docs/task-queues.md "Task queues"), with the time their last poll began and the time its wait
 -- ends at the latest.
 CREATE FUNCTION durable.task_queue_pollers(
         OUT namespace text, OUT task_queue text, OUT kind text,
@@ -571,7 +576,8 @@ CREATE VIEW durable.task_queues AS
       LEFT JOIN pollers p USING (namespace, task_queue, kind)
       LEFT JOIN registered g USING (namespace, task_queue, kind);
 
--- The counters since the server started, one row a value (README "Metrics").
+-- The counters since the server started, one row a value (docs/metrics.md
+-- "Metrics").
 CREATE FUNCTION durable.metric_values(
         OUT metric text, OUT namespace text, OUT task_queue text,
         OUT label text, OUT le float8, OUT value float8)

@@ -11,8 +11,8 @@
 \echo Use "ALTER EXTENSION durable UPDATE TO '0.5.0'" to load this file. \quit
 
 -- ---------------------------------------------------------------------------
--- Executors shared between namespaces (README "Workflows and activities
--- written in SQL", src/executor_share.c).  A claim picks the namespace with
+-- Executors shared between namespaces (docs/sql-workflows.md "Sharing the
+-- executors between namespaces", src/executor_share.c).  A claim picks the namespace with
 -- the fewest executor tasks running, then claims its oldest task: the
 -- namespaces that have ready executor tasks are found by a loose scan of
 -- this index, one descent a namespace.  It replaces the index of all
@@ -72,7 +72,8 @@ GRANT EXECUTE ON FUNCTION
 
 -- ---------------------------------------------------------------------------
 -- Views that show a caller nothing of the namespaces it may not read, even to
--- a function of the caller's in its WHERE clause (README "Privileges").
+-- a function of the caller's in its WHERE clause (docs/privileges.md
+-- "Privileges").
 -- A plain view's WHERE is merged with the caller's, and the planner runs the
 -- cheapest qualifier first: a caller's plpgsql function declared COST
 -- 0.0000001 that logs its arguments ran before durable.may_read_namespace()
@@ -119,7 +120,7 @@ ALTER VIEW durable.task_queues SET (security_barrier = true);
 ALTER VIEW durable.metrics SET (security_barrier = true);
 
 -- ---------------------------------------------------------------------------
--- list_workflows' cursor signed with a key of the database's (README
+-- list_workflows' cursor signed with a key of the database's (docs/api.md
 -- "Finding workflows").  Until now its check was an md5 of the position and
 -- the filters, which anyone can compute: any position could be forged.  Now
 -- it is sha256(outer_key || sha256(inner_key || message)), NMAC with two
@@ -261,8 +262,8 @@ END
 $list$;
 
 -- ---------------------------------------------------------------------------
--- The caller of the API is the current user at the call (README "Namespace
--- privileges"), as PostgreSQL checks privileges: inside a SECURITY DEFINER
+-- The caller of the API is the current user at the call (docs/privileges.md
+-- "Namespace privileges"), as PostgreSQL checks privileges: inside a SECURITY DEFINER
 -- function, its owner.  The API functions become SECURITY INVOKER, keeping
 -- their SET search_path; the library (src/caller.c) runs each as its owner,
 -- as SECURITY DEFINER did, and notes who called it.  The SQL and PL/pgSQL

@@ -7,7 +7,7 @@
 // environment variables: PGHOST, PGPORT, PGDATABASE, PGUSER, PGPASSWORD) and serves
 // server-rendered pages on http://127.0.0.1:8080 by default.  It has no users of its
 // own: what a visitor sees and may do is what that role may (put it behind a reverse
-// proxy that authenticates, see README "Dashboard").
+// proxy that authenticates, see docs/dashboard.md).
 
 const http = require('http');
 const net = require('net');
@@ -182,7 +182,7 @@ function hostRefusal(host, allowed) {
     : `Host ${JSON.stringify(host.slice(0, 200))} is not allowed`;
   return `${which}: this dashboard answers only to ${[...allowed].join(', ')}.\n` +
     'To allow another name (say that of a reverse proxy), start it with --allowed-host NAME[:PORT]\n' +
-    '(repeatable) or DURABLE_UI_ALLOWED_HOSTS=NAME[:PORT],... (README "Dashboard").\n';
+    '(repeatable) or DURABLE_UI_ALLOWED_HOSTS=NAME[:PORT],... (docs/dashboard.md, "Allowed hosts").\n';
 }
 
 function cookie(header, name) {

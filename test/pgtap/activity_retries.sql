@@ -1,11 +1,12 @@
--- Activity retries, DESIGN.md rules 1, 2, 4 and 6: exact backoff delays, the
+-- Activity retries (docs/api.md "Activities: retries, timeouts, heartbeats",
+-- "Retry policies"): exact backoff delays, the
 -- stop rules, the namespace's default policy, and the history of a retried
 -- activity (ActivityTaskStarted only with the final outcome).
 BEGIN;
 SELECT plan(45);
 SET LOCAL durable.test_time = '2026-01-01 00:00:00+00';
 
--- Rule 1: 1 s, 2 s, 4 s, 8 s, then capped at the 10 s maximum; maximumAttempts 6.
+-- 1 s, 2 s, 4 s, 8 s, then capped at the 10 s maximum; maximumAttempts 6.
 SELECT durable.start_workflow('wf', NULL, 'backoff', 'backoff') IS NOT NULL AS started;
 SELECT t.decide('backoff', jsonb_build_array(t.sched('a1', '{"startToCloseTimeoutSeconds": 60,
     "retryPolicy": {"initialIntervalInSeconds": 1, "backoffCoefficient": 2, "maximumIntervalInSeconds": 10, "maximumAttempts": 6}}'))) IS NOT NULL;
@@ -27,7 +28,7 @@ SELECT is(t.fail_round('backoff'), '3/SCHEDULED/00:00:02', 'after attempt 2: 2 s
 SELECT is(t.fail_round('backoff'), '4/SCHEDULED/00:00:04', 'after attempt 3: 4 s');
 SELECT is(t.fail_round('backoff'), '5/SCHEDULED/00:00:08', 'after attempt 4: 8 s');
 SELECT is(t.fail_round('backoff'), '6/SCHEDULED/00:00:10', 'after attempt 5: capped at 10 s');
-SELECT is(t.events('backoff', from_id => 5), '{ActivityTaskScheduled}', 'no history while retrying (rule 6)');
+SELECT is(t.events('backoff', from_id => 5), '{ActivityTaskScheduled}', 'no history while retrying');
 SELECT is(t.fail_round('backoff', 'last'), 'closed', 'attempt 6 is the last');
 SELECT is(t.events('backoff', from_id => 5),
     '{ActivityTaskScheduled,ActivityTaskStarted,ActivityTaskFailed,DecisionTaskScheduled}',
@@ -43,7 +44,7 @@ SELECT is((SELECT array_agg(format('%s:%s:%s:%s', attempt, outcome, failure_reas
     '{1:failed:boom:00:00:01,2:failed:boom:00:00:02,3:failed:boom:00:00:04,4:failed:boom:00:00:08,5:failed:boom:00:00:10,6:failed:last:}',
     'activity_attempts: every attempt, its outcome and its retry time');
 
--- Rule 2: a reason in nonRetriableErrorReasons fails the activity at once.
+-- A reason in nonRetriableErrorReasons fails the activity at once.
 SELECT durable.start_workflow('wf', NULL, 'nonretry', 'nonretry') IS NOT NULL AS started;
 SELECT t.decide('nonretry', jsonb_build_array(t.sched('a1', '{"startToCloseTimeoutSeconds": 60,
     "retryPolicy": {"initialIntervalInSeconds": 1, "maximumAttempts": 5, "nonRetriableErrorReasons": ["fatal"]}}'))) IS NOT NULL;
@@ -52,18 +53,18 @@ SELECT is(t.fail_round('nonretry', 'fatal'), 'closed', 'a non-retriable reason i
 SELECT is(t.attrs('nonretry', 'ActivityTaskFailed')->>'retryState', 'NON_RETRYABLE_FAILURE', 'retryState NON_RETRYABLE_FAILURE');
 SELECT is(t.attrs('nonretry', 'ActivityTaskStarted')->'attempt', '2', 'failed for good at attempt 2');
 
--- Rule 1: maximumAttempts = 1 means no retry at all (and no extended timeouts).
+-- maximumAttempts = 1 means no retry at all (and no extended timeouts).
 SELECT durable.start_workflow('wf', NULL, 'once', 'once', run_timeout => '1 hour') IS NOT NULL AS started;
 SELECT t.decide('once', jsonb_build_array(t.sched('a1', '{"scheduleToStartTimeoutSeconds": 5, "scheduleToCloseTimeoutSeconds": 20,
     "retryPolicy": {"initialIntervalInSeconds": 1, "maximumAttempts": 1}}'))) IS NOT NULL;
 SELECT is(t.attrs('once', 'ActivityTaskScheduled') - 'retryPolicy',
     '{"activityId": "a1", "activityType": "do", "taskQueue": "once", "input": null, "scheduleToStartTimeoutSeconds": 5,
       "scheduleToCloseTimeoutSeconds": 20, "startToCloseTimeoutSeconds": 20, "decisionTaskCompletedEventId": 4}'::jsonb,
-    'without retries the timeouts are not extended; StartToClose defaults to ScheduleToClose (rule 5)');
+    'without retries the timeouts are not extended; StartToClose defaults to ScheduleToClose');
 SELECT is(t.fail_round('once'), 'closed', 'maximumAttempts 1: the first failure is final');
 SELECT is(t.attrs('once', 'ActivityTaskFailed')->>'retryState', 'MAXIMUM_ATTEMPTS_REACHED', 'retryState MAXIMUM_ATTEMPTS_REACHED');
 
--- Rule 6: with retries, ScheduleToStart and ScheduleToClose are extended to the
+-- With retries, ScheduleToStart and ScheduleToClose are extended to the
 -- policy's expiration, or to the workflow's timeout where it has none.
 SELECT t.at('2026-01-01 01:00:00+00');
 SELECT durable.start_workflow('wf', NULL, 'extend', 'extend', run_timeout => '1 hour') IS NOT NULL AS started;
@@ -80,7 +81,7 @@ SELECT is(t.attrs('extend', 'ActivityTaskScheduled', 2) - 'retryPolicy' - 'activ
     '{"scheduleToStartTimeoutSeconds": 3000, "scheduleToCloseTimeoutSeconds": 3000, "startToCloseTimeoutSeconds": 20,
       "decisionTaskCompletedEventId": 4}'::jsonb, 'extended to what is left of the workflow''s run timeout');
 
--- Rule 2: the expiration counts from the first attempt's scheduling.
+-- The expiration counts from the first attempt's scheduling.
 SELECT t.at('2026-01-01 02:00:00+00');
 SELECT durable.start_workflow('wf', NULL, 'expire', 'expire') IS NOT NULL AS started;
 SELECT t.decide('expire', jsonb_build_array(t.sched('a1', '{"startToCloseTimeoutSeconds": 60,
@@ -91,7 +92,7 @@ SELECT t.at('2026-01-01 02:00:16+00');
 SELECT is(t.fail_round('expire'), 'closed', 'at +16 s, a retry at +26 s would pass it: failed for good');
 SELECT is(t.attrs('expire', 'ActivityTaskFailed')->>'retryState', 'EXPIRATION_INTERVAL_EXCEEDED', 'retryState EXPIRATION_INTERVAL_EXCEEDED');
 
--- Rule 2: the ScheduleToClose deadline stops the retries too.
+-- The ScheduleToClose deadline stops the retries too.
 SELECT t.at('2026-01-01 03:00:00+00');
 SELECT durable.start_workflow('wf', NULL, 's2c', 's2c') IS NOT NULL AS started;
 SELECT t.decide('s2c', jsonb_build_array(t.sched('a1', '{"scheduleToCloseTimeoutSeconds": 10,
@@ -102,7 +103,7 @@ SELECT is(t.fail_round('s2c'), 'closed', 'at 8 s: a retry at 12 s would pass the
 SELECT is(t.attrs('s2c', 'ActivityTaskFailed')->>'retryState', 'TIMEOUT', 'retryState TIMEOUT');
 SELECT is(t.attrs('s2c', 'ActivityTaskStarted')->'attempt', '3', 'at attempt 3');
 
--- Rule 1: next_retry_delay replaces the computed delay; the stop rules still apply.
+-- next_retry_delay replaces the computed delay; the stop rules still apply.
 SELECT t.at('2026-01-01 04:00:00+00');
 SELECT durable.start_workflow('wf', NULL, 'override', 'override') IS NOT NULL AS started;
 SELECT t.decide('override', jsonb_build_array(t.sched('a1', '{"startToCloseTimeoutSeconds": 60,
@@ -112,7 +113,7 @@ SELECT is(t.fail_round('override', 'busy', '0'), '3/SCHEDULED/queued', 'next_ret
 SELECT is(t.fail_round('override', 'slow down', '80 seconds'), 'closed', 'a delay past the expiration is not retried');
 SELECT is(t.attrs('override', 'ActivityTaskFailed')->>'retryState', 'EXPIRATION_INTERVAL_EXCEEDED', 'retryState EXPIRATION_INTERVAL_EXCEEDED');
 
--- Rule 4: without a policy, the namespace's default: 1 s x2, at most 100 s, 10 attempts.
+-- Without a policy, the namespace's default: 1 s x2, at most 100 s, 10 attempts.
 SELECT t.at('2026-01-01 05:00:00+00');
 SELECT durable.start_workflow('wf', NULL, 'default', 'default') IS NOT NULL AS started;
 SELECT t.decide('default', jsonb_build_array(t.sched('a1', '{"startToCloseTimeoutSeconds": 60}'))) IS NOT NULL;

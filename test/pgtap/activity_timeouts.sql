@@ -1,4 +1,5 @@
--- Activity timeouts and failure reasons, DESIGN.md rules 3 and 5: StartToClose
+-- Activity timeouts and failure reasons (docs/api.md "Activities: retries, timeouts,
+-- heartbeats"): StartToClose
 -- and Heartbeat timeouts are retried, ScheduleToStart and ScheduleToClose are
 -- final; a worker that dies is found by its StartToClose (10 minutes by
 -- default) and the task comes back as the next attempt with the heartbeat
@@ -7,7 +8,7 @@ BEGIN;
 SELECT plan(30);
 SET LOCAL durable.test_time = '2026-01-01 00:00:00+00';
 
--- Rule 3: fail_activity without a reason fails with durable:Generic.
+-- fail_activity without a reason fails with durable:Generic.
 SELECT durable.start_workflow('wf', NULL, 'generic', 'generic') IS NOT NULL AS started;
 SELECT t.decide('generic', jsonb_build_array(t.sched('a1', '{"startToCloseTimeoutSeconds": 60}'))) IS NOT NULL;
 SELECT durable.fail_activity(durable.poll_activity_task('generic')->>'taskToken', NULL);
@@ -101,7 +102,7 @@ SELECT is(t.attrs('s2c', 'ActivityTaskTimedOut'),
       "lastFailureReason": "durable:Timeout START_TO_CLOSE"}'::jsonb, 'timeoutType SCHEDULE_TO_CLOSE');
 SELECT is(t.attrs('s2c', 'ActivityTaskStarted')->'attempt', '2', 'at attempt 2');
 
--- Rule 5: neither StartToClose nor ScheduleToClose: 10 minutes.  A worker that
+-- Neither StartToClose nor ScheduleToClose: 10 minutes.  A worker that
 -- dies is found by it, and the task comes back as the next attempt with the
 -- heartbeat details of the dead one.
 SELECT t.at('2026-01-01 05:00:00+00');

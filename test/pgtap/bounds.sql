@@ -1,4 +1,5 @@
--- Bounds (issue 10, "Wedged queue by an overflow"): every duration, coefficient
+-- Bounds (docs/errors.md "Bounds on durations and numbers"), so that no overflow
+-- wedges a queue: every duration, coefficient
 -- and count a user gives is bounded (at most 100 years = 36525 days; a
 -- backoffCoefficient at most 1000) and refused with 22023 naming the argument or
 -- field, changing nothing; every deadline and delay the engine computes

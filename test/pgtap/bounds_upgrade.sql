@@ -1,4 +1,5 @@
--- Bounds (issue 10) on a database created at 0.2.0, which accepted any finite
+-- Bounds (docs/errors.md "Bounds on durations and numbers") on a database created
+-- at 0.2.0, which accepted any finite
 -- duration and coefficient: with such values in its tables the 0.3.0 library
 -- still polls, terminates, retries and purges; ALTER EXTENSION durable UPDATE
 -- then clamps them into the bounds (100 years, coefficient 1000) and adds a

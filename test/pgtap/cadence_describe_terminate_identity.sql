@@ -1,4 +1,4 @@
--- Issue 13 item 7, as Cadence does it:
+-- describe_workflow and terminate_workflow as Cadence does them:
 --  - describe_workflow's pendingActivities[] is Cadence's PendingActivityInfo:
 --    attempt, maximumAttempts, expirationTime, and the last heartbeat's time
 --    and details, which a retry keeps (Cadence resets neither when it

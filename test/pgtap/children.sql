@@ -1,4 +1,4 @@
--- Child workflows (seed 003), parent close policies and signals or cancel
+-- Child workflows (docs/api.md "Child workflows"), parent close policies and signals or cancel
 -- requests to other workflows: StartChildWorkflowExecution,
 -- SignalExternalWorkflowExecution, RequestCancelExternalWorkflowExecution.
 BEGIN;

@@ -1,4 +1,4 @@
--- Issue 13 item 5: a cron run that fails or times out passes the result of
+-- A cron run that fails or times out passes the result of
 -- the last run that completed on to the next run, as Cadence does: its
 -- decision handler and its timeout task continue a cron (or retried) run
 -- with LastCompletionResult = the current run's WorkflowExecutionStarted

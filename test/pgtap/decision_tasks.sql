@@ -1,4 +1,4 @@
--- The worker protocol, DESIGN.md sections 3-4: each decision type writes the
+-- The worker protocol (docs/api.md "Worker functions"): each decision type writes the
 -- events Cadence writes; a completion with one malformed decision changes
 -- nothing and names the bad decision.
 BEGIN;
@@ -28,7 +28,7 @@ SELECT is((:'task'::jsonb) - 'taskToken' - 'runId',
       "startedTime": "2026-01-01T00:00:00+00:00", "heartbeatDetails": null,
       "heartbeatTimeout": null, "deadline": "2026-01-01T00:00:30+00:00"}'::jsonb,
     'the activity task');
-SELECT is(t.events('sched', from_id => 6), '{}', 'polling an activity writes no history (rule 6)');
+SELECT is(t.events('sched', from_id => 6), '{}', 'polling an activity writes no history');
 SELECT t.at('2026-01-01 00:00:05+00');
 SELECT durable.complete_activity(:'task'::jsonb->>'taskToken', '{"ok": true}');
 SELECT is(t.events('sched', from_id => 6),

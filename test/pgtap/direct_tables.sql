@@ -1,7 +1,7 @@
 -- durable writes its hottest rows without the executor (src/direct.c); what a
 -- user adds to its tables is either honoured as a statement would honour it,
--- or refused with a clear error and nothing written (README, "What durable's
--- tables support").
+-- or refused with a clear error and nothing written (docs/operations.md
+-- "What durable's tables support").
 BEGIN;
 SELECT plan(29);
 

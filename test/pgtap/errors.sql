@@ -1,4 +1,4 @@
--- DESIGN.md section 6: each bad argument raises its SQLSTATE with a message
+-- Errors (docs/errors.md): each bad argument raises its SQLSTATE with a message
 -- that names it, and writes nothing.
 BEGIN;
 SELECT plan(47);

@@ -1,5 +1,5 @@
--- The search_path of the extension's functions (issue 11, "Superuser from a
--- pre-created schema"): every SECURITY DEFINER function, and every function
+-- The search_path of the extension's functions (docs/privileges.md "Privileges"):
+-- every SECURITY DEFINER function, and every function
 -- that sets a search_path at all (the API functions, which src/caller.c runs
 -- as the extension's owner, all do), puts pg_catalog first and pg_temp last, so
 -- that no object of another schema (or a temporary one) stands in for a

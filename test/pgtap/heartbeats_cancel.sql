@@ -1,5 +1,5 @@
--- Heartbeats and cancellation, DESIGN.md rules 5 and 11: heartbeats keep an
--- attempt alive and show in describe_workflow; heartbeat_activity returns true
+-- Heartbeats and cancellation (docs/api.md "Worker functions"): heartbeats keep
+-- an attempt alive and show in describe_workflow; heartbeat_activity returns true
 -- once the workflow has a cancel request; an activity that finishes after its
 -- workflow closed is rejected with WF005 and its result is not recorded.
 BEGIN;

@@ -1,4 +1,4 @@
--- DESIGN.md rule 8: one running execution per (namespace, workflow_id), and
+-- One running execution per (namespace, workflow_id), and
 -- id_reuse_policy for a closed one.  Closed states that the client API cannot
 -- produce yet (completed, failed, canceled) are set on the run row directly;
 -- terminated and timed_out are produced through the API.

@@ -1,4 +1,5 @@
--- Large payloads come back exactly as they were sent (issue 10, memory lifetime).
+-- Large payloads come back exactly as they were sent (a datum must be copied before
+-- the memory that holds it is released).
 --
 -- 1. Signals of ~1.5 kB that arrive while a decision task is started are buffered and
 --    moved into history when the task completes (FlushBufferedEvents): 2 and then 40 of

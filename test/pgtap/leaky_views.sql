@@ -1,5 +1,5 @@
 -- A function of the caller's in a WHERE clause sees no row of a namespace the
--- caller may not read (README "Privileges"): the views are security barriers,
+-- caller may not read (docs/privileges.md "Privileges"): the views are security barriers,
 -- and the set-returning functions filter before they return.  The attack: a
 -- plpgsql function, declared very cheap so that the planner would run it
 -- before the views' own filter, that writes down every value it is given.

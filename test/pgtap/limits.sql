@@ -1,4 +1,5 @@
--- Limits and stale task tokens, DESIGN.md rule 9 and section 6: a run that
+-- Limits and stale task tokens (docs/api.md "Activities: retries, timeouts,
+-- heartbeats", docs/errors.md): a run that
 -- reaches durable.max_attempts_per_run fails at once, without retry; too many
 -- pending activities is WF006; tokens of attempts that timed out, completed or
 -- whose run closed are WF005; a malformed token is 22023; a failed call
@@ -7,7 +8,7 @@ BEGIN;
 SELECT plan(27);
 SET LOCAL durable.test_time = '2026-01-01 00:00:00+00';
 
--- Rule 9: the per-run attempt cap (3 here instead of 1000).  The workflow has
+-- The per-run attempt cap (3 here instead of 1000).  The workflow has
 -- a retry policy, and still is not retried.
 SET LOCAL durable.max_attempts_per_run = 3;
 SELECT durable.start_workflow('wf', NULL, 'cap', 'cap',
@@ -37,7 +38,7 @@ SELECT is(t.events('cap2', from_id => 4),
 SELECT is(t.attrs('cap2', 'WorkflowExecutionFailed')->>'reason', 'durable:MaxAttemptsPerRun', 'reason durable:MaxAttemptsPerRun');
 RESET durable.max_attempts_per_run;
 
--- Rule 9: durable.max_pending_activities (2 here): WF006, and nothing written.
+-- durable.max_pending_activities (2 here): WF006, and nothing written.
 SET LOCAL durable.max_pending_activities = 2;
 SELECT durable.start_workflow('wf', NULL, 'many', 'many') IS NOT NULL AS started;
 SELECT durable.poll_decision_task('many') AS dtask \gset

@@ -1,8 +1,7 @@
--- Finding workflows (issue 14, item 2): list_workflows, count_workflows and
+-- Finding workflows (docs/api.md "Finding workflows"): list_workflows, count_workflows and
 -- count_workflows_by_status, each filter, keyset pagination while runs are started
 -- between pages, the errors, and what a role may read; and the search attributes of
--- UpsertWorkflowSearchAttributes in describe_workflow and durable.workflows (issue 13,
--- item 7).  Expected values come from what the runs were made to be, not from output.
+-- UpsertWorkflowSearchAttributes in describe_workflow and durable.workflows.  Expected values come from what the runs were made to be, not from output.
 BEGIN;
 SELECT * FROM no_plan();
 SET LOCAL durable.test_time = '2026-03-01 10:00:00+00';
@@ -59,7 +58,7 @@ EXCEPTION WHEN OTHERS THEN
     RETURN SQLSTATE || ' ' || SQLERRM;
 END $$;
 
--- Search attributes (issue 13, item 7).
+-- Search attributes.
 SELECT is(durable.describe_workflow('lw-order_3')->'searchAttributes', '{"CustomerId": "c-1", "Tier": 2}',
           'describe_workflow shows the upserted search attributes, merged');
 SELECT is((SELECT search_attributes FROM durable.workflows WHERE workflow_id = 'lw-ship-2'),

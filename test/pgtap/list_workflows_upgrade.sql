@@ -1,4 +1,4 @@
--- Finding workflows after ALTER EXTENSION durable UPDATE from 0.3.0 (issue 14, item 2):
+-- Finding workflows after ALTER EXTENSION durable UPDATE from 0.3.0:
 -- the 0.4.0 library describes the search attributes of runs on a 0.3.0 schema; the
 -- update builds the indexes over the runs already there, and list_workflows finds them,
 -- by a search attribute upserted before the update among others, through the new indexes.

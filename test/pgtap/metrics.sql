@@ -1,4 +1,4 @@
--- durable.metrics and durable.metrics_text() (README "Metrics"): the counters
+-- durable.metrics and durable.metrics_text() (docs/metrics.md "Metrics"): the counters
 -- move by the right amounts for a scripted workflow, count only what
 -- commits, show a role only its namespaces, and the text is Prometheus's
 -- exposition format.  No BEGIN: counters count at commit, so every statement

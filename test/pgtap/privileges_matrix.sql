@@ -1,4 +1,4 @@
--- The privilege matrix (issue 11): every function and every table or view of the
+-- The privilege matrix (docs/privileges.md): every function and every table or view of the
 -- extension, as a member of each group role (durable_client, durable_worker,
 -- durable_admin), as a role whose namespace privileges are in another namespace, and as
 -- a role with no grants at all (PUBLIC), against a namespace 'secret' created by
@@ -189,7 +189,7 @@ INSERT INTO pm.expect_functions VALUES
   '55000', '55000', '55000', '55000', '55000'),
  ('side_effect(jsonb)', $$SELECT durable.side_effect('1')$$, '55000', '55000', '55000', '55000', '55000'),
  ('workflow_info()', $$SELECT durable.workflow_info()$$, '55000', '55000', '55000', '55000', '55000'),
- -- monitoring (README "Metrics"): rows filtered by namespace, not for PUBLIC
+ -- monitoring (docs/metrics.md "Metrics"): rows filtered by namespace, not for PUBLIC
  ('metric_values()', $$SELECT count(*) FROM durable.metric_values()$$, 'ok', 'ok', 'ok', 'ok', '42501'),
  ('metrics_text()', $$SELECT durable.metrics_text()$$, 'ok', 'ok', 'ok', 'ok', '42501'),
  ('task_queue_pollers()', $$SELECT count(*) FROM durable.task_queue_pollers()$$, 'ok', 'ok', 'ok', 'ok', '42501');

@@ -1,4 +1,4 @@
--- Registrations are owned (issue 11, "Registrations are not owned"): a binding
+-- Registrations are owned (docs/privileges.md "Privileges"): a binding
 -- belongs to the role that made it (durable.registrations.registered_by).
 -- Only that role, its members and durable_admin may replace or unregister it;
 -- another member of durable_worker gets 42501 and nothing changes, or its code

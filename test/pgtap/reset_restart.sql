@@ -1,4 +1,4 @@
--- Reset and restart (issue 14, "Fix it and carry on").  reset_workflow is Cadence's
+-- Reset and restart (docs/api.md "Reset and restart"): fix the code and carry on.  reset_workflow is Cadence's
 -- ResetWorkflowExecution: the new run's history is the old one's up to the
 -- DecisionTaskStarted before the chosen DecisionTaskCompleted, then DecisionTaskFailed
 -- {cause ResetWorkflow, reason, baseRunId, newRunId}, the signals received after the

@@ -1,4 +1,4 @@
--- Issue 13 item 4: the run timeout counts from the first decision task, as in
+-- The run timeout counts from the first decision task, as in
 -- Cadence, whose timer of a run's timeout is set at start +
 -- firstDecisionTaskBackoffSeconds + executionStartToCloseTimeout (the
 -- workflow timeout task of the history service).  A delay, a cron schedule's

@@ -1,9 +1,9 @@
--- Issue 13 item 6: a signal to a cron workflow before its first fire time is
+-- A signal to a cron workflow before its first fire time is
 -- recorded (WorkflowExecutionSignaled) but schedules no decision task: the
 -- run's body starts at its fire time, as in Cadence, whose signal handler
 -- creates no decision task for a cron run that has none processed or pending
 -- ("the cron has not been started yet").  durable applies the same rule to
--- a delayed start and a retry's backoff (README, Differences from Cadence).
+-- a delayed start and a retry's backoff (docs/cadence-differences.md).
 BEGIN;
 SELECT plan(16);
 SET LOCAL durable.test_time = '2026-01-01 00:00:30+00';

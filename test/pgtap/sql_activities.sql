@@ -1,4 +1,4 @@
--- Activities written as SQL functions (spec-issue6.md), scheduled here by an external
+-- Activities written as SQL functions (docs/sql-workflows.md), scheduled here by an external
 -- decider (t.decide) and run by durable.run_tasks(): exactly once (their writes commit
 -- with their completion), failures (nothing written, reason = SQLSTATE), retries with
 -- the policy's exact delays, StartToClose as a statement timeout, and the role they run as.

@@ -1,4 +1,4 @@
--- Workflows written as SQL functions (spec-issue6.md), run by durable.run_tasks() in this
+-- Workflows written as SQL functions (docs/sql-workflows.md), run by durable.run_tasks() in this
 -- session: every call of the workflow API, replay (the function runs again from the
 -- start and finds its results in the history), the exact histories (those of an external
 -- worker making the same decisions), non-determinism, errors caught and uncaught,
@@ -475,7 +475,8 @@ SELECT is(t.attrs('badval', 'WorkflowExecutionFailed')->>'reason', '22023', 'a b
 SELECT matches(t.attrs('badval', 'WorkflowExecutionFailed')->'details'->>'message', '^options\.startToCloseTimeoutSeconds',
     'the message names options.startToCloseTimeoutSeconds');
 
--- 14. Workflow retry with the run's retry policy (rule 7).
+-- 14. Workflow retry with the run's retry policy (docs/api.md "Workflow retries,
+-- ContinueAsNew, cron").
 SELECT t.at('2026-01-06 00:00:00+00');
 SELECT pg_temp.wf('flaky', $$
 BEGIN

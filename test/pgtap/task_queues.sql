@@ -1,5 +1,5 @@
--- durable.task_queues and describe_workflow's pollers fields (README "Task
--- queues"): ready tasks and the age of the oldest, tasks waiting on a timer,
+-- durable.task_queues and describe_workflow's pollers fields (docs/task-queues.md
+-- "Task queues"): ready tasks and the age of the oldest, tasks waiting on a timer,
 -- pollers seen recently (kept in shared memory, no table written), the types
 -- the executors run, and "no poller for a minute" on a running workflow.
 BEGIN;

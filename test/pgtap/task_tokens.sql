@@ -1,6 +1,5 @@
--- Task tokens (issue 11): a token carries a secret drawn when its task is
--- claimed, and the namespace and workflow id of its task (README "Task
--- tokens").  Every answer checks it: a token with another secret, one digit
+-- Task tokens: a token carries a secret drawn when its task is claimed, and the
+-- namespace and workflow id of its task (docs/api.md "Task tokens").  Every answer checks it: a token with another secret, one digit
 -- changed, the previous attempt's token, or one forged from the run id and
 -- event ids (the format of 0.2.0) gets WF005 and changes nothing.
 -- durable.task_token_info() returns what a token names, without its secret;

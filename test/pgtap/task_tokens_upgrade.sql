@@ -1,4 +1,4 @@
--- Task tokens (issue 11) on a database created at 0.2.0: until ALTER
+-- Task tokens (docs/api.md "Task tokens") on a database created at 0.2.0: until ALTER
 -- EXTENSION durable UPDATE the 0.3.0 library issues 0.2.0's tokens (it has
 -- nowhere to keep a secret) and they work as before.  Tasks claimed before
 -- the update keep their tokens, which still answer them after it; tasks

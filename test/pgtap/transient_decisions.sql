@@ -7,8 +7,8 @@
 -- written with those ids when the attempt completes.  A new event makes the
 -- next task a first attempt again; a signal, terminate or workflow timeout
 -- during a transient attempt writes no event of the attempt.  durable counts
--- attempts from 1 where Cadence counts from 0 (README "Differences from
--- Cadence").
+-- attempts from 1 where Cadence counts from 0 (docs/cadence-differences.md
+-- "Differences from Cadence").
 BEGIN;
 SELECT plan(41);
 SET LOCAL durable.test_time = '2026-01-01 00:00:00+00';

@@ -1,10 +1,11 @@
 -- What user code (workflow functions and SQL activities) runs as, run by durable.run_tasks():
 -- its run_as role's own search_path (ALTER ROLE ... SET, ALTER ROLE ... IN DATABASE ... SET),
 -- every setting it changes rolled back after each call, a security-restricted operation
--- (no temporary table, no SET ROLE), EXECUTE checked at each call; and the attack of
--- issue 11 with the role setup of examples/subscription.sql: an activity that points the
--- search_path at its own `=` operator for uuid must not get it run by the engine as the
--- superuser that owns run_tasks().
+-- (no temporary table, no SET ROLE), EXECUTE checked at each call (docs/privileges.md
+-- "Privileges"); and an ordinary role's attack on the engine, with the role setup of
+-- examples/subscription.sql: an activity that points the search_path at its own `=`
+-- operator for uuid must not get it run by the engine as the superuser that owns
+-- run_tasks().
 BEGIN;
 SELECT plan(16);
 SET LOCAL durable.test_time = '2026-01-01 00:00:00+00';

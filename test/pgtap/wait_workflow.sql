@@ -1,4 +1,4 @@
--- durable.wait_workflow() (issue 14, part 1): the close of a workflow's chain, as
+-- durable.wait_workflow() (docs/api.md "Waiting for a result"): the close of a workflow's chain, as
 -- Temporal's handle.result() gives it: {runId, status, result, failure, closeTime} of
 -- the last run, following retries, ContinueAsNew and cron; NULL while the chain is
 -- open when the wait passes; errors and privileges as describe_workflow.  That a

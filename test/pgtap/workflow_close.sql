@@ -1,4 +1,5 @@
--- Closing and re-deciding, DESIGN.md rules 7, 10 and 12: workflow retry by
+-- Closing and re-deciding (docs/api.md "Workflow retries, ContinueAsNew, cron",
+-- "Failed decision tasks, buffered events"): workflow retry by
 -- policy (FailWorkflowExecution and run timeout) as ContinueAsNew with
 -- initiator RetryPolicy; no retry for non-retriable reasons, cancellation or
 -- termination; decision task failures and timeouts; events that arrive while
@@ -7,7 +8,7 @@ BEGIN;
 SELECT plan(39);
 SET LOCAL durable.test_time = '2026-01-01 00:00:00+00';
 
--- Rule 7: FailWorkflowExecution with a retry policy.
+-- FailWorkflowExecution with a retry policy.
 SELECT durable.start_workflow('wf', '{"n": 1}', 'retry', 'retry',
     retry_policy => durable.retry_policy('10 seconds', maximum_attempts => 3, non_retryable_error_reasons => '{fatal}')) AS run1 \gset
 SELECT t.decide('retry', '[{"decisionType": "FailWorkflowExecution", "reason": "oops", "details": {"e": 1}}]') IS NOT NULL;
@@ -52,7 +53,7 @@ SELECT durable.start_workflow('wf', NULL, 'fatal', 'fatal',
 SELECT t.decide('fatal', '[{"decisionType": "FailWorkflowExecution", "reason": "fatal"}]') IS NOT NULL;
 SELECT is(durable.describe_workflow('fatal')->>'status', 'failed', 'nonRetriableErrorReasons: failed at once');
 
--- Rule 7: a run timeout is retried the same way.
+-- A run timeout is retried the same way.
 SELECT t.at('2026-01-01 01:00:00+00');
 SELECT durable.start_workflow('wf', NULL, 'slow', 'slow', run_timeout => '1 minute',
     retry_policy => durable.retry_policy('5 seconds', maximum_attempts => 2)) AS slow1 \gset
@@ -64,7 +65,8 @@ SELECT is(t.attrs('slow', 'WorkflowExecutionContinuedAsNew', 1, :'slow1')->'fail
 SELECT is(t.attrs('slow', 'WorkflowExecutionStarted') - 'identity' - 'retryPolicy' - 'continuedExecutionRunId' - 'firstExecutionRunId' - 'continuedFailure',
     '{"workflowType": "wf", "taskQueue": "slow", "input": null, "workflowRunTimeoutSeconds": 60, "taskStartToCloseTimeoutSeconds": 10,
       "attempt": 2, "initiator": "RetryPolicy", "firstDecisionTaskBackoffSeconds": 5}'::jsonb, 'attempt 2 after 5 s');
--- Its minute counts from its first decision task, after the 5 s backoff (issue 13).
+-- Its minute counts from its first decision task, after the 5 s backoff, as Cadence
+-- counts it.
 SELECT t.at('2026-01-01 01:02:05+00');
 SELECT durable.tick() AS fired \gset
 SELECT is(t.events('slow'), '{WorkflowExecutionStarted,DecisionTaskScheduled,WorkflowExecutionTimedOut}', 'attempt 2 times out for good');
@@ -79,7 +81,7 @@ SELECT durable.start_workflow('wf', NULL, 'term', 'term', retry_policy => durabl
 SELECT durable.terminate_workflow('term', 'stop');
 SELECT is((SELECT array_agg(status) FROM durable.workflows WHERE workflow_id = 'term'), '{terminated}', 'terminated: no retry');
 
--- Rule 10: UnknownWorkflowType backs off 5 s, 10 s, ... up to 5 minutes; the
+-- UnknownWorkflowType backs off 5 s, 10 s, ... up to 5 minutes; the
 -- workflow does not fail.
 SELECT t.at('2026-01-01 02:00:00+00');
 SELECT durable.start_workflow('nobody', NULL, 'unknown', 'unknown') IS NOT NULL;
@@ -114,13 +116,13 @@ SELECT is(ARRAY(SELECT format('%s:%s:%s', e->>'eventId', e->>'eventType', e->'at
     '{5:DecisionTaskScheduled:10,6:DecisionTaskStarted:}', 'its poll response ends with the transient events');
 SELECT is(durable.describe_workflow('unknown')->>'status', 'running', 'the workflow is still running');
 
--- Rule 10: other causes reschedule at once.
+-- Other causes reschedule at once.
 SELECT durable.start_workflow('wf', NULL, 'panic', 'panic') IS NOT NULL;
 SELECT durable.fail_decision_task(durable.poll_decision_task('panic')->>'taskToken', 'WorkflowWorkerUnhandledFailure');
 SELECT is(t.events('panic', from_id => 3), '{DecisionTaskStarted,DecisionTaskFailed}', 'another cause: DecisionTaskFailed');
 SELECT is(durable.poll_decision_task('panic')->'attempt', '2', 'rescheduled at once as attempt 2');
 
--- Rule 10: a decision timeout: DecisionTaskTimedOut and a new attempt.
+-- A decision timeout: DecisionTaskTimedOut and a new attempt.
 SELECT t.at('2026-01-01 03:00:00+00');
 SELECT durable.start_workflow('wf', NULL, 'dto', 'dto', decision_timeout => '5 seconds') IS NOT NULL;
 SELECT durable.poll_decision_task('dto') AS d1 \gset
@@ -131,7 +133,7 @@ SELECT is(t.attrs('dto', 'DecisionTaskTimedOut'),
     '{"scheduledEventId": 2, "startedEventId": 3, "timeoutType": "START_TO_CLOSE"}'::jsonb, 'DecisionTaskTimedOut attributes');
 SELECT is(durable.poll_decision_task('dto')->'attempt', '2', 'the new decision task is attempt 2');
 
--- Rule 12: a signal and an activity completion while a decision task is started.
+-- A signal and an activity completion while a decision task is started.
 SELECT t.at('2026-01-01 04:00:00+00');
 SELECT durable.start_workflow('wf', NULL, 'buf', 'buf') IS NOT NULL;
 SELECT t.decide('buf', jsonb_build_array(t.sched('a1', '{"startToCloseTimeoutSeconds": 60}'))) IS NOT NULL;
@@ -149,7 +151,7 @@ SELECT is(t.events('buf', from_id => 6),
 SELECT is(t.attrs('buf', 'ActivityTaskCompleted'), '{"scheduledEventId": 5, "startedEventId": 11, "result": "r", "identity": "postgres"}'::jsonb,
     'ActivityTaskCompleted names its ActivityTaskStarted');
 
--- Rule 12: closing while a signal is buffered fails the decision task.
+-- Closing while a signal is buffered fails the decision task.
 SELECT durable.poll_decision_task('buf') AS dtask \gset
 SELECT durable.signal_workflow('buf', 'third');
 SELECT durable.complete_decision_task(:'dtask'::jsonb->>'taskToken', '[{"decisionType": "CompleteWorkflowExecution", "result": 1}]');

@@ -1,4 +1,5 @@
--- Rule 7's limits: a workflow's retry policy expiration and its execution_timeout
+-- The limits of a workflow's retry (docs/api.md "Workflow retries, ContinueAsNew,
+-- cron"): its retry policy's expiration and its execution_timeout
 -- count from the first run of the chain; a retry past either is not made.
 BEGIN;
 SELECT plan(14);

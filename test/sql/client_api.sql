@@ -96,7 +96,7 @@ SELECT count(*) AS team_b_events_unchanged FROM durable.get_history('o-1', 'team
 -- History limit: the signal that takes the history to durable.max_history_events
 -- less the 10 events kept for closing a run is written, and the run is
 -- terminated (a WARNING, here silenced: it names the run id); a later signal
--- is WF003 (README "Limits of a run").
+-- is WF003 (docs/api.md "Limits of a run").
 SET durable.max_history_events = 100;
 SELECT durable.start_workflow('chatty', NULL, 'chatty-1') IS NOT NULL AS started;
 SET client_min_messages = error;

@@ -9,7 +9,7 @@ SELECT durable.retry_policy('1.5 seconds', 3.0, '1 minute', '1 hour', 0, ARRAY['
 SELECT durable.retry_policy('1 minute', 1.0, expiration_interval => '1 day');
 SELECT durable.retry_policy('1 second', maximum_attempts => 1);
 
--- Rule 1, each bad field named.
+-- Bad policies, each bad field named (docs/api.md "Retry policies").
 SELECT durable.retry_policy('1 second');
 SELECT durable.retry_policy('0', maximum_attempts => 3);
 SELECT durable.retry_policy('-1 second', maximum_attempts => 3);
@@ -44,7 +44,7 @@ SELECT durable.start_workflow('t', NULL, 'rp-1',
     retry_policy => '{"initialIntervalInSeconds": 0.5, "expirationIntervalInSeconds": 60}') IS NOT NULL AS started;
 SELECT retry_policy FROM durable.runs WHERE workflow_id = 'rp-1';
 
--- Rule 1's delays: min(initial * coefficient^(n-1), maximum).
+-- The delays: min(initial * coefficient^(n-1), maximum).
 SELECT n, durable.retry_delay(durable.retry_policy('1 second', maximum_interval => '10 seconds', maximum_attempts => 10), n)
   FROM generate_series(1, 6) n;
 SELECT n, durable.retry_delay('{"initialIntervalInSeconds": 2, "backoffCoefficient": 1, "maximumAttempts": 3}', n)

@@ -57,7 +57,8 @@ SELECT durable.complete_decision_task(t->>'taskToken',
   FROM durable.poll_decision_task('wp_orders', 'decider-1') t;
 
 -- The complete history.  ActivityTaskStarted appears once, with the final
--- attempt and the last failure (DESIGN.md rule 6).
+-- attempt and the last failure; failed attempts are in durable.activity_attempts
+-- (docs/api.md "Activities: retries, timeouts, heartbeats").
 SELECT event_id, event_time, event_type,
        jsonb_pretty(regexp_replace(attributes::text,
            '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}', '<run_id>', 'g')::jsonb) AS attributes

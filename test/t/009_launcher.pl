@@ -1,5 +1,5 @@
-# The launcher's robustness (issue 10): it logs one line when it starts; databases
-# without the extension give their slot of durable.max_databases back; a DROP DATABASE
+# The launcher's robustness (docs/background-workers.md): it logs one line when it
+# starts; databases without the extension give their slot of durable.max_databases back; a DROP DATABASE
 # or CREATE DATABASE ... TEMPLATE that PostgreSQL refuses leaves the workers alone; a
 # launcher that was restarted adopts the workers that run and starts no second one for a
 # slot; a worker that cannot be started for want of background worker slots is logged,

@@ -50,7 +50,7 @@ foreach my $from ('0.2.0', '0.3.0', '0.4.0', '0.5.0')
 		$from, "created at $from");
 
 	# The default namespace's users: roles with one group role each, as
-	# README "Privileges" sets them up (the group roles come with the first
+	# docs/privileges.md "Privileges" sets them up (the group roles come with the first
 	# CREATE EXTENSION).
 	$node->safe_psql($old, q{
 	CREATE ROLE app_client LOGIN IN ROLE durable_client;
@@ -113,7 +113,7 @@ foreach my $from ('0.2.0', '0.3.0', '0.4.0', '0.5.0')
 		$default, "ALTER EXTENSION UPDATE reaches the default version, $default");
 
 	# ---- After the update: the work in flight completes ----
-	# A run whose first decision task still waits for its delay (issue 13):
+	# A run whose first decision task still waits for its delay:
 	# a signal is recorded and waits with it.
 	as_role('app_client', q{SELECT durable.signal_workflow('late', 'early')});
 	is($node->safe_psql($old, q{
@@ -161,7 +161,7 @@ foreach my $from ('0.2.0', '0.3.0', '0.4.0', '0.5.0')
 		"the delayed run started at $from timed out by the clock of 2100");
 	is($node->safe_psql($old, q{SELECT count(*) FROM durable.ready_tasks}), '0', 'no task is left');
 
-	# ---- After the update: a run of before it is reset (issue 14) ----
+	# ---- After the update: a run of before it is reset ----
 	is(as_role('app_client', q{
 		SELECT durable.reset_workflow('act', 'reset after the update') IS NOT NULL;
 		SELECT string_agg(event_type || COALESCE(':' || (attributes->>'cause'), ''), ',' ORDER BY event_id)

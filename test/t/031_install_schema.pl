@@ -1,5 +1,5 @@
-# Installation into a schema named durable that exists already (issue 11,
-# "Superuser from a pre-created schema").  A database owner who creates the
+# Installation into a schema named durable that exists already (docs/privileges.md
+# "Privileges").  A database owner who creates the
 # schema before a superuser runs CREATE EXTENSION durable could put there an
 # operator, e.g. durable.=(uuid, uuid), that the extension's SECURITY DEFINER
 # functions would then run as a superuser.  CREATE EXTENSION, and ALTER

@@ -1,7 +1,7 @@
-# durable.worker_enabled per database (issue 11, "Restored copies run work"):
+# durable.worker_enabled per database, so that a restored copy runs no work:
 # ALTER DATABASE ... SET durable.worker_enabled = off makes that database's
 # timer worker and executors idle, so that a copy restored from a backup
-# (README "Backup") fires no timer and runs no SQL workflow or activity until
+# (docs/operations.md "Backup") fires no timer and runs no SQL workflow or activity until
 # the setting is turned on; then they do.  Turned off in a database already
 # at work, its workers idle too.  An idle worker stays: the launcher does
 # not start it again and again.

@@ -1,4 +1,5 @@
-# User code in the executor workers (issue 11).
+# User code in the executor workers (docs/privileges.md "Privileges": what user code
+# runs as).
 #
 # 1. Superuser from a SQL activity: with the role setup of examples/subscription.sql,
 #    an activity defines mallory.=(uuid, uuid) and runs set_config('search_path',

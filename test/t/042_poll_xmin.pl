@@ -1,5 +1,5 @@
-# A waiting long poll does not hold back the vacuum horizon (issue 12, item 2):
-# while it sleeps, its backend_xmin in pg_stat_activity is NULL, and a task
+# A waiting long poll does not hold back the vacuum horizon (docs/api.md "Worker
+# functions"): while it sleeps, its backend_xmin in pg_stat_activity is NULL, and a task
 # committed meanwhile is still delivered at once.  Where an older snapshot may
 # still be read after the poll returns (REPEATABLE READ, a statement that reads
 # a table besides the poll, an open cursor, a poll inside a DO block, a

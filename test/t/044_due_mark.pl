@@ -1,4 +1,5 @@
-# The timer worker's low-water mark of due times (issue 12, src/due_mark.c).
+# The timer worker's low-water mark of due times (src/due_mark.c, docs/performance.md
+# "A held vacuum horizon").
 #
 # While a REPEATABLE READ session holds its snapshot, the index entries of
 # timers deleted before they were due stay in timers_due.  The worker's rounds

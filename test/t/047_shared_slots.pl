@@ -1,5 +1,5 @@
 # The server-wide tables of shared memory shared fairly between tenants
-# (README "Task queues", "Metrics"): a namespace that counts on many task
+# (docs/task-queues.md, docs/metrics.md): a namespace that counts on many task
 # queues, or polls with ever new identities, fills them with its own entries
 # only, and another namespace's new queue still gets its own row of
 # durable.metrics and its poller stays listed; the counts of a transaction

@@ -1,5 +1,5 @@
-# Pollers and counters in shared memory, across backends (README "Task
-# queues", "Metrics"): a long poll waiting in one session shows in another's
+# Pollers and counters in shared memory, across backends (docs/task-queues.md,
+# docs/metrics.md): a long poll waiting in one session shows in another's
 # durable.task_queues while it waits; counts made by the executor workers
 # (other backends) show in a client session and outlive those backends; a
 # small durable.max_pollers forgets the stalest pollers; counters of queues
@@ -77,7 +77,7 @@ is($node->safe_psql('postgres', q{
 	 WHERE task_queue = 'sq' AND metric = 'durable_decision_tasks_total' AND label = 'completed'}),
 	'2', 'two decision tasks of the SQL workflow completed');
 
-# examples/postgres_exporter.yml: each query runs as the role README
+# examples/postgres_exporter.yml: each query runs as the role docs/metrics.md
 # "Metrics" says the exporter connects as (pg_monitor, no durable role), and
 # returns the columns its metrics list names.
 $node->safe_psql('postgres', 'CREATE ROLE durable_exporter LOGIN; GRANT pg_monitor TO durable_exporter');

@@ -1,4 +1,4 @@
-# Metrics without the library in shared_preload_libraries (README "Metrics"):
+# Metrics without the library in shared_preload_libraries (docs/metrics.md "Metrics"):
 # nothing is counted, and durable.metrics and durable.metrics_text() say so
 # with durable_metrics_enabled 0 instead of showing nothing, and the text
 # still names every family, so that a scraper sees why its series are empty.
@@ -50,7 +50,7 @@ is_deeply([ map { /^# TYPE (\S+ \S+)$/ ? $1 : () } @lines ], [
 	'durable_decision_schedule_to_start_seconds histogram',
 	'durable_activity_schedule_to_start_seconds histogram',
 	'durable_timers_fired_total counter',
-	'durable_timer_lateness_seconds histogram' ], 'a TYPE line for every family README lists');
+	'durable_timer_lateness_seconds histogram' ], 'a TYPE line for every family docs/metrics.md lists');
 is(scalar(grep { /^# HELP / } @lines), 10, 'and a HELP line for each');
 
 # A member of pg_monitor, as a scraper connects, reads the same.

@@ -1,9 +1,24 @@
-# README.md's examples run as written, in order, on a fresh cluster set up the way README
-# says, as the roles README says (issue 14).
+# The examples of README.md and of the pages under docs/ run as written, in one fixed
+# order, as one story, on a fresh cluster set up the way README.md says, as the roles
+# the examples name: each page's examples are run the way a reader would run them after
+# reading the pages before it.
 #
-# The convention (test/README.md says it too).  A code block of README.md (indented by
-# four spaces, or fenced with ```) is an example when the last non-blank line before it
-# is an HTML comment, which GitHub does not show:
+# The files, in the order they run (@files below; test/README.md lists it too):
+#
+#   README.md, docs/api.md, docs/sql-workflows.md, docs/task-queues.md, docs/metrics.md,
+#   docs/dashboard.md, docs/errors.md, docs/configuration.md, docs/privileges.md,
+#   docs/background-workers.md, docs/operations.md, docs/testing.md,
+#   docs/performance.md, docs/cadence-differences.md
+#
+# An example may use what an example of an earlier file, or earlier in its own file,
+# made, never what a later one makes: README.md makes the extension and role app, and
+# its tour the workflow order-17 that docs/task-queues.md describes; docs/privileges.md
+# makes the billing roles before it grants them namespace billing.  Every docs/*.md must
+# be in the list, so that a new page is not left out by mistake.
+#
+# The convention (test/README.md says it too).  A code block of one of these files
+# (indented by four spaces, or fenced with ```) is an example when the last non-blank
+# line before it is an HTML comment, which GitHub does not show:
 #
 #   <!-- example: sql as ROLE -->             run by psql -X -v ON_ERROR_STOP=1 as ROLE in
 #   <!-- example: sql as ROLE in DB -->       database app (or DB), from the repository's
@@ -22,21 +37,20 @@
 #   <!-- example: server log -->              the server log has these lines (`...` alike)
 #   <!-- example: not run (WHY) -->           an SQL block that cannot run here
 #
-# The examples run in that order, as one story: the superuser's steps (CREATE EXTENSION,
-# CREATE ROLE ...) are examples "as postgres" like any other.  The only thing done here
-# that README does not show is CREATE DATABASE app, and the server's settings start from
-# PostgreSQL's defaults where test/durable.conf changes them (the background workers on,
-# max_worker_processes = 8).
+# The superuser's steps (CREATE EXTENSION, CREATE ROLE ...) are examples "as postgres"
+# like any other.  The only thing done here that the files do not show is CREATE
+# DATABASE app, and the server's settings start from PostgreSQL's defaults where
+# test/durable.conf changes them (the background workers on, max_worker_processes = 8).
 #
 # A block without a marker whose first line looks like SQL (SELECT, CREATE, a psql
 # \command, a -- comment, ...) fails the test, so that a new example cannot be left out
 # by mistake: mark it, or mark it "not run" and say why.  Every examples/*.sql must be
-# loaded by an example (\i examples/NAME.sql).  Each failure names the README line where
-# the block starts.
+# loaded by an example of one of the files (\i examples/NAME.sql).  Each check and
+# failure names the FILE:LINE where the block starts (README.md:45, docs/api.md:80).
 #
 # At the end, with the extension in one database and max_worker_processes = 8, the
-# background workers running are those README's "Background worker slots" counts:
-# 1 + (1 + 2) + 1 = 5.
+# background workers running are those docs/background-workers.md "Background worker
+# slots" counts: 1 + (1 + 2) + 1 = 5.
 use strict;
 use warnings;
 use Cwd qw(abs_path);
@@ -49,13 +63,48 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 my $top = abs_path(dirname(abs_path(__FILE__)) . '/../..');
-my $readme = $ENV{README_EXAMPLES_FILE} // "$top/README.md";
 
-# Read the code blocks of the file, each with its first line, text and marker.
+# The files whose examples run, in this order, as one story.  README_EXAMPLES_FILE (one
+# or more paths, absolute or from the top directory, separated by blanks) runs those
+# instead.
+my @files = qw(
+  README.md
+  docs/api.md
+  docs/sql-workflows.md
+  docs/task-queues.md
+  docs/metrics.md
+  docs/dashboard.md
+  docs/errors.md
+  docs/configuration.md
+  docs/privileges.md
+  docs/background-workers.md
+  docs/operations.md
+  docs/testing.md
+  docs/performance.md
+  docs/cadence-differences.md
+);
+if (defined $ENV{README_EXAMPLES_FILE})
+{
+	@files = split ' ', $ENV{README_EXAMPLES_FILE};
+}
+else
+{
+	# Every page under docs/ is in the list.
+	for my $f (sort glob("$top/docs/*.md"))
+	{
+		my $name = 'docs/' . (split m{/}, $f)[-1];
+		ok((grep { $_ eq $name } @files),
+			"$name is in the list of files whose examples run (\@files)");
+	}
+}
+
+# Read the code blocks of a file (its name as the list gives it), each with its file,
+# first line, text and marker.
 sub code_blocks
 {
 	my ($file) = @_;
-	open my $fh, '<', $file or die "cannot read $file: $!";
+	my $path = $file =~ m{^/} ? $file : "$top/$file";
+	open my $fh, '<', $path or die "cannot read $path: $!";
 	my @lines = <$fh>;
 	close $fh;
 	chomp @lines;
@@ -106,7 +155,11 @@ sub code_blocks
 		$j-- while $j >= 0 && $lines[$j] =~ /^\s*$/;
 		$marker = $1 if $j >= 0 && $lines[$j] =~ /^\s*<!--\s*example:\s*(.*?)\s*-->\s*$/;
 		push @blocks,
-		  { line => $start + 1, text => join("\n", @text) . "\n", marker => $marker };
+		  {
+			where => "$file:" . ($start + 1),
+			text => join("\n", @text) . "\n",
+			marker => $marker
+		  };
 	}
 	return @blocks;
 }
@@ -136,11 +189,11 @@ sub output_has
 
 my $looks_like_sql = qr/^\s*(?:(?:SELECT|CREATE|ALTER|DROP|GRANT|REVOKE|SET|RESET|INSERT|UPDATE|DELETE|WITH|BEGIN|COMMIT|ROLLBACK|CALL|DO|TABLE|VALUES|COPY|EXPLAIN|LISTEN|NOTIFY|VACUUM|ANALYZE)(?:\s|;|$)|\\[a-z]|--)/i;
 
-my @blocks = code_blocks($readme);
+my @blocks = map { code_blocks($_) } @files;
 my @examples;
 for my $b (@blocks)
 {
-	my $where = "README.md line $b->{line}";
+	my $where = $b->{where};
 	if (!defined $b->{marker})
 	{
 		ok($b->{text} !~ $looks_like_sql, "$where: a block without a marker is not SQL")
@@ -170,7 +223,7 @@ for my $b (@blocks)
 		fail("$where: unknown example marker \"$m\"");
 	}
 }
-ok(scalar(grep { $_->{kind} eq 'sql' } @examples) > 0, 'README.md has SQL examples');
+ok(scalar(grep { $_->{kind} eq 'sql' } @examples) > 0, 'the files have SQL examples');
 
 # Every examples/*.sql is loaded by an example.
 for my $f (sort glob("$top/examples/*.sql"))
@@ -178,7 +231,7 @@ for my $f (sort glob("$top/examples/*.sql"))
 	my $name = 'examples/' . (split m{/}, $f)[-1];
 	ok( (grep { $_->{kind} eq 'sql' && $_->{text} =~ /^\\i\s+\Q$name\E\s*$/m }
 			@examples),
-		"$name is run by a README example (\\i $name)");
+		"$name is run by an example (\\i $name)");
 }
 
 my $python;
@@ -200,7 +253,7 @@ max_worker_processes = 8
 });
 for my $ex (grep { $_->{kind} eq 'postgresql.conf' } @examples)
 {
-	$node->append_conf('postgresql.conf', "# README.md line $ex->{line}\n$ex->{text}");
+	$node->append_conf('postgresql.conf', "# $ex->{where}\n$ex->{text}");
 }
 $node->start;
 $node->safe_psql('postgres', 'CREATE DATABASE app');
@@ -209,7 +262,7 @@ my $timeout = $PostgreSQL::Test::Utils::timeout_default;
 my ($last_out, $last_where) = ('', 'nothing');
 for my $ex (@examples)
 {
-	my $where = "README.md line $ex->{line}";
+	my $where = $ex->{where};
 	my ($out, $err, $ok) = ('', '');
 	if ($ex->{kind} eq 'sql')
 	{
@@ -284,7 +337,7 @@ for my $ex (@examples)
 	}
 }
 
-# README "Background worker slots": the extension in one database, the default
+# docs/background-workers.md "Background worker slots": the extension in one database, the default
 # settings: the durable launcher, a timer worker and 2 executors, and the logical
 # replication launcher, 5 of the 8 slots.
 ok( $node->poll_query_until(
@@ -294,7 +347,7 @@ ok( $node->poll_query_until(
 	  FROM pg_catalog.pg_stat_activity
 	 WHERE backend_type IN ('durable launcher', 'durable timer worker',
 	                        'durable executor', 'logical replication launcher')}),
-	'README "Background worker slots": 1 + (1 + 2) + 1 = 5 background workers');
+	'docs/background-workers.md "Background worker slots": 1 + (1 + 2) + 1 = 5 background workers');
 
 $node->stop;
 done_testing();

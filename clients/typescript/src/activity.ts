@@ -1,6 +1,6 @@
 /**
  * Activity workers: poll an activity task queue, run the registered
- * functions, and report each attempt's outcome (README "Worker functions",
+ * functions, and report each attempt's outcome (docs/api.md "Worker functions",
  * "Activities: retries, timeouts, heartbeats").
  */
 import { AsyncLocalStorage } from 'node:async_hooks';

@@ -1,6 +1,6 @@
 /**
  * The client: start workflows and act on them through durable's client
- * functions (README "Client functions", "Finding workflows", "Reset and restart").
+ * functions (docs/api.md "Client functions", "Finding workflows", "Reset and restart").
  */
 import { randomUUID } from 'node:crypto';
 import { Connection, ConnectionOptions } from './connection';
@@ -52,7 +52,7 @@ export interface HistoryEvent {
   attributes: { [key: string]: JsonValue };
 }
 
-/** describe_workflow's answer (README "Client functions"); fields durable adds later are kept. */
+/** describe_workflow's answer (docs/api.md "Client functions"); fields durable adds later are kept. */
 export interface WorkflowDescription {
   namespace: string;
   workflowId: string;
@@ -95,7 +95,7 @@ export interface WorkflowExecutionInfo {
   parentRunId: string | null;
 }
 
-/** Filters of list() and count() (README "Finding workflows"). */
+/** Filters of list() and count() (docs/api.md "Finding workflows"). */
 export interface WorkflowFilter {
   namespace?: string;
   status?: WorkflowStatus;

@@ -1,6 +1,6 @@
 /**
  * Errors of durable-pg.  Every error that comes from the database is a
- * DurableError carrying the SQLSTATE durable raised (README "Errors"); the
+ * DurableError carrying the SQLSTATE durable raised (docs/errors.md "Errors"); the
  * engine's own conditions (WF00x) and the common argument errors have their
  * own subclass so that callers can `instanceof` them.
  */

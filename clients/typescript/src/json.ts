@@ -111,7 +111,7 @@ export function toInterval(d: Duration, what: string): string {
   return `${toSeconds(d, what)} seconds`;
 }
 
-/** A retry policy (README "Retry policies"), with durations instead of seconds. */
+/** A retry policy (docs/api.md "Retry policies"), with durations instead of seconds. */
 export interface RetryPolicy {
   initialInterval?: Duration;
   backoffCoefficient?: number;

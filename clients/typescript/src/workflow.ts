@@ -4,9 +4,8 @@
  * A decision task carries the run's whole history.  The run's state is
  * rebuilt by replaying it: the workflow function runs from the start, each
  * call that makes a command (an activity, a timer, a child ...) takes the
- * next number (1, 2, 3 ..., as README "Workflows and activities written in
- * SQL" numbers a SQL workflow's calls: activityId and timerId are that
- * number), and at each past decision task the events the workflow saw are
+ * next number (1, 2, 3 ..., as a SQL workflow's calls are numbered,
+ * docs/sql-workflows.md: activityId and timerId are that number), and at each past decision task the events the workflow saw are
  * delivered in history order, the code runs until it blocks, and the
  * commands it issues are checked against the events that task's decisions
  * wrote.  A command that does not match (another kind or type at a number, a
@@ -251,7 +250,7 @@ function markerId(details: JsonValue | undefined): string {
   return 'id null';
 }
 
-/** durable's default activity retry policy (README "Activities: retries, timeouts, heartbeats"). */
+/** durable's default activity retry policy (docs/api.md "Activities: retries, timeouts, heartbeats"). */
 const DEFAULT_ACTIVITY_RETRY: RetryPolicy = {
   initialInterval: 1000, backoffCoefficient: 2, maximumInterval: 100000, maximumAttempts: 10,
 };
