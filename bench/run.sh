@@ -553,7 +553,7 @@ held_xmin() {
     psql -X -q -c VACUUM
     durable_sizes >"$WORK/held.after"
     # Work goes on: the queue tables' ends drain (VACUUM gives them back) and the timer
-    # worker rebuilds the indexes that grew (src/compaction.c, once a minute).
+    # worker rebuilds the indexes that grew (src/store/compaction.c, once a minute).
     log "held_xmin: activity cycle, ${HELD_RECOVERY_SECONDS}s after the snapshot closed"
     recovered=$(cycle_rate held_recovery "$HELD_RECOVERY_SECONDS")
     psql -X -q -c VACUUM
@@ -598,7 +598,7 @@ held_xmin() {
             "the goal, 1.5x, is for the queue tables)"
         echo "  the queue tables after the recovery, MB: $(awk '{ printf "%s%s %.1f heap + %.1f indexes",
             (NR > 1 ? ", " : ""), $1, $2 / 1048576, $3 / 1048576 }' "$WORK/held.split")"
-        echo "  the timer worker's lines in the server log (src/compaction.c):"
+        echo "  the timer worker's lines in the server log (src/store/compaction.c):"
         grep -E 'durable: the vacuum horizon|durable (could not rebuild|rebuilt) the indexes' \
             "$WORK/server.log" | sed -E 's/^.*(LOG|WARNING): +/    /' || echo "    (none)"
         echo "  index entries read a scan while the snapshot was held (pg_stat_user_indexes;" \

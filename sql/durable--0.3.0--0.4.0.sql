@@ -28,7 +28,7 @@ ALTER TABLE durable.runs ADD COLUMN run_deadline timestamptz;
 -- a restart starts a new chain with the same type, queue, options and input.
 -- The new run records where it came from (reset_from or restarted_from, and
 -- origin: who did it, why, when), the old run where it went (reset_to,
--- restarted_to: the latest such run).  src/reset.c explains the rest.
+-- restarted_to: the latest such run).  src/engine/reset.c explains the rest.
 -- ---------------------------------------------------------------------------
 ALTER TABLE durable.runs
     ADD COLUMN reset_from uuid,
@@ -476,7 +476,7 @@ GRANT EXECUTE ON FUNCTION
 -- ---------------------------------------------------------------------------
 -- Task queues and metrics ("Is anyone working on this queue?", "How is it
 -- doing?").  Pollers and counters live in shared
--- memory (src/pollers.c, src/metrics.c), read by C functions that return
+-- memory (src/store/pollers.c, src/store/metrics.c), read by C functions that return
 -- only the rows of namespaces the caller may read (members of pg_monitor
 -- and durable_admin read every namespace, docs/metrics.md "Metrics").
 -- ---------------------------------------------------------------------------

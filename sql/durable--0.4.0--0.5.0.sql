@@ -12,7 +12,7 @@
 
 -- ---------------------------------------------------------------------------
 -- Executors shared between namespaces (docs/sql-workflows.md "Sharing the
--- executors between namespaces", src/executor_share.c).  A claim picks the namespace with
+-- executors between namespaces", src/store/executor_share.c).  A claim picks the namespace with
 -- the fewest executor tasks running, then claims its oldest task: the
 -- namespaces that have ready executor tasks are found by a loose scan of
 -- this index, one descent a namespace.  It replaces the index of all
@@ -265,7 +265,7 @@ $list$;
 -- The caller of the API is the current user at the call (docs/privileges.md
 -- "Namespace privileges"), as PostgreSQL checks privileges: inside a SECURITY DEFINER
 -- function, its owner.  The API functions become SECURITY INVOKER, keeping
--- their SET search_path; the library (src/caller.c) runs each as its owner,
+-- their SET search_path; the library (src/base/caller.c) runs each as its owner,
 -- as SECURITY DEFINER did, and notes who called it.  The SQL and PL/pgSQL
 -- ones get a planner support function that loads the library before they
 -- run, in a session that did not preload it.

@@ -27,7 +27,7 @@
  * Longest duration a user may give (a timeout, delay, wait, retention, retry
  * interval): 100 years of 365.25 days, 36525 days, in seconds.  With the
  * engine's clock bounded (durable.test_time) it keeps every deadline far
- * from the ends of timestamptz and interval (README "Limits").
+ * from the ends of timestamptz and interval (docs/errors.md "Bounds on durations and numbers").
  */
 #define DURABLE_MAX_DURATION_SECS	3155760000.0
 #define DURABLE_MAX_DURATION_TEXT	"100 years (36525 days)"

@@ -50,7 +50,7 @@ static Jsonb *poller_warnings(RunState *rs);
 	" 'Infinity'::float8))"
 
 /*
- * The deadline of run r, which also ends its activities' retries (README
+ * The deadline of run r, which also ends its activities' retries (docs/api.md
  * "Activities: retries, timeouts, heartbeats"): its execution deadline or
  * its run deadline, whichever is earlier (LEAST skips a NULL).  The run
  * deadline is run_deadline when the database has it (0.4.0) and it is set,

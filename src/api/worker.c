@@ -18,7 +18,7 @@
  *
  * lengths in bytes, the secret in 16 lowercase hex digits.  The namespace
  * and workflow id let a router in front of several databases send an answer
- * to the one that owns the workflow (README "Task tokens").  A token whose
+ * to the one that owns the workflow (docs/api.md "Task tokens").  A token whose
  * attempt is no longer the current one, or whose secret, namespace or
  * workflow id is not its attempt's, is stale (WF005) and changes nothing.
  *

@@ -22,7 +22,7 @@
  * same executor of its database (ExecutorWorkerAttach).
  *
  * Where durable.worker_enabled is off for its database (ALTER DATABASE ...
- * SET, README "Backup") it runs nothing and stays, reading the setting again
+ * SET, docs/operations.md "Backup") it runs nothing and stays, reading the setting again
  * after each sleep; while busy, at least every durable.worker_max_sleep.
  *
  *-------------------------------------------------------------------------

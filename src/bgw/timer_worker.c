@@ -42,7 +42,7 @@
  * is its database's timer worker already (TimerWorkerAttach).
  *
  * Where durable.worker_enabled is off for its database (ALTER DATABASE ...
- * SET, e.g. a copy restored from a backup, README "Backup"), it idles: it
+ * SET, e.g. a copy restored from a backup, docs/operations.md "Backup"), it idles: it
  * fires no timer, purges nothing and does not have the executors started,
  * and it reads the setting again every durable.worker_max_sleep and on
  * SIGHUP.  It stays, so that the launcher does not start it again and

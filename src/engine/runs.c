@@ -543,7 +543,7 @@ LoadRunById(pg_uuid_t *run_id, bool skip_locked, RunState *rs)
 
 /*
  * Whether an event of this call takes the open run's history into the room
- * kept for closing it (README "Limits of a run"): durable.max_history_events
+ * kept for closing it (docs/api.md "Limits of a run"): durable.max_history_events
  * less DURABLE_CLOSE_ROOM.  A decision task's own events (scheduled,
  * started, completed, failed, timed out) may use the room: they follow the
  * events that call for them, at most a few after the last such event, so

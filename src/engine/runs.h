@@ -95,7 +95,7 @@ extern void CloseRun(RunState *rs, TimestampTz now, const char *status,
 					 Jsonb *result, Jsonb *failure);
 
 /*
- * Events of a run's history kept for the events that close it (README
+ * Events of a run's history kept for the events that close it (docs/api.md
  * "Limits of a run"): a run is terminated once its history reaches
  * durable.max_history_events less these.
  */

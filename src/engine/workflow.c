@@ -408,8 +408,8 @@ TerminateRun(RunState *rs, TimestampTz now, const char *reason,
  * a delay, a retry's backoff) records the signal and still waits: its body
  * starts when the wait ends and sees the signal then.  Cadence does so for a
  * cron run ("the cron has not been started yet"); durable does it for every
- * wait, so that a delay means what it says (README, Differences from
- * Cadence).
+ * wait, so that a delay means what it says
+ * (docs/cadence-differences.md).
  */
 void
 SignalRun(RunState *rs, TimestampTz now, const char *signal_name,

@@ -11,8 +11,8 @@
  * idle in transaction, a replication slot, a standby's feedback), VACUUM
  * removes none of them, and their tables and indexes grow with every row
  * written meanwhile: after ten minutes of the activity cycle, ready_tasks
- * and timers were thirteen times their normal size (README "A held vacuum
- * horizon").  Once the horizon moves again, VACUUM frees that space for
+ * and timers were thirteen times their normal size (docs/performance.md "A held
+ * vacuum horizon").  Once the horizon moves again, VACUUM frees that space for
  * reuse, and gives back the end of a table once the rows there are gone,
  * which in a queue table happens within a minute of work.  It never gives
  * back the pages of an index: only a rebuild does.

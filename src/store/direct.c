@@ -11,7 +11,7 @@
  * AM, and their index entries through ExecInsertIndexTuples, which keeps
  * unique checks and partial index predicates exactly as an INSERT has them.
  *
- * What a statement would do besides, and what this file does instead (README
+ * What a statement would do besides, and what this file does instead (docs/operations.md
  * "What durable's tables support" says it for users):
  *
  * - A read-only transaction (and every transaction of a hot standby) is
@@ -161,7 +161,7 @@ column_index_typed(Relation rel, const char *name, Oid type)
 							format_type_be(type)),
 					 errdetail("durable reads and writes this column as %s.",
 							   format_type_be(type)),
-					 errhint("Change the column back; see \"What durable's tables support\" in durable's README.")));
+					 errhint("Change the column back; see \"What durable's tables support\" in durable's docs/operations.md.")));
 		return j;
 	}
 	ereport(ERROR,
@@ -213,7 +213,7 @@ refuse_table(Relation rel, const char *what)
 			 errmsg("durable does not support %s on table durable.%s",
 					what, RelationGetRelationName(rel)),
 			 errdetail("durable writes this table without the executor, which would skip it."),
-			 errhint("Drop it; see \"What durable's tables support\" in durable's README.")));
+			 errhint("Drop it; see \"What durable's tables support\" in durable's docs/operations.md.")));
 }
 
 /*

@@ -13,8 +13,8 @@
  * standby's feedback), no dead entry can be removed or marked, and each due
  * scan walked, and visited the heap row of, every timer deleted since the
  * horizon stopped whose due time has passed: about 100,000 entries a scan
- * after a few minutes of the activity cycle (README "A held vacuum
- * horizon").
+ * after a few minutes of the activity cycle (docs/performance.md "A held
+ * vacuum horizon").
  *
  * So each database has a mark in shared memory, a due time below which no
  * timer is live, and due scans walk due_at >= mark.  Unlike task ids, due

@@ -32,7 +32,7 @@
  * durable.max_metric_queues, beyond a namespace's share (may_take_slot),
  * whose names are METRIC_NAME_LEN bytes or longer, or beyond the
  * MAX_LOCAL_KEYS - 1 queues a backend keeps apart in one transaction (the
- * last key is kept for the database's row) (README "Metrics").
+ * last key is kept for the database's row) (docs/metrics.md "Metrics").
  *
  *-------------------------------------------------------------------------
  */
@@ -659,7 +659,7 @@ register_callbacks(void)
 /*
  * DROP DATABASE, and DROP EXTENSION durable (however it is dropped): the
  * database's rows are freed when the transaction commits, for the queues
- * of other databases and namespaces (README "Metrics").
+ * of other databases and namespaces (docs/metrics.md "Metrics").
  */
 static void
 metrics_object_access(ObjectAccessType access, Oid classId, Oid objectId,
@@ -977,7 +977,7 @@ typedef void (*EmitFn) (void *arg, const char *metric, const SlotCopy *s,
  * Whether this backend counts at all: without the library in
  * shared_preload_libraries there is no table in shared memory and no counter
  * ever moves, which a scraper should be told rather than shown nothing
- * (README "Metrics").  Read by everyone who may read the metrics.
+ * (docs/metrics.md "Metrics").  Read by everyone who may read the metrics.
  */
 static const MetricFamily enabled_family = {
 	"durable_metrics_enabled", "gauge",

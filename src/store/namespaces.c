@@ -789,7 +789,7 @@ durable_drop_namespace(PG_FUNCTION_ARGS)
 
 /*
  * Whether the current role sees every namespace's counters and pollers:
- * superusers, members of pg_monitor and of durable_admin (README
+ * superusers, members of pg_monitor and of durable_admin (docs/metrics.md
  * "Metrics").
  */
 bool

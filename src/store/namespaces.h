@@ -15,7 +15,7 @@ extern bool NamespaceExists(const char *namespace);
 extern void CheckNamespaceExists(const char *namespace);
 extern Jsonb *NamespaceActivityPolicy(const char *namespace);
 
-/* Namespace privileges (README "Privileges"): bits of a grant */
+/* Namespace privileges (docs/privileges.md "Privileges"): bits of a grant */
 #define NSPRIV_CLIENT	0x01
 #define NSPRIV_WORKER	0x02
 extern bool NamespacePrivilegesEnforced(void);

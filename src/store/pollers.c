@@ -17,7 +17,7 @@
  * the stalest of its own namespace's or of a namespace holding more entries
  * than its own (choose_entry), so that a namespace cannot push out the
  * pollers of one that holds fewer.  A namespace or task queue name longer
- * than POLLER_NAME_LEN - 1 bytes is not recorded (README "Task queues"); an
+ * than POLLER_NAME_LEN - 1 bytes is not recorded (docs/task-queues.md "Task queues"); an
  * identity that long is shown cut on a character boundary.  The table is
  * lost at a restart: pollers show again at their next poll.
  *

@@ -1,4 +1,4 @@
--- Claims start at a queue's low-water mark (src/claim_mark.c, docs/performance.md
+-- Claims start at a queue's low-water mark (src/store/claim_mark.c, docs/performance.md
 -- "A held vacuum horizon"): tasks still
 -- come oldest first, and a task whose claim was rolled back (to a savepoint, in the
 -- transaction that goes on claiming) is delivered again, although the tasks after it

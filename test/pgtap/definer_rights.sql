@@ -169,7 +169,7 @@ SELECT throws_ok($$ SELECT durable.describe_workflow('wa-2', 'ta') $$, '42501', 
 RESET SESSION AUTHORIZATION;
 
 -- 6. The API functions are not SECURITY DEFINER (their caller would be
--- hidden): each runs as the extension's owner through src/caller.c, and a
+-- hidden): each runs as the extension's owner through src/base/caller.c, and a
 -- new SECURITY DEFINER function would check its caller's session role.
 SELECT is_empty($$ SELECT p.oid::regprocedure::text FROM pg_proc p
                     WHERE p.pronamespace = 'durable'::regnamespace AND p.prosecdef $$,

@@ -1,4 +1,4 @@
--- durable writes its hottest rows without the executor (src/direct.c); what a
+-- durable writes its hottest rows without the executor (src/store/direct.c); what a
 -- user adds to its tables is either honoured as a statement would honour it,
 -- or refused with a clear error and nothing written (docs/operations.md
 -- "What durable's tables support").

@@ -1,6 +1,6 @@
 -- The search_path of the extension's functions (docs/privileges.md "Privileges"):
 -- every SECURITY DEFINER function, and every function
--- that sets a search_path at all (the API functions, which src/caller.c runs
+-- that sets a search_path at all (the API functions, which src/base/caller.c runs
 -- as the extension's owner, all do), puts pg_catalog first and pg_temp last, so
 -- that no object of another schema (or a temporary one) stands in for a
 -- built-in operator or function while the engine runs as the extension's owner.
@@ -17,7 +17,7 @@ CREATE TEMP VIEW ext_functions AS
       JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'durable';
 
 SELECT cmp_ok((SELECT count(*) FROM ext_functions WHERE path IS NOT NULL), '>=', 23::bigint,
-    'the functions that run as the extension''s owner (src/caller.c) are there to check');
+    'the functions that run as the extension''s owner (src/base/caller.c) are there to check');
 SELECT is_empty($$ SELECT fn FROM ext_functions WHERE prosecdef AND path IS NULL $$,
     'every SECURITY DEFINER function sets its search_path');
 SELECT is_empty($$ SELECT fn || ': ' || path FROM ext_functions

@@ -1,4 +1,4 @@
--- The cache of durable.registrations (src/registry.c): a load of it that fails leaves it
+-- The cache of durable.registrations (src/store/registry.c): a load of it that fails leaves it
 -- invalid, so that the next call of the same backend reads the table again and routes a
 -- registered SQL workflow to the executors.  Before the fix the failed load left an empty
 -- cache marked valid: for the backend's lifetime, every SQL workflow it started went to

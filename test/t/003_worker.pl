@@ -183,7 +183,7 @@ is($plain->safe_psql('postgres', q{SELECT durable.poll_decision_task(wait => '20
 	't', 'and a poll with a wait works without shared memory');
 
 # The API's SQL and PL/pgSQL functions run as the extension's owner through the
-# library's hook (src/caller.c): the planning of a session's first statement
+# library's hook (src/base/caller.c): the planning of a session's first statement
 # loads it, through their planner support function, before they run.
 $plain->safe_psql('postgres', q{CREATE ROLE plain_client LOGIN IN ROLE durable_client});
 foreach my $q (q{SELECT count(*) FROM durable.get_history('w')},

@@ -1,4 +1,4 @@
-# What a statement does that durable's direct writes (src/direct.c) must do too,
+# What a statement does that durable's direct writes (src/store/direct.c) must do too,
 # where it needs server settings: on a hot standby every durable function that
 # writes is refused with 25006, before it touches anything, while the readers
 # work; and logical decoding sees the rows durable writes without the executor

@@ -1,5 +1,5 @@
 # Claims under a held vacuum horizon (docs/performance.md "A held vacuum horizon",
-# src/claim_mark.c).
+# src/store/claim_mark.c).
 #
 # While a REPEATABLE READ session holds its snapshot, the index entries of
 # claimed tasks cannot be removed.  A poll must not walk all of them (each

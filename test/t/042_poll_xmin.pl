@@ -3,7 +3,7 @@
 # committed meanwhile is still delivered at once.  Where an older snapshot may
 # still be read after the poll returns (REPEATABLE READ, a statement that reads
 # a table besides the poll, an open cursor, a poll inside a DO block, a
-# function call in its arguments), the poll keeps its xmin (src/shmem.c,
+# function call in its arguments), the poll keeps its xmin (src/store/wait.c,
 # "Dropping the xmin while a wait sleeps").
 use strict;
 use warnings;

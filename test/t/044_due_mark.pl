@@ -1,4 +1,4 @@
-# The timer worker's low-water mark of due times (src/due_mark.c, docs/performance.md
+# The timer worker's low-water mark of due times (src/store/due_mark.c, docs/performance.md
 # "A held vacuum horizon").
 #
 # While a REPEATABLE READ session holds its snapshot, the index entries of

@@ -1,5 +1,5 @@
 # The queue tables' indexes rebuilt after a held vacuum horizon (docs/performance.md "A
-# held vacuum horizon", src/compaction.c).
+# held vacuum horizon", src/store/compaction.c).
 #
 # While a REPEATABLE READ session holds its snapshot, 30,000 queued tasks come
 # and go: ready_tasks' index grows, and VACUUM never gives index pages back.

@@ -1,5 +1,5 @@
 # Tasks restored into the same database below the claims' low-water marks
-# (src/claim_mark.c, docs/operations.md "What durable's tables support").
+# (src/store/claim_mark.c, docs/operations.md "What durable's tables support").
 #
 # Claims start at a mark in shared memory that only moves up, since task ids
 # only grow.  A data-only restore breaks that: it brings back tasks with
