@@ -32,8 +32,6 @@
  */
 #include "postgres.h"
 
-#include <math.h>
-
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "funcapi.h"
