@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/extract_plans.py: the psql script that EXPLAINs every kept plan of src/*.c.
+"""bench/extract_plans.py: the psql script that EXPLAINs every kept plan of src/**/*.c.
 
 Usage: python3 bench/extract_plans.py [SRC_DIR] > plans.sql      (SRC_DIR: src/)
        python3 bench/extract_plans.py --list [SRC_DIR]          (names and SQL only)
@@ -150,7 +150,7 @@ OVERRIDES = {
                                        10: "'failed'", 11: "'boom'", 12: "NULL",
                                        13: "NULL"})],
     # api_worker.c
-    "api_worker_heartbeat_plan": [(None, {2: ":act_sched", 3: ":act_attempt"})],
+    "worker_heartbeat_plan": [(None, {2: ":act_sched", 3: ":act_attempt"})],
     # children.c
     "children_insert_child": [(None, {1: ":'parent_run'", 2: "1000000", 4: "'explain-child'",
                                       5: ":'new_run'", 6: "'child'", 7: "'ABANDON'",
@@ -174,19 +174,19 @@ OVERRIDES = {
     "runs_delete_run_user_timers": [(None, {1: ":'timer_run'"})],
     "runs_delete_run_ready_tasks": [(None, {1: ":'ready_run'"})],
     # timers.c
-    "timers_insert_timer_payload": [(None, {2: "'deliver'", 4: ":next_event",
+    "timer_rows_insert_timer_payload": [(None, {2: "'deliver'", 4: ":next_event",
                                             5: "'{\"event\": {}}'"})],
-    "timers_due_timers": [("due now (the timer worker's call; durable.tick's default"
+    "timer_fire_due_timers": [("due now (the timer worker's call; durable.tick's default"
                            " max_items)", {2: "10000"}),
                           ("all due (2 hours ahead: every timer of the data is due)",
                            {1: "now() + interval '2 hours'", 2: "10000"})],
-    "timers_claim_timer": [(None, {1: ":'t_run'", 2: ":'t_kind'", 3: ":t_ref"})],
-    "timers_take_timer": [(None, {1: ":'t_run'", 2: ":'t_kind'", 3: ":t_ref"})],
-    "timers_insert_user_timer": [(None, {2: "'t9'", 3: ":next_event",
+    "timer_rows_claim_timer": [(None, {1: ":'t_run'", 2: ":'t_kind'", 3: ":t_ref"})],
+    "timer_rows_take_timer": [(None, {1: ":'t_run'", 2: ":'t_kind'", 3: ":t_ref"})],
+    "user_timers_insert_user_timer": [(None, {2: "'t9'", 3: ":next_event",
                                          4: "now() + interval '1 hour'"})],
-    "timers_take_user_timer": [(None, {1: ":'timer_run'", 2: ":'timer_id'"})],
-    "timers_take_user_timer_by_event": [(None, {1: ":'timer_run'", 2: ":timer_event"})],
-    "timers_postpone_plan": [(None, {1: ":'t_run'", 2: ":'t_kind'", 3: ":t_ref",
+    "user_timers_take_user_timer": [(None, {1: ":'timer_run'", 2: ":'timer_id'"})],
+    "user_timers_take_user_timer_by_event": [(None, {1: ":'timer_run'", 2: ":timer_event"})],
+    "timer_fire_postpone_plan": [(None, {1: ":'t_run'", 2: ":'t_kind'", 3: ":t_ref",
                                      4: "now() + interval '1 minute'"})],
     # workflow.c
     "workflow_insert_run": [
@@ -417,7 +417,8 @@ def int_value(tokens, where):
     raise Fail(f"{where}: nargs is not an integer: {' '.join(v for _, v in tokens)}")
 
 
-def parse_file(path, header_macros):
+def parse_file(path, header_macros, rel=None):
+    """The KeptPlans of one C file; rel is its path under src/ without .c."""
     base = os.path.splitext(os.path.basename(path))[0]
     with open(path, encoding="utf-8") as f:
         text = strip_comments(f.read())
@@ -467,7 +468,7 @@ def parse_file(path, header_macros):
         used = {int(x) for x in re.findall(r"\$(\d+)", sql)}
         if used and max(used) > nargs:
             raise Fail(f"{where}: the SQL uses ${max(used)} but nargs is {nargs}")
-        plans.append({"file": base, "path": path, "name": name, "sql": sql,
+        plans.append({"file": rel or base, "path": path, "name": name, "sql": sql,
                       "types": types, "prepared": f"{base}_{name}"})
     # A KeptPlan the regex did not see would escape us: count the mentions.
     decls = len(re.findall(r"\bKeptPlan\s+[A-Za-z_]\w*\s*=", text))
@@ -543,16 +544,20 @@ def main(argv):
     src = argv[0] if argv else os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                             "..", "src")
     try:
+        # src/ and its layer folders (src/README.md)
+        files = sorted(os.path.relpath(os.path.join(d, f), src)
+                       for d, _, names in os.walk(src) for f in names)
         header_macros = {}
-        for h in sorted(os.listdir(src)):
+        for h in files:
             if h.endswith(".h"):
                 path = os.path.join(src, h)
                 with open(path, encoding="utf-8") as f:
                     header_macros.update(read_defines(strip_comments(f.read()), path))
         plans = []
-        for c in sorted(os.listdir(src)):
+        for c in files:
             if c.endswith(".c"):
-                plans.extend(parse_file(os.path.join(src, c), header_macros))
+                plans.extend(parse_file(os.path.join(src, c), header_macros,
+                                        os.path.splitext(c)[0]))
         if not plans:
             raise Fail(f"{src}: no KeptPlan found")
         if listing:

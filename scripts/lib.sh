@@ -131,7 +131,8 @@ build_temp_install() {
     # Objects built against another PostgreSQL (say the assert-enabled one, whose headers
     # differ) are not reused: .build-pg_config names the pg_config of the last build.
     if [ "$(cat "$ROOT/.build-pg_config" 2>/dev/null)" != "$PG_CONFIG" ]; then
-        rm -f "$ROOT"/src/*.o "$ROOT"/src/*.bc "$ROOT"/*.so "$ROOT"/*.bc
+        rm -f "$ROOT"/src/*.o "$ROOT"/src/*/*.o "$ROOT"/src/*.bc "$ROOT"/src/*/*.bc \
+            "$ROOT"/*.so "$ROOT"/*.bc
         echo "$PG_CONFIG" >"$ROOT/.build-pg_config"
     fi
     log "building durable against $PG_CONFIG"

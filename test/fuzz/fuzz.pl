@@ -1315,7 +1315,7 @@ sub sqlsmith_main
 sub durable_functions
 {
 	my %f;
-	for my $file (glob("$opt{src}/*.c"))
+	for my $file (glob("$opt{src}/*.c"), glob("$opt{src}/*/*.c"))
 	{
 		(my $base = $file) =~ s{.*/}{};
 		open my $fh, '<', $file or next;
