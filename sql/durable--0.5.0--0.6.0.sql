@@ -47,3 +47,25 @@ CREATE FUNCTION durable.complete_activity(task_token text, result jsonb DEFAULT 
 REVOKE ALL ON FUNCTION durable.complete_activity(text, jsonb, boolean) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION durable.complete_activity(text, jsonb, boolean)
     TO durable_worker;
+
+-- ---------------------------------------------------------------------------
+-- Eager activities (docs/api.md "Eager dispatch"), as Temporal's
+-- request_eager_execution and RespondWorkflowTaskCompletedResponse.activity_tasks:
+-- complete_decision_task gains max_eager_activities, how many activities
+-- scheduled with requestEagerExecution on the decision task's own queue come
+-- back started in its answer instead of being queued.  Its privileges are the
+-- old ones: the worker group only.
+-- ---------------------------------------------------------------------------
+
+DROP FUNCTION durable.complete_decision_task(text, jsonb, text, boolean);
+CREATE FUNCTION durable.complete_decision_task(task_token text, decisions jsonb,
+        identity text DEFAULT NULL, return_new_task boolean DEFAULT false,
+        max_eager_activities integer DEFAULT 0)
+    RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'durable_complete_decision_task'
+    LANGUAGE C VOLATILE
+    SECURITY INVOKER SET search_path = pg_catalog, durable, pg_temp;
+REVOKE ALL ON FUNCTION durable.complete_decision_task(text, jsonb, text, boolean, integer)
+    FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION durable.complete_decision_task(text, jsonb, text, boolean, integer)
+    TO durable_worker;

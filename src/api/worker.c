@@ -617,11 +617,40 @@ taken_decision_json(RunState *rs, const char *identity)
 	return DecisionTaskJson(rs, token, identity);
 }
 
+/*
+ * Start the activities that ScheduleActivity kept for the caller of a
+ * decision task's completion (requestEagerExecution, engine/activities.c),
+ * as a poll starts an attempt; their tasks go in tasks.  Returns how many.
+ * One dropped meanwhile (canceled by a later decision of the same list, or
+ * its run closed) is left out.
+ */
+static int
+start_eager_activities(RunState *rs, TimestampTz now, const char *identity,
+					   Jsonb **tasks)
+{
+	int			n = 0;
+	int			i;
+
+	for (i = 0; i < rs->n_eager; i++)
+	{
+		ActivityState a;
+
+		if (StartActivityAttempt(&rs->run_id, rs->eager_ids[i], 1, now,
+								 identity, &a))
+			tasks[n++] = activity_task_json(&a);
+	}
+	rs->n_eager = 0;
+	return n;
+}
+
 PG_FUNCTION_INFO_V1(durable_complete_decision_task);
 /*
  * durable.complete_decision_task(task_token, decisions, identity,
- * return_new_task): with return_new_task, the decision task the completion
- * leaves scheduled comes back started for the caller (eager_result).
+ * return_new_task, max_eager_activities): with return_new_task, the decision
+ * task the completion leaves scheduled comes back started for the caller,
+ * and up to max_eager_activities activities it schedules with
+ * requestEagerExecution on the decision task's queue come back started
+ * (eager_result).
  */
 Datum
 durable_complete_decision_task(PG_FUNCTION_ARGS)
@@ -632,6 +661,7 @@ durable_complete_decision_task(PG_FUNCTION_ARGS)
 		CheckName(PG_GETARG_TEXT_PP(2), "identity");
 	bool		return_new = PG_NARGS() > 3 &&
 		arg_flag(fcinfo, 3, "return_new_task");
+	int32		max_eager = 0;
 	const char *identity;
 	TimestampTz now = DurableNow();
 	TaskToken	t;
@@ -640,8 +670,23 @@ durable_complete_decision_task(PG_FUNCTION_ARGS)
 	DecisionOverLimit over;
 	int			n;
 	Jsonb	   *next = NULL;
+	Jsonb	  **activities = NULL;
+	int			n_activities = 0;
 	Datum		result;
 	bool		isnull;
+
+	if (PG_NARGS() > 4)
+	{
+		if (PG_ARGISNULL(4))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("max_eager_activities must not be null")));
+		max_eager = PG_GETARG_INT32(4);
+		if (max_eager < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("max_eager_activities must not be negative")));
+	}
 
 	RequireWritableTransaction("durable.complete_decision_task()");
 
@@ -654,10 +699,17 @@ durable_complete_decision_task(PG_FUNCTION_ARGS)
 	else
 	{
 		rs.take_decision = return_new;
+		rs.eager_activities = Min(max_eager, n);
 		if (CompleteDecisionTask(&rs, now, list, n, identity))
 			next = taken_decision_json(&rs, identity);
+		if (rs.n_eager > 0)
+		{
+			activities = palloc(sizeof(Jsonb *) * rs.n_eager);
+			n_activities = start_eager_activities(&rs, now, identity,
+												  activities);
+		}
 	}
-	result = eager_result(next, NULL, 0, &isnull);
+	result = eager_result(next, activities, n_activities, &isnull);
 	DurableSPIFinish();
 	if (isnull)
 		PG_RETURN_NULL();

@@ -333,6 +333,9 @@ read_run_row(RunState *rs)
 	rs->decision_wanted = false;
 	rs->take_decision = false;
 	rs->decision_taken = false;
+	rs->eager_activities = 0;
+	rs->n_eager = 0;
+	rs->eager_ids = NULL;
 	d = SPIGetDatum(0, 20, &isnull);
 	rs->has_parent = !isnull;
 	if (!isnull)
@@ -510,6 +513,9 @@ read_run_slot(RunState *rs, TupleTableSlot *slot)
 	rs->decision_wanted = false;
 	rs->take_decision = false;
 	rs->decision_taken = false;
+	rs->eager_activities = 0;
+	rs->n_eager = 0;
+	rs->eager_ids = NULL;
 	rs->has_parent = !RN(RC_PARENT_RUN_ID);
 	if (rs->has_parent)
 		memcpy(&rs->parent_run_id, DatumGetUUIDP(RV(RC_PARENT_RUN_ID)),

@@ -60,6 +60,9 @@ typedef struct RunState
 	/* Eager dispatch: the caller starts the next decision task (api/worker.c) */
 	bool		take_decision;	/* asked for: the next one is not queued */
 	bool		decision_taken; /* one was scheduled for the caller */
+	int			eager_activities;	/* activities the caller may take */
+	int			n_eager;		/* taken, not queued: their scheduled ids */
+	int64	   *eager_ids;
 	EventBatch *events;			/* appended, written by SaveRun/CloseRun */
 	ReadyBatch *ready;			/* queued, written by SaveRun/FlushEvents */
 } RunState;

@@ -150,7 +150,7 @@ INSERT INTO pm.expect_functions VALUES
   '42501', 'ok', 'ok', '42501', '42501'),
  ('poll_activity_tasks(text,text,text,interval,integer)',
   $$SELECT count(*) FROM durable.poll_activity_tasks('q', NULL, 'secret')$$, '42501', 'ok', 'ok', '42501', '42501'),
- ('complete_decision_task(text,jsonb,text,boolean)',
+ ('complete_decision_task(text,jsonb,text,boolean,integer)',
   $$SELECT durable.complete_decision_task((SELECT token FROM pm.tokens WHERE k = 'decision'), '[]')$$,
   '42501', 'ok', 'ok', '42501', '42501'),
  ('fail_decision_task(text,text,jsonb,text)',
