@@ -6,7 +6,7 @@
 -- counts, its timeouts run, its schedule-to-start is 0; a receiver that
 -- crashes loses nothing (StartToClose times it out, the retry policy applies).
 BEGIN;
-SELECT plan(28);
+SELECT plan(32);
 SET LOCAL durable.test_time = '2026-01-01 00:00:00+00';
 
 CREATE FUNCTION pg_temp.hist(wid text, from_id int DEFAULT 1) RETURNS text[] LANGUAGE sql AS $$
@@ -110,7 +110,34 @@ SELECT is(durable.complete_decision_task(:'d'::jsonb->>'taskToken',
     jsonb_build_array(pg_temp.eager('c2'), '{"decisionType": "CompleteWorkflowExecution"}'::jsonb),
     max_eager_activities => 1), NULL, 'the run closed: NULL');
 
--- 5. Bad input, changing nothing.
+-- 5. A SQL activity (its type registered to a SQL function) still goes to the
+-- executors, and a worker without the worker privilege on the namespace gets
+-- 42501 whatever it asks for.
+CREATE ROLE ea_app;
+CREATE ROLE ea_other;
+GRANT durable_worker TO ea_other;
+CREATE FUNCTION pg_temp.ea_fn(input jsonb) RETURNS jsonb LANGUAGE sql AS $$ SELECT input $$;
+SELECT durable.start_workflow('wf', NULL, 'sq', 'sq') IS NOT NULL AS started;
+SELECT durable.register_activity('sqlact', 'pg_temp.ea_fn(jsonb)'::regprocedure, 'sq', run_as => 'ea_app')
+    IS NOT NULL AS registered;
+SELECT durable.poll_decision_task('sq') AS d \gset
+SELECT is(durable.complete_decision_task(:'d'::jsonb->>'taskToken',
+    jsonb_build_array(pg_temp.eager('s1') || '{"activityType": "sqlact"}'), max_eager_activities => 1), NULL,
+    'a SQL activity is not returned');
+SELECT is(pg_temp.queued('sq'), '{sq/x/5}', 'it is queued for the executors');
+SELECT durable.create_namespace('closed');
+SELECT durable.start_workflow('wf', NULL, 'priv', 'pq', 'closed') IS NOT NULL AS started;
+SELECT durable.poll_decision_task('pq', NULL, 'closed') AS p \gset
+SELECT t.footprint() AS before \gset
+SELECT format($$SELECT durable.complete_decision_task(%L, %L, NULL, true, 1)$$,
+    :'p'::jsonb->>'taskToken', jsonb_build_array(pg_temp.eager('p1'))) AS denied \gset
+SET LOCAL ROLE ea_other;
+SELECT throws_ok(:'denied',
+    '42501', NULL, 'a worker without the worker privilege there: 42501');
+RESET ROLE;
+SELECT is(t.footprint(), :'before', 'nothing changed');
+
+-- 6. Bad input, changing nothing.
 SELECT durable.start_workflow('wf', NULL, 'bad', 'bad') IS NOT NULL AS started;
 SELECT durable.poll_decision_task('bad') AS b \gset
 SELECT t.footprint() AS before \gset

@@ -7,7 +7,7 @@
 -- have written; a receiver that never answers loses nothing (the task times
 -- out as any started task).
 BEGIN;
-SELECT plan(34);
+SELECT plan(37);
 SET LOCAL durable.test_time = '2026-01-01 00:00:00+00';
 
 -- "id:type" of each event of a run's history, from event from_id.
@@ -121,7 +121,27 @@ SELECT is(durable.complete_decision_task(:'r4'::jsonb->'decisionTask'->>'taskTok
     'the workflow completes: NULL');
 SELECT is(pg_temp.queued('sig'), 0::bigint, 'nothing queued');
 
--- 7. Bad input, changing nothing.
+-- 7. A worker without the worker privilege on the namespace gets 42501, and
+-- nothing changes.
+CREATE ROLE ed_other;
+GRANT durable_worker TO ed_other;
+SELECT durable.create_namespace('closed');
+SELECT durable.start_workflow('wf', NULL, 'priv', 'pq', 'closed') IS NOT NULL AS started;
+SELECT durable.complete_decision_task(durable.poll_decision_task('pq', NULL, 'closed')->>'taskToken',
+    jsonb_build_array(t.sched('p1'))) IS NULL AS scheduled;
+SELECT durable.poll_activity_task('pq', NULL, 'closed')->>'taskToken' AS ptok \gset
+SELECT durable.signal_workflow('priv', 's', NULL, 'closed');
+SELECT durable.poll_decision_task('pq', NULL, 'closed')->>'taskToken' AS pdec \gset
+SELECT t.footprint() AS before \gset
+SET LOCAL ROLE ed_other;
+SELECT throws_ok(format($$SELECT durable.complete_decision_task(%L, '[]', NULL, true)$$, :'pdec'),
+    '42501', NULL, 'complete_decision_task with return_new_task: 42501');
+SELECT throws_ok(format($$SELECT durable.complete_activity(%L, '1', true)$$, :'ptok'),
+    '42501', NULL, 'complete_activity with return_new_task: 42501');
+RESET ROLE;
+SELECT is(t.footprint(), :'before', 'nothing changed');
+
+-- 8. Bad input, changing nothing.
 SELECT durable.start_workflow('wf', NULL, 'bad', 'bad') IS NOT NULL AS started;
 SELECT durable.poll_decision_task('bad') AS b \gset
 SELECT t.footprint() AS before \gset
