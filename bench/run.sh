@@ -186,6 +186,15 @@ CREATE FUNCTION bench_decide(task jsonb) RETURNS jsonb LANGUAGE sql IMMUTABLE AS
                 "activityType": "noop", "input": {}, "startToCloseTimeoutSeconds": 60}]'::jsonb
     END
 $$;
+-- The same for activity_eager (activity_eager.sql): the activity asks for eager execution.
+CREATE FUNCTION bench_decide_eager(task jsonb) RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN task->'history' @> '[{"eventType": "ActivityTaskCompleted"}]'
+        THEN '[{"decisionType": "CompleteWorkflowExecution", "result": {"ok": true}}]'::jsonb
+        ELSE '[{"decisionType": "ScheduleActivityTask", "activityId": "a1",
+                "activityType": "noop", "input": {}, "startToCloseTimeoutSeconds": 60,
+                "requestEagerExecution": true}]'::jsonb
+    END
+$$;
 EOF
 
 # The SQL workflow of the sqlwf workload: three no-op SQL activities in a row, run as an
@@ -289,6 +298,8 @@ workload start start_workflow.sql "" floor
 # The activity cycle and its floor: 7 transactions a script execution each.
 workload queue_floor floor_queue.sql "" "" "-M prepared"
 workload activity activity_cycle.sql "" queue_floor "-M prepared" "$CYCLE_COUNTS"
+# The same workflow with eager dispatch: 5 transactions a script execution.
+workload activity_eager activity_eager.sql "" queue_floor "-M prepared" "$CYCLE_COUNTS"
 # A floor must run before the workloads compared with it (it may not be left out).
 for i in "${!NAMES[@]}"; do
     f=${FLOORS[$i]}
@@ -791,7 +802,7 @@ declare -A TPS
     echo "fsync on, synchronous_commit on, shared_buffers 1GB"
     if [ ${#NAMES[@]} -gt 0 ]; then
         echo
-        printf '%-12s %-20s %8s %10s %9s %9s %7s %9s\n' workload script "xact/scr" "scripts/s" \
+        printf '%-14s %-20s %8s %10s %9s %9s %7s %9s\n' workload script "xact/scr" "scripts/s" \
             "p50 ms" "p99 ms" failed "vs floor"
     fi
     for i in "${!NAMES[@]}"; do
@@ -804,7 +815,7 @@ declare -A TPS
         fi
         # transactions a script execution: the SQL commands of the script
         xacts=$(grep -cvE '^[[:space:]]*(--|\\|$)|^[[:space:]]' "$ROOT/bench/${SCRIPTS[$i]}" || true)
-        printf '%-12s %-20s %8s %10.1f %9.2f %9.2f %7s %9s\n' "$name" "${SCRIPTS[$i]}" "$xacts" \
+        printf '%-14s %-20s %8s %10.1f %9.2f %9.2f %7s %9s\n' "$name" "${SCRIPTS[$i]}" "$xacts" \
             "${TPS[$name]}" "$(median "$WORK/$name.runs" 2)" "$(median "$WORK/$name.runs" 3)" \
             "$(awk '{s += $4} END {print s + 0}' "$WORK/$name.runs")" "$ratio"
     done

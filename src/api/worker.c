@@ -542,8 +542,114 @@ decision_identity(const char *passed, RunState *rs)
 	return identity != NULL ? identity : CallerIdentity();
 }
 
+/* Push a jsonb value, or null, as the value of the key just pushed. */
+static void
+push_jsonb_value(JsonbParseState **st, Jsonb *value, JsonbIteratorToken tok)
+{
+	JsonbValue	v;
+
+	if (value == NULL)
+		v.type = jbvNull;
+	else
+	{
+		v.type = jbvBinary;
+		v.val.binary.data = &value->root;
+		v.val.binary.len = VARSIZE(value) - VARHDRSZ;
+	}
+	(void) pushJsonbValue(st, tok, &v);
+}
+
+/*
+ * What an answer returns to a worker that asked for tasks at once (eager
+ * dispatch, docs/api.md "Eager dispatch"): NULL when there is none, else
+ *   {"decisionTask": <as poll_decision_task returns it, or null>,
+ *    "activityTasks": [<as poll_activity_task returns each>]}
+ * copied out of SPI.  Built as jsonb values, not text: a decision task
+ * carries its run's whole history.
+ */
+static Datum
+eager_result(Jsonb *decision, Jsonb **activities, int n, bool *isnull)
+{
+	JsonbParseState *st = NULL;
+	JsonbValue *res;
+	int			i;
+
+	*isnull = (decision == NULL && n == 0);
+	if (*isnull)
+		return (Datum) 0;
+	(void) pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	JsonbPushKey(&st, "decisionTask");
+	push_jsonb_value(&st, decision, WJB_VALUE);
+	JsonbPushKey(&st, "activityTasks");
+	(void) pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
+	for (i = 0; i < n; i++)
+		push_jsonb_value(&st, activities[i], WJB_ELEM);
+	(void) pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+	res = pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+	return SPI_datumTransfer(JsonbPGetDatum(JsonbValueToJsonb(res)), false, -1);
+}
+
+/* A boolean argument that must not be null. */
+static bool
+arg_flag(FunctionCallInfo fcinfo, int argno, const char *name)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be null", name)));
+	return PG_GETARG_BOOL(argno);
+}
+
+/*
+ * The decision task just started for the caller of an answer (eager
+ * dispatch: StartTakenDecisionTask), as a poll returns it.
+ */
+static Jsonb *
+taken_decision_json(RunState *rs, const char *identity)
+{
+	char	   *token = make_token('D', rs->namespace, rs->workflow_id,
+								   &rs->run_id, rs->decision_scheduled_id,
+								   rs->decision_started_id,
+								   rs->task_secret_null, rs->task_secret);
+
+	return DecisionTaskJson(rs, token, identity);
+}
+
+/*
+ * Start the activities that ScheduleActivity kept for the caller of a
+ * decision task's completion (requestEagerExecution, engine/activities.c),
+ * as a poll starts an attempt; their tasks go in tasks.  Returns how many.
+ * One dropped meanwhile (canceled by a later decision of the same list, or
+ * its run closed) is left out.
+ */
+static int
+start_eager_activities(RunState *rs, TimestampTz now, const char *identity,
+					   Jsonb **tasks)
+{
+	int			n = 0;
+	int			i;
+
+	for (i = 0; i < rs->n_eager; i++)
+	{
+		ActivityState a;
+
+		if (StartActivityAttempt(&rs->run_id, rs->eager_ids[i], 1, now,
+								 identity, &a))
+			tasks[n++] = activity_task_json(&a);
+	}
+	rs->n_eager = 0;
+	return n;
+}
+
 PG_FUNCTION_INFO_V1(durable_complete_decision_task);
-/* durable.complete_decision_task(task_token, decisions, identity) */
+/*
+ * durable.complete_decision_task(task_token, decisions, identity,
+ * return_new_task, max_eager_activities): with return_new_task, the decision
+ * task the completion leaves scheduled comes back started for the caller,
+ * and up to max_eager_activities activities it schedules with
+ * requestEagerExecution on the decision task's queue come back started
+ * (eager_result).
+ */
 Datum
 durable_complete_decision_task(PG_FUNCTION_ARGS)
 {
@@ -551,6 +657,9 @@ durable_complete_decision_task(PG_FUNCTION_ARGS)
 	Jsonb	   *decisions = ARG_JSONB(1);
 	const char *passed = PG_ARGISNULL(2) ? NULL :
 		CheckName(PG_GETARG_TEXT_PP(2), "identity");
+	bool		return_new = PG_NARGS() > 3 &&
+		arg_flag(fcinfo, 3, "return_new_task");
+	int32		max_eager = 0;
 	const char *identity;
 	TimestampTz now = DurableNow();
 	TaskToken	t;
@@ -558,6 +667,24 @@ durable_complete_decision_task(PG_FUNCTION_ARGS)
 	Decision   *list;
 	DecisionOverLimit over;
 	int			n;
+	Jsonb	   *next = NULL;
+	Jsonb	  **activities = NULL;
+	int			n_activities = 0;
+	Datum		result;
+	bool		isnull;
+
+	if (PG_NARGS() > 4)
+	{
+		if (PG_ARGISNULL(4))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("max_eager_activities must not be null")));
+		max_eager = PG_GETARG_INT32(4);
+		if (max_eager < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("max_eager_activities must not be negative")));
+	}
 
 	RequireWritableTransaction("durable.complete_decision_task()");
 
@@ -568,9 +695,23 @@ durable_complete_decision_task(PG_FUNCTION_ARGS)
 	if (over.message != NULL)
 		TerminateForOversizedDecision(&rs, now, identity, &over);
 	else
-		CompleteDecisionTask(&rs, now, list, n, identity);
+	{
+		rs.take_decision = return_new;
+		rs.eager_activities = Min(max_eager, n);
+		if (CompleteDecisionTask(&rs, now, list, n, identity))
+			next = taken_decision_json(&rs, identity);
+		if (rs.n_eager > 0)
+		{
+			activities = palloc(sizeof(Jsonb *) * rs.n_eager);
+			n_activities = start_eager_activities(&rs, now, identity,
+												  activities);
+		}
+	}
+	result = eager_result(next, activities, n_activities, &isnull);
 	DurableSPIFinish();
-	PG_RETURN_VOID();
+	if (isnull)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(result);
 }
 
 PG_FUNCTION_INFO_V1(durable_fail_decision_task);
@@ -625,16 +766,27 @@ load_activity_attempt(text *token_text, TaskToken *t, RunState *rs,
 }
 
 PG_FUNCTION_INFO_V1(durable_complete_activity);
-/* durable.complete_activity(task_token, result) */
+/*
+ * durable.complete_activity(task_token, result, return_new_task): with
+ * return_new_task, the decision task the completion schedules comes back
+ * started for the caller (eager_result), under the identity the attempt was
+ * polled with.
+ */
 Datum
 durable_complete_activity(PG_FUNCTION_ARGS)
 {
 	text	   *token = ARG_TEXT(0);
 	Jsonb	   *result = ARG_JSONB(1);
+	bool		return_new = PG_NARGS() > 2 &&
+		arg_flag(fcinfo, 2, "return_new_task");
 	TimestampTz now = DurableNow();
 	TaskToken	t;
 	RunState	rs;
 	ActivityState a;
+	const char *identity;
+	Jsonb	   *next = NULL;
+	Datum		answer;
+	bool		isnull;
 
 	RequireWritableTransaction("durable.complete_activity()");
 
@@ -651,10 +803,20 @@ durable_complete_activity(PG_FUNCTION_ARGS)
 	if (!token_matches(&t, a.namespace, a.workflow_id, a.task_secret_null,
 					   a.task_secret))
 		report_stale(token, "It was not issued for the current attempt of its task.");
+	identity = a.last_worker_identity != NULL ? a.last_worker_identity :
+		CallerIdentity();
+	rs.take_decision = return_new;
 	CompleteActivity(&rs, &a, now, result, a.last_worker_identity);
-	SaveRun(&rs);
+	/* The task started for the caller is written with the run. */
+	if (StartTakenDecisionTask(&rs, now, identity))
+		next = taken_decision_json(&rs, identity);
+	else
+		SaveRun(&rs);
+	answer = eager_result(next, NULL, 0, &isnull);
 	DurableSPIFinish();
-	PG_RETURN_VOID();
+	if (isnull)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(answer);
 }
 
 PG_FUNCTION_INFO_V1(durable_fail_activity);

@@ -622,6 +622,23 @@ ScheduleActivity(RunState *rs, TimestampTz now, ActivityRequest *req,
 	a.next_attempt_time = TS_NONE;
 	if (next_deadline(&a) != TS_NONE)
 		arm_activity_timer(&a);
+
+	/*
+	 * Eager dispatch, as Temporal's request_eager_execution: the worker
+	 * completing the decision task starts the activity itself when it asked
+	 * for activities and the activity is on the decision task's own queue
+	 * (StartActivityAttempt, api/worker.c); it is not queued.  A SQL
+	 * activity still goes to the executors.
+	 */
+	if (req->eager && rs->n_eager < rs->eager_activities &&
+		strcmp(req->task_queue, rs->task_queue) == 0 &&
+		ReadyTaskKind(rs, req->task_queue, 'a', req->activity_type) == 'a')
+	{
+		if (rs->eager_ids == NULL)
+			rs->eager_ids = palloc(sizeof(int64) * rs->eager_activities);
+		rs->eager_ids[rs->n_eager++] = a.scheduled_event_id;
+		return;
+	}
 	EnqueueReadyTask(rs, req->task_queue, 'a', req->activity_type,
 					 a.scheduled_event_id, 1);
 }

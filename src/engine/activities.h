@@ -26,6 +26,7 @@ typedef struct ActivityRequest
 	double		heartbeat_timeout;
 	Jsonb	   *retry_policy;	/* normalised, NULL = namespace default */
 	int			index;			/* its place in the decision list */
+	bool		eager;			/* requestEagerExecution (api/worker.c) */
 } ActivityRequest;
 
 typedef struct ActivityState

@@ -100,6 +100,30 @@ StartDecisionTask(RunState *rs, int64 scheduled_id, TimestampTz now,
 	return true;
 }
 
+/*
+ * Eager dispatch: start the decision task that was scheduled for the caller
+ * of a locked run (take_decision, schedule_decision in engine/runs.c) instead
+ * of being queued, as a poll would start it (DecisionTaskStarted with the
+ * caller's identity, its timeout timer, the secret of its token), and write
+ * the run.  False, and nothing written, when no task was so scheduled or the
+ * run closed; the caller then saves the run itself.
+ */
+bool
+StartTakenDecisionTask(RunState *rs, TimestampTz now, const char *identity)
+{
+	bool		taken = rs->decision_taken;
+
+	rs->take_decision = false;
+	rs->decision_taken = false;
+	if (!taken || !RunIsOpen(rs))
+		return false;
+	if (!StartDecisionTask(rs, rs->decision_scheduled_id, now, identity, true))
+		elog(ERROR, "decision task %lld of run %s scheduled for its caller could not start",
+			 (long long) rs->decision_scheduled_id, UuidToCString(&rs->run_id));
+	/* SaveRun may have closed it: a history at its limit (runs.c) */
+	return RunIsOpen(rs);
+}
+
 /* End the started decision task (its timeout timer becomes a no-op). */
 static void
 end_decision_task(RunState *rs)
@@ -225,9 +249,10 @@ TerminateForOversizedDecision(RunState *rs, TimestampTz now,
  * DecisionTaskScheduled and DecisionTaskStarted (at the ids its poll
  * response gave), DecisionTaskCompleted, the events of the decisions, then
  * the events buffered while the task was started (engine rule 12), then the next
- * decision task if one is needed.
+ * decision task if one is needed.  Returns true when that task was started
+ * for the caller, who asked for it (take_decision: StartTakenDecisionTask).
  */
-void
+bool
 CompleteDecisionTask(RunState *rs, TimestampTz now, Decision *list, int n,
 					 const char *identity)
 {
@@ -250,7 +275,7 @@ CompleteDecisionTask(RunState *rs, TimestampTz now, Decision *list, int n,
 		JsonAddText(&jb, "identity", identity);
 		retry_decision_task(rs, now, "DecisionTaskFailed", JsonFinish(&jb),
 							false);
-		return;
+		return StartTakenDecisionTask(rs, now, identity);
 	}
 
 	write_transient_decision(rs, now, identity);
@@ -279,8 +304,13 @@ CompleteDecisionTask(RunState *rs, TimestampTz now, Decision *list, int n,
 			rs->decision_wanted = false;
 			ScheduleDecisionTask(rs, now);
 		}
-		SaveRun(rs);
+		/* The task started for the caller is written with the run. */
+		if (StartTakenDecisionTask(rs, now, identity))
+			return true;
+		if (RunIsOpen(rs))
+			SaveRun(rs);
 	}
+	return false;
 }
 
 /*

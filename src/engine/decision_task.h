@@ -16,7 +16,9 @@ extern bool DecisionTaskTimedOut(RunState *rs, TimestampTz now,
 extern bool StartDecisionTask(RunState *rs, int64 scheduled_id,
 							  TimestampTz now, const char *identity,
 							  bool save);
-extern void CompleteDecisionTask(RunState *rs, TimestampTz now, Decision *list,
+extern bool StartTakenDecisionTask(RunState *rs, TimestampTz now,
+								   const char *identity);
+extern bool CompleteDecisionTask(RunState *rs, TimestampTz now, Decision *list,
 								 int n, const char *identity);
 extern void FailDecisionTask(RunState *rs, TimestampTz now, const char *cause,
 							 Jsonb *details, const char *identity,

@@ -64,7 +64,8 @@ static const DecisionSpec decision_specs[] = {
 	{"ScheduleActivityTask", D_SCHEDULE_ACTIVITY,
 		{"activityId", "activityType", "taskQueue", "input",
 			"scheduleToStartTimeoutSeconds", "startToCloseTimeoutSeconds",
-		"scheduleToCloseTimeoutSeconds", "heartbeatTimeoutSeconds", "retryPolicy"}},
+		"scheduleToCloseTimeoutSeconds", "heartbeatTimeoutSeconds", "retryPolicy",
+		"requestEagerExecution"}},
 	{"RequestCancelActivityTask", D_REQUEST_CANCEL_ACTIVITY, {"activityId"}},
 	{"StartTimer", D_START_TIMER, {"timerId", "startToFireTimeoutSeconds"}},
 	{"CancelTimer", D_CANCEL_TIMER, {"timerId"}},
@@ -410,6 +411,7 @@ parse_decision(RunState *rs, Jsonb *obj, int i, Decision *d)
 					ParseRetryPolicy(policy, label(i, "retryPolicy"), &p);
 					a->retry_policy = RetryPolicyToJsonb(&p);
 				}
+				a->eager = field_bool(obj, i, "requestEagerExecution");
 				d->id = a->activity_id;
 				a->index = i;
 				break;

@@ -331,6 +331,11 @@ read_run_row(RunState *rs)
 	rs->new_event = false;
 	rs->defer_decision = false;
 	rs->decision_wanted = false;
+	rs->take_decision = false;
+	rs->decision_taken = false;
+	rs->eager_activities = 0;
+	rs->n_eager = 0;
+	rs->eager_ids = NULL;
 	d = SPIGetDatum(0, 20, &isnull);
 	rs->has_parent = !isnull;
 	if (!isnull)
@@ -506,6 +511,11 @@ read_run_slot(RunState *rs, TupleTableSlot *slot)
 	rs->new_event = false;
 	rs->defer_decision = false;
 	rs->decision_wanted = false;
+	rs->take_decision = false;
+	rs->decision_taken = false;
+	rs->eager_activities = 0;
+	rs->n_eager = 0;
+	rs->eager_ids = NULL;
 	rs->has_parent = !RN(RC_PARENT_RUN_ID);
 	if (rs->has_parent)
 		memcpy(&rs->parent_run_id, DatumGetUUIDP(RV(RC_PARENT_RUN_ID)),
@@ -853,6 +863,26 @@ FlushBufferedEvents(RunState *rs)
 }
 
 /*
+ * The kind of ready task a task of the run is queued as: a decision ('d') or
+ * activity ('a') task of a type registered to a SQL function goes to the
+ * executors instead ('w', 'x': registry.c).
+ */
+char
+ReadyTaskKind(RunState *rs, const char *task_queue, char kind,
+			  const char *type_name)
+{
+	Registration reg;
+
+	if (kind == 'd' &&
+		LookupRegistration('w', rs->namespace, type_name, task_queue, &reg))
+		return 'w';
+	if (kind == 'a' &&
+		LookupRegistration('x', rs->namespace, type_name, task_queue, &reg))
+		return 'x';
+	return kind;
+}
+
+/*
  * Put a task of the run on its queue's ready list.  It is written with the
  * run's row (SaveRun, FlushEvents) and wakes the queue's pollers at commit.
  */
@@ -862,15 +892,8 @@ EnqueueReadyTask(RunState *rs, const char *task_queue, char kind,
 				 int32 attempt)
 {
 	ReadyBatch *b;
-	Registration reg;
 
-	/* Types registered to SQL functions go to the executors (registry.c). */
-	if (kind == 'd' &&
-		LookupRegistration('w', rs->namespace, type_name, task_queue, &reg))
-		kind = 'w';
-	else if (kind == 'a' &&
-			 LookupRegistration('x', rs->namespace, type_name, task_queue, &reg))
-		kind = 'x';
+	kind = ReadyTaskKind(rs, task_queue, kind, type_name);
 
 	if (rs->ready == NULL)
 		rs->ready = palloc0(sizeof(ReadyBatch));
@@ -970,6 +993,20 @@ schedule_decision(RunState *rs, TimestampTz now)
 	else
 		rs->decision_scheduled_id = AppendEvent(rs, now, "DecisionTaskScheduled",
 												DecisionScheduledAttributes(rs));
+
+	/*
+	 * Eager dispatch: a worker that answers a task of the run and asked for
+	 * the next decision task starts it in the same transaction
+	 * (StartTakenDecisionTask, engine/decision_task.c), as Cadence's
+	 * ReturnNewDecisionTask does; it is not queued for another poller.  A
+	 * SQL workflow's task still goes to the executors.
+	 */
+	if (rs->take_decision &&
+		ReadyTaskKind(rs, rs->task_queue, 'd', rs->workflow_type) == 'd')
+	{
+		rs->decision_taken = true;
+		return;
+	}
 	EnqueueReadyTask(rs, rs->task_queue, 'd', rs->workflow_type,
 					 rs->decision_scheduled_id, rs->decision_attempt);
 }

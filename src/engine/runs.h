@@ -57,6 +57,12 @@ typedef struct RunState
 	bool		task_secret_null;	/* none: started before 0.3.0, or none */
 	int64		task_secret;
 	bool		task_secret_changed;	/* drawn: SaveRun writes it */
+	/* Eager dispatch: the caller starts the next decision task (api/worker.c) */
+	bool		take_decision;	/* asked for: the next one is not queued */
+	bool		decision_taken; /* one was scheduled for the caller */
+	int			eager_activities;	/* activities the caller may take */
+	int			n_eager;		/* taken, not queued: their scheduled ids */
+	int64	   *eager_ids;
 	EventBatch *events;			/* appended, written by SaveRun/CloseRun */
 	ReadyBatch *ready;			/* queued, written by SaveRun/FlushEvents */
 } RunState;
@@ -87,6 +93,8 @@ extern bool DecisionIsTransient(RunState *rs);
 extern bool TransientDecisionOvertaken(RunState *rs);
 extern Jsonb *DecisionScheduledAttributes(RunState *rs);
 extern Jsonb *DecisionStartedAttributes(int64 scheduled_id, const char *identity);
+extern char ReadyTaskKind(RunState *rs, const char *task_queue, char kind,
+						  const char *type_name);
 extern void EnqueueReadyTask(RunState *rs, const char *task_queue, char kind,
 							 const char *type_name, int64 scheduled_event_id,
 							 int32 attempt);
