@@ -171,6 +171,31 @@ test('22004 and 22P02 are InvalidArgumentError too', () => {
   assert.equal(fromDatabaseError('not an error'), 'not an error');
 });
 
+test('start and signalWithStart give search attributes that list and count find', async () => {
+  const h = await client.start('tagged', null, { workflowId: 'tagged-1', searchAttributes: { Customer: 'ann', Tier: 2 } });
+  assert.deepEqual((await h.describe()).searchAttributes, { Customer: 'ann', Tier: 2 });
+  assert.deepEqual((await h.history())[0].attributes.searchAttributes, { Customer: 'ann', Tier: 2 });
+  const found: string[] = [];
+  for await (const w of client.list({ searchAttributes: { Customer: 'ann' } })) found.push(w.workflowId);
+  assert.deepEqual(found, ['tagged-1']);
+  assert.equal(await client.count({ searchAttributes: { Tier: 2 } }), 1);
+  const s = await client.signalWithStart('tagged', { workflowId: 'tagged-2', signal: 'go',
+    searchAttributes: { Customer: 'bob' } });
+  assert.deepEqual((await s.describe()).searchAttributes, { Customer: 'bob' });
+  assert.equal(await client.count({ searchAttributes: { Customer: 'bob' } }), 1);
+  // A start without them has none.
+  assert.equal((await (await client.start('tagged', null)).describe()).searchAttributes, null);
+  // Not an object: refused before anything starts.
+  const before = await client.count({ workflowType: 'tagged' });
+  for (const bad of [[1], 'ann', null]) {
+    await assert.rejects(client.start('tagged', null, { searchAttributes: bad as never }), (e: unknown) =>
+      e instanceof InvalidArgumentError && e.argument === 'searchAttributes' && e.sqlstate === '22023');
+    await assert.rejects(client.signalWithStart('tagged', { workflowId: 'tagged-3', signal: 'go',
+      searchAttributes: bad as never }), InvalidArgumentError);
+  }
+  assert.equal(await client.count({ workflowType: 'tagged' }), before);
+});
+
 test('signalWithStart starts once, then signals the running run', async () => {
   const h1 = await client.signalWithStart('cart', { workflowId: 'cart-1', signal: 'add', signalInput: { sku: 'a' }, input: { user: 'u' } });
   const h2 = await client.signalWithStart('cart', { workflowId: 'cart-1', signal: 'add', signalInput: { sku: 'b' } });
