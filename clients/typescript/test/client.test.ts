@@ -8,7 +8,7 @@ import { after, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   Client, DurableError, InvalidArgumentError, PermissionDeniedError, WorkflowAlreadyStartedError,
-  WorkflowFailedError, WorkflowNotFoundError, WorkflowNotRunningError, ResultTimeoutError, StaleTaskTokenError,
+  WorkflowFailedError, WorkflowNotFoundError, WorkflowNotRunningError, ResultTimeoutError, StaleTaskTokenError, PoolLike,
 } from '../src/index';
 import { fromDatabaseError } from '../src/errors';
 import { asPool, makePool, withRole } from './helpers';
@@ -240,4 +240,44 @@ test('reset and restart make new runs that the handles follow', async () => {
   const pinned = client.getHandle('invoice-7', h.runId ?? undefined);
   assert.equal((await pinned.describe()).status, 'failed');
   await s.terminate('done');
+});
+
+test('statements are prepared once a connection with a pg pool, sent as text otherwise', async () => {
+  const prepared = async (p: ReturnType<typeof makePool>): Promise<string[]> =>
+    (await p.query("SELECT statement FROM pg_prepared_statements WHERE name LIKE 'durable_pg_%' ORDER BY 1"))
+      .rows.map((r: { statement: string }) => r.statement);
+  const one = makePool(1);
+  try {
+    const c = new Client({ pool: asPool(one) });
+    const h1 = await c.start('prep', null);
+    const h2 = await c.start('prep', null);
+    assert.notEqual(h1.runId, h2.runId);
+    const names = await prepared(one);
+    assert.equal(names.filter((t) => t.includes('durable.start_workflow')).length, 1, 'one statement for both starts');
+    // A start with searchAttributes is another text, so another statement.
+    await c.start('prep', null, { searchAttributes: { K: 1 } });
+    assert.equal((await prepared(one)).filter((t) => t.includes('durable.start_workflow')).length, 2);
+  } finally {
+    await one.end();
+  }
+  // Turned off, or through a pool that is not pg's: plain text.
+  const off = makePool(1);
+  try {
+    await new Client({ pool: asPool(off), preparedStatements: false }).start('prep', null);
+    assert.deepEqual(await prepared(off), []);
+    const texts: string[] = [];
+    const wrapper: PoolLike = {
+      query: (text: string, values?: unknown[]) => {
+        texts.push(text);
+        return off.query(text, values);
+      },
+      connect: () => off.connect(),
+      end: async () => undefined,
+    };
+    await new Client({ pool: wrapper }).start('prep', null);
+    assert.ok(texts.some((t) => t.includes('durable.start_workflow')));
+    assert.deepEqual(await prepared(off), []);
+  } finally {
+    await off.end();
+  }
 });
