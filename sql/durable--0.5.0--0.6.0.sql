@@ -69,3 +69,78 @@ REVOKE ALL ON FUNCTION durable.complete_decision_task(text, jsonb, text, boolean
     FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION durable.complete_decision_task(text, jsonb, text, boolean, integer)
     TO durable_worker;
+
+-- Search attributes at start (docs/api.md "Client functions"): start_workflow
+-- and signal_with_start take search_attributes, a JSON object stored as the
+-- new run's search attributes and given in its WorkflowExecutionStarted as
+-- searchAttributes, as a child's start and ContinueAsNew give them, so that
+-- list_workflows finds the run from its start on (Temporal's
+-- StartWorkflowExecution and SignalWithStartWorkflowExecution requests carry
+-- them too).  A parameter is added at the end with a NULL default: every
+-- existing parameter keeps its name, position and default, so existing calls
+-- work unchanged.  The old signatures are dropped and the new ones created
+-- as 0.5.0 left the old: SECURITY INVOKER (the library runs them as the
+-- owner, src/base/caller.c), the same search_path, EXECUTE for
+-- durable_client only.
+-- ---------------------------------------------------------------------------
+
+DROP FUNCTION durable.start_workflow(text, jsonb, text, text, text, jsonb, text,
+    interval, interval, interval, text, interval, jsonb);
+CREATE FUNCTION durable.start_workflow(
+        workflow_type text,
+        input jsonb DEFAULT NULL,
+        workflow_id text DEFAULT NULL,
+        task_queue text DEFAULT 'default',
+        namespace text DEFAULT 'default',
+        retry_policy jsonb DEFAULT NULL,
+        id_reuse_policy text DEFAULT 'allow_duplicate_failed_only',
+        execution_timeout interval DEFAULT NULL,
+        run_timeout interval DEFAULT NULL,
+        decision_timeout interval DEFAULT '10 seconds',
+        cron_schedule text DEFAULT NULL,
+        delay interval DEFAULT NULL,
+        memo jsonb DEFAULT NULL,
+        search_attributes jsonb DEFAULT NULL)
+    RETURNS uuid
+    AS 'MODULE_PATHNAME', 'durable_start_workflow'
+    LANGUAGE C VOLATILE
+    SECURITY INVOKER SET search_path = pg_catalog, durable, pg_temp;
+
+DROP FUNCTION durable.signal_with_start(text, text, text, jsonb, jsonb, text, text,
+    jsonb, text, interval, interval, interval, text, interval, jsonb);
+CREATE FUNCTION durable.signal_with_start(
+        workflow_type text,
+        workflow_id text,
+        signal_name text,
+        signal_input jsonb DEFAULT NULL,
+        input jsonb DEFAULT NULL,
+        task_queue text DEFAULT 'default',
+        namespace text DEFAULT 'default',
+        retry_policy jsonb DEFAULT NULL,
+        id_reuse_policy text DEFAULT 'allow_duplicate_failed_only',
+        execution_timeout interval DEFAULT NULL,
+        run_timeout interval DEFAULT NULL,
+        decision_timeout interval DEFAULT '10 seconds',
+        cron_schedule text DEFAULT NULL,
+        delay interval DEFAULT NULL,
+        memo jsonb DEFAULT NULL,
+        search_attributes jsonb DEFAULT NULL)
+    RETURNS uuid
+    AS 'MODULE_PATHNAME', 'durable_signal_with_start'
+    LANGUAGE C VOLATILE
+    SECURITY INVOKER SET search_path = pg_catalog, durable, pg_temp;
+
+REVOKE ALL ON FUNCTION
+    durable.start_workflow(text, jsonb, text, text, text, jsonb, text, interval,
+                           interval, interval, text, interval, jsonb, jsonb),
+    durable.signal_with_start(text, text, text, jsonb, jsonb, text, text, jsonb,
+                              text, interval, interval, interval, text, interval,
+                              jsonb, jsonb)
+    FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION
+    durable.start_workflow(text, jsonb, text, text, text, jsonb, text, interval,
+                           interval, interval, text, interval, jsonb, jsonb),
+    durable.signal_with_start(text, text, text, jsonb, jsonb, text, text, jsonb,
+                              text, interval, interval, interval, text, interval,
+                              jsonb, jsonb)
+    TO durable_client;

@@ -162,7 +162,9 @@ static KeptPlan describe_links = {
  * The options that start_workflow and signal_with_start share, from argument
  * first on: task_queue, namespace, retry_policy, id_reuse_policy,
  * execution_timeout, run_timeout, decision_timeout, cron_schedule, delay,
- * memo.
+ * memo, search_attributes.  search_attributes came in 0.6.0: the functions
+ * of an older schema, which the library may serve until the update, have
+ * one argument fewer.
  */
 static void
 read_start_options(FunctionCallInfo fcinfo, int first, StartRequest *req)
@@ -205,13 +207,19 @@ read_start_options(FunctionCallInfo fcinfo, int first, StartRequest *req)
 				 errdetail("A cron workflow's first run waits for the schedule's next fire time.")));
 	req->memo = ARG_JSONB(first + 9);
 	CheckObject(req->memo, "memo");
+	if (PG_NARGS() > first + 10)
+	{
+		req->search_attributes = ARG_JSONB(first + 10);
+		CheckObject(req->search_attributes, "search_attributes");
+	}
 }
 
 PG_FUNCTION_INFO_V1(durable_start_workflow);
 /*
  * durable.start_workflow(workflow_type, input, workflow_id, task_queue,
  *		namespace, retry_policy, id_reuse_policy, execution_timeout,
- *		run_timeout, decision_timeout, cron_schedule, delay, memo)
+ *		run_timeout, decision_timeout, cron_schedule, delay, memo,
+ *		search_attributes)
  */
 Datum
 durable_start_workflow(PG_FUNCTION_ARGS)
@@ -245,9 +253,9 @@ PG_FUNCTION_INFO_V1(durable_signal_with_start);
  * durable.signal_with_start(workflow_type, workflow_id, signal_name,
  *		signal_input, input, task_queue, namespace, retry_policy,
  *		id_reuse_policy, execution_timeout, run_timeout, decision_timeout,
- *		cron_schedule, delay, memo): signal the running execution of
- * workflow_id, or start one whose history begins WorkflowExecutionStarted,
- * WorkflowExecutionSignaled.  Returns the run_id signalled.  Racing calls
+ *		cron_schedule, delay, memo, search_attributes): signal the running
+ * execution of workflow_id, or start one whose history begins
+ * WorkflowExecutionStarted, WorkflowExecutionSignaled.  Returns the run_id signalled.  Racing calls
  * meet at the unique index of running runs, as starts do: the loser signals
  * the winner's run.
  */

@@ -33,7 +33,7 @@ typedef struct StartRequest
 	char	   *cron_schedule;
 	double		delay;			/* seconds before the first decision task */
 	Jsonb	   *memo;
-	Jsonb	   *search_attributes;	/* a child's, or NULL */
+	Jsonb	   *search_attributes;	/* the new run's, or NULL */
 	/* signal_with_start: signal a running run, or start with this signal */
 	char	   *signal_name;
 	Jsonb	   *signal_input;

@@ -104,9 +104,9 @@ INSERT INTO pm.expect_functions VALUES
  ('revoke_namespace(text,text,text)', $$SELECT durable.revoke_namespace('secret', 'pm_client', 'client')$$,
   '42501', '42501', 'ok', '42501', '42501'),
  -- client
- ('start_workflow(text,jsonb,text,text,text,jsonb,text,interval,interval,interval,text,interval,jsonb)',
+ ('start_workflow(text,jsonb,text,text,text,jsonb,text,interval,interval,interval,text,interval,jsonb,jsonb)',
   $$SELECT durable.start_workflow('pm', NULL, 'pm-new', 'q', 'secret')$$, 'ok', '42501', 'ok', '42501', '42501'),
- ('signal_with_start(text,text,text,jsonb,jsonb,text,text,jsonb,text,interval,interval,interval,text,interval,jsonb)',
+ ('signal_with_start(text,text,text,jsonb,jsonb,text,text,jsonb,text,interval,interval,interval,text,interval,jsonb,jsonb)',
   $$SELECT durable.signal_with_start('pm', 'pm-dec', 's', namespace => 'secret')$$,
   'ok', '42501', 'ok', '42501', '42501'),
  ('signal_workflow(text,text,jsonb,text,uuid)',

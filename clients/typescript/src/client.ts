@@ -35,6 +35,12 @@ export interface StartOptions {
   delay?: Duration;
   /** A JSON object shown by describe. */
   memo?: JsonObject;
+  /**
+   * The run's search attributes from its start on (a JSON object): list() and
+   * count() find it by them; the workflow's upsertSearchAttributes merges into them.
+   * Needs durable 0.6.0 (start_workflow's search_attributes).
+   */
+  searchAttributes?: JsonObject;
 }
 
 export interface ClientOptions extends ConnectionOptions {
@@ -153,6 +159,20 @@ function retryParam(p: RetryPolicy | undefined, what: string): string | null {
   }
 }
 
+/**
+ * The search_attributes argument of a start, as parameter n: named only when
+ * given, so that a start without them also works against a durable older than
+ * 0.6.0 (whose start functions lack the argument).
+ */
+function searchAttributesParam(o: StartOptions, n: number): { sql: string; params: unknown[] } {
+  if (o.searchAttributes === undefined) return { sql: '', params: [] };
+  const v = o.searchAttributes as unknown;
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+    throw new InvalidArgumentError('searchAttributes must be a JSON object', { sqlstate: '22023' }, 'searchAttributes');
+  }
+  return { sql: `, search_attributes => $${n}::jsonb`, params: [jsonParam(v, 'searchAttributes')] };
+}
+
 export class Client {
   readonly connection: Connection;
   readonly namespace: string;
@@ -168,13 +188,15 @@ export class Client {
   async start<R = JsonValue>(workflowType: string, input?: unknown, options: StartOptions = {}): Promise<WorkflowHandle<R>> {
     const ns = options.namespace ?? this.namespace;
     const workflowId = options.workflowId ?? randomUUID();
+    const p = this.startParams(workflowType, input, { ...options, workflowId }, ns);
+    const sa = searchAttributesParam(options, p.length + 1);
     const rows = await this.connection.query(
       `SELECT durable.start_workflow(workflow_type => $1, input => $2::jsonb, workflow_id => $3,
           task_queue => $4, namespace => $5, retry_policy => $6::jsonb,
           id_reuse_policy => $7, execution_timeout => $8::interval, run_timeout => $9::interval,
           decision_timeout => $10::interval, cron_schedule => $11, delay => $12::interval,
-          memo => $13::jsonb) AS run_id`,
-      this.startParams(workflowType, input, { ...options, workflowId }, ns));
+          memo => $13::jsonb${sa.sql}) AS run_id`,
+      [...p, ...sa.params]);
     return new WorkflowHandle<R>(this, workflowId, ns, rows[0].run_id as string, false);
   }
 
@@ -198,13 +220,14 @@ export class Client {
   }): Promise<WorkflowHandle<R>> {
     const ns = options.namespace ?? this.namespace;
     const p = this.startParams(workflowType, options.input, options, ns);
+    const sa = searchAttributesParam(options, p.length + 3);
     const rows = await this.connection.query(
       `SELECT durable.signal_with_start(workflow_type => $1, input => $2::jsonb, workflow_id => $3,
           task_queue => $4, namespace => $5, retry_policy => $6::jsonb,
           id_reuse_policy => $7, execution_timeout => $8::interval, run_timeout => $9::interval,
           decision_timeout => $10::interval, cron_schedule => $11, delay => $12::interval,
-          memo => $13::jsonb, signal_name => $14, signal_input => $15::jsonb) AS run_id`,
-      [...p, options.signal, jsonParam(options.signalInput, 'signalInput')]);
+          memo => $13::jsonb, signal_name => $14, signal_input => $15::jsonb${sa.sql}) AS run_id`,
+      [...p, options.signal, jsonParam(options.signalInput, 'signalInput'), ...sa.params]);
     return new WorkflowHandle<R>(this, options.workflowId, ns, rows[0].run_id as string, false);
   }
 

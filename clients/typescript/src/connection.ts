@@ -3,6 +3,7 @@
  * connection settings or given by the application.  The public types are
  * structural so that a `pg.Pool` fits without durable-pg's types naming pg's.
  */
+import { createHash } from 'node:crypto';
 import { Pool } from 'pg';
 import { fromDatabaseError } from './errors';
 
@@ -48,11 +49,54 @@ export interface ConnectionConfig {
 export interface ConnectionOptions {
   pool?: PoolLike;
   connection?: ConnectionConfig | string;
+  /**
+   * Whether durable-pg's statements are named prepared statements, parsed
+   * once a connection (default: true with a pool durable-pg makes or a
+   * `pg.Pool`; false with another PoolLike, which gets statements as text).
+   * Turn it off behind a pooler that does not keep them (PgBouncer in
+   * transaction mode before 1.21).
+   */
+  preparedStatements?: boolean;
+}
+
+/** A statement as the pg driver takes it: named (prepared once a connection) or not. */
+interface QueryConfig {
+  name?: string;
+  text: string;
+  values?: unknown[];
+}
+
+/** Objects whose query() takes a QueryConfig, as pg's Pool and Client do. */
+interface ConfigQueryable {
+  query(config: QueryConfig): Promise<QueryResultLike>;
+}
+
+const statementNames = new Map<string, string>();
+
+/**
+ * The prepared statement of a text: its name is a hash of the text, so that
+ * the same text has the same name on every connection and two texts never
+ * share one.
+ */
+function prepared(text: string, values?: unknown[]): QueryConfig {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `durable_pg_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
+    statementNames.set(text, name);
+  }
+  return { name, text, values: values ?? [] };
+}
+
+/** Whether a pool given by the application is pg's (whose query() takes a QueryConfig). */
+function isPgPool(pool: PoolLike): boolean {
+  return typeof (pool as { Client?: unknown }).Client === 'function';
 }
 
 /** A pool and whether durable-pg owns it. */
 export class Connection {
   readonly pool: PoolLike;
+  /** Whether statements are named prepared statements (ConnectionOptions.preparedStatements). */
+  readonly prepared: boolean;
   private readonly owned: boolean;
   private ended = false;
 
@@ -75,11 +119,13 @@ export class Connection {
       this.pool = pool as unknown as PoolLike;
       this.owned = true;
     }
+    this.prepared = options.preparedStatements ?? (this.owned || isPgPool(this.pool));
   }
 
   /** Runs a statement; database errors come back as DurableError subclasses. */
   async query(text: string, values?: unknown[]): Promise<Array<Record<string, unknown>>> {
     try {
+      if (this.prepared) return (await (this.pool as unknown as ConfigQueryable).query(prepared(text, values))).rows;
       return (await this.pool.query(text, values)).rows;
     } catch (e) {
       throw fromDatabaseError(e);
@@ -94,9 +140,14 @@ export class Connection {
   }
 }
 
-/** Runs a statement on one connection, mapping database errors. */
-export async function queryOn(c: PoolClientLike, text: string, values?: unknown[]): Promise<Array<Record<string, unknown>>> {
+/**
+ * Runs a statement on one connection (of conn's pool), mapping database
+ * errors; a prepared statement when conn's are.
+ */
+export async function queryOn(conn: Connection, c: PoolClientLike, text: string,
+  values?: unknown[]): Promise<Array<Record<string, unknown>>> {
   try {
+    if (conn.prepared) return (await (c as unknown as ConfigQueryable).query(prepared(text, values))).rows;
     return (await c.query(text, values)).rows;
   } catch (e) {
     throw fromDatabaseError(e);

@@ -37,7 +37,7 @@ export class Poller {
           // statement then fails on it, and the poll reconnects.
           c.on?.('error', (err) => this.logger.warn(`${this.what}: connection lost`, err));
           try {
-            this.pid = Number((await queryOn(c, 'SELECT pg_backend_pid() AS pid'))[0].pid);
+            this.pid = Number((await queryOn(this.conn, c, 'SELECT pg_backend_pid() AS pid'))[0].pid);
           } catch (e) {
             c.release(true);
             throw e;
@@ -46,7 +46,7 @@ export class Poller {
         }
         if (this.stopped) return null;
         this.polling = true;
-        const p = queryOn(this.client, text, values);
+        const p = queryOn(this.conn, this.client, text, values);
         this.inflight = p.catch(() => undefined);
         const rows = await p;
         this.polling = false;

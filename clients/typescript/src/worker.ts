@@ -256,8 +256,9 @@ export class Worker {
 
   constructor(options: WorkerOptions) {
     const { pool, connection, workflows, activities, ...rest } = options;
-    this.connection = new Connection({ pool, connection }, (options.maxConcurrentActivities ?? 10) + 5);
-    const shared = { ...rest, pool: this.connection.pool };
+    this.connection = new Connection({ pool, connection, preparedStatements: options.preparedStatements },
+      (options.maxConcurrentActivities ?? 10) + 5);
+    const shared = { ...rest, pool: this.connection.pool, preparedStatements: this.connection.prepared };
     this.workflowWorker = workflows !== undefined && Object.keys(workflows).length > 0
       ? new WorkflowWorker({ ...shared, workflows }) : null;
     this.activityWorker = activities !== undefined && Object.keys(activities).length > 0

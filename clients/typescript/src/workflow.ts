@@ -308,7 +308,9 @@ export class WorkflowRun {
   private closed = false;
   private started = false;
   private currentTime: Date;
-  private readonly rand: () => number;
+  /** The seed of rand(); its generator is made at the first call (most runs never draw). */
+  private readonly randSeed: string;
+  private randGen: (() => number) | null = null;
   private readonly input: JsonValue;
 
   constructor(private readonly fn: WorkflowFunction<JsonValue>, task: {
@@ -332,9 +334,15 @@ export class WorkflowRun {
     this.currentTime = new Date(first.eventTime);
     // Seeded by what a reset copies unchanged (the first event), so that a
     // reset run replays the same numbers.
-    this.rand = makeRandom(JSON.stringify([a.firstExecutionRunId ?? null, a.continuedExecutionRunId ?? null,
-      a.attempt ?? null, first.eventTime]));
+    this.randSeed = JSON.stringify([a.firstExecutionRunId ?? null, a.continuedExecutionRunId ?? null,
+      a.attempt ?? null, first.eventTime]);
     this.lastEventId = 1;
+  }
+
+  /** The run's deterministic random numbers in [0, 1). */
+  rand(): number {
+    this.randGen ??= makeRandom(this.randSeed);
+    return this.randGen();
   }
 
   /**

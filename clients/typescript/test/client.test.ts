@@ -8,7 +8,7 @@ import { after, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   Client, DurableError, InvalidArgumentError, PermissionDeniedError, WorkflowAlreadyStartedError,
-  WorkflowFailedError, WorkflowNotFoundError, WorkflowNotRunningError, ResultTimeoutError, StaleTaskTokenError,
+  WorkflowFailedError, WorkflowNotFoundError, WorkflowNotRunningError, ResultTimeoutError, StaleTaskTokenError, PoolLike,
 } from '../src/index';
 import { fromDatabaseError } from '../src/errors';
 import { asPool, makePool, withRole } from './helpers';
@@ -171,6 +171,31 @@ test('22004 and 22P02 are InvalidArgumentError too', () => {
   assert.equal(fromDatabaseError('not an error'), 'not an error');
 });
 
+test('start and signalWithStart give search attributes that list and count find', async () => {
+  const h = await client.start('tagged', null, { workflowId: 'tagged-1', searchAttributes: { Customer: 'ann', Tier: 2 } });
+  assert.deepEqual((await h.describe()).searchAttributes, { Customer: 'ann', Tier: 2 });
+  assert.deepEqual((await h.history())[0].attributes.searchAttributes, { Customer: 'ann', Tier: 2 });
+  const found: string[] = [];
+  for await (const w of client.list({ searchAttributes: { Customer: 'ann' } })) found.push(w.workflowId);
+  assert.deepEqual(found, ['tagged-1']);
+  assert.equal(await client.count({ searchAttributes: { Tier: 2 } }), 1);
+  const s = await client.signalWithStart('tagged', { workflowId: 'tagged-2', signal: 'go',
+    searchAttributes: { Customer: 'bob' } });
+  assert.deepEqual((await s.describe()).searchAttributes, { Customer: 'bob' });
+  assert.equal(await client.count({ searchAttributes: { Customer: 'bob' } }), 1);
+  // A start without them has none.
+  assert.equal((await (await client.start('tagged', null)).describe()).searchAttributes, null);
+  // Not an object: refused before anything starts.
+  const before = await client.count({ workflowType: 'tagged' });
+  for (const bad of [[1], 'ann', null]) {
+    await assert.rejects(client.start('tagged', null, { searchAttributes: bad as never }), (e: unknown) =>
+      e instanceof InvalidArgumentError && e.argument === 'searchAttributes' && e.sqlstate === '22023');
+    await assert.rejects(client.signalWithStart('tagged', { workflowId: 'tagged-3', signal: 'go',
+      searchAttributes: bad as never }), InvalidArgumentError);
+  }
+  assert.equal(await client.count({ workflowType: 'tagged' }), before);
+});
+
 test('signalWithStart starts once, then signals the running run', async () => {
   const h1 = await client.signalWithStart('cart', { workflowId: 'cart-1', signal: 'add', signalInput: { sku: 'a' }, input: { user: 'u' } });
   const h2 = await client.signalWithStart('cart', { workflowId: 'cart-1', signal: 'add', signalInput: { sku: 'b' } });
@@ -215,4 +240,44 @@ test('reset and restart make new runs that the handles follow', async () => {
   const pinned = client.getHandle('invoice-7', h.runId ?? undefined);
   assert.equal((await pinned.describe()).status, 'failed');
   await s.terminate('done');
+});
+
+test('statements are prepared once a connection with a pg pool, sent as text otherwise', async () => {
+  const prepared = async (p: ReturnType<typeof makePool>): Promise<string[]> =>
+    (await p.query("SELECT statement FROM pg_prepared_statements WHERE name LIKE 'durable_pg_%' ORDER BY 1"))
+      .rows.map((r: { statement: string }) => r.statement);
+  const one = makePool(1);
+  try {
+    const c = new Client({ pool: asPool(one) });
+    const h1 = await c.start('prep', null);
+    const h2 = await c.start('prep', null);
+    assert.notEqual(h1.runId, h2.runId);
+    const names = await prepared(one);
+    assert.equal(names.filter((t) => t.includes('durable.start_workflow')).length, 1, 'one statement for both starts');
+    // A start with searchAttributes is another text, so another statement.
+    await c.start('prep', null, { searchAttributes: { K: 1 } });
+    assert.equal((await prepared(one)).filter((t) => t.includes('durable.start_workflow')).length, 2);
+  } finally {
+    await one.end();
+  }
+  // Turned off, or through a pool that is not pg's: plain text.
+  const off = makePool(1);
+  try {
+    await new Client({ pool: asPool(off), preparedStatements: false }).start('prep', null);
+    assert.deepEqual(await prepared(off), []);
+    const texts: string[] = [];
+    const wrapper: PoolLike = {
+      query: (text: string, values?: unknown[]) => {
+        texts.push(text);
+        return off.query(text, values);
+      },
+      connect: () => off.connect(),
+      end: async () => undefined,
+    };
+    await new Client({ pool: wrapper }).start('prep', null);
+    assert.ok(texts.some((t) => t.includes('durable.start_workflow')));
+    assert.deepEqual(await prepared(off), []);
+  } finally {
+    await off.end();
+  }
 });
