@@ -69,3 +69,33 @@ REVOKE ALL ON FUNCTION durable.complete_decision_task(text, jsonb, text, boolean
     FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION durable.complete_decision_task(text, jsonb, text, boolean, integer)
     TO durable_worker;
+
+-- ---------------------------------------------------------------------------
+-- Versions of workflow code recorded in history (docs/sql-workflows.md
+-- "Changing workflow code"), as Cadence's GetVersion and Temporal's patched:
+-- calls for workflow functions, like durable.side_effect(), that record a
+-- RecordMarker decision "Version" {id, changeId, version} the first time a
+-- run passes them and return what history recorded on replay.  Outside a
+-- workflow function they raise 55000; callable by all, as the other calls of
+-- workflow code.
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION durable.get_version(change_id text, min_supported integer,
+        max_supported integer)
+    RETURNS integer
+    AS 'MODULE_PATHNAME', 'durable_get_version'
+    LANGUAGE C VOLATILE;
+
+CREATE FUNCTION durable.patched(change_id text) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'durable_patched'
+    LANGUAGE C VOLATILE;
+
+CREATE FUNCTION durable.deprecate_patch(change_id text) RETURNS void
+    AS 'MODULE_PATHNAME', 'durable_deprecate_patch'
+    LANGUAGE C VOLATILE;
+
+GRANT EXECUTE ON FUNCTION
+    durable.get_version(text, integer, integer),
+    durable.patched(text),
+    durable.deprecate_patch(text)
+    TO PUBLIC;

@@ -189,6 +189,10 @@ INSERT INTO pm.expect_functions VALUES
   '55000', '55000', '55000', '55000', '55000'),
  ('side_effect(jsonb)', $$SELECT durable.side_effect('1')$$, '55000', '55000', '55000', '55000', '55000'),
  ('workflow_info()', $$SELECT durable.workflow_info()$$, '55000', '55000', '55000', '55000', '55000'),
+ ('get_version(text,integer,integer)', $$SELECT durable.get_version('x', -1, 1)$$,
+  '55000', '55000', '55000', '55000', '55000'),
+ ('patched(text)', $$SELECT durable.patched('x')$$, '55000', '55000', '55000', '55000', '55000'),
+ ('deprecate_patch(text)', $$SELECT durable.deprecate_patch('x')$$, '55000', '55000', '55000', '55000', '55000'),
  -- monitoring (docs/metrics.md "Metrics"): rows filtered by namespace, not for PUBLIC
  ('metric_values()', $$SELECT count(*) FROM durable.metric_values()$$, 'ok', 'ok', 'ok', 'ok', '42501'),
  ('metrics_text()', $$SELECT durable.metrics_text()$$, 'ok', 'ok', 'ok', 'ok', '42501'),
