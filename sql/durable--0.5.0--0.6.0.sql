@@ -99,3 +99,26 @@ GRANT EXECUTE ON FUNCTION
     durable.patched(text),
     durable.deprecate_patch(text)
     TO PUBLIC;
+
+-- ---------------------------------------------------------------------------
+-- Replay checks before a deploy (docs/sql-workflows.md "Checking new code
+-- against running workflows"): the stored histories of a workflow type's
+-- runs replayed against a function, which may be one created in the
+-- caller's own transaction, writing nothing.  Privileges as
+-- describe_workflow's (the client group and the namespace's client
+-- privilege); the function then also requires EXECUTE on the function and
+-- the privileges of the role the registration runs as.
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION durable.replay_check(workflow_type text, function regprocedure,
+        namespace text DEFAULT 'default', only_running boolean DEFAULT true,
+        max_runs integer DEFAULT 1000)
+    RETURNS TABLE (workflow_id text, run_id uuid, ok boolean, event_id bigint,
+                   history text, code text, message text)
+    AS 'MODULE_PATHNAME', 'durable_replay_check'
+    LANGUAGE C VOLATILE
+    SECURITY INVOKER SET search_path = pg_catalog, durable, pg_temp;
+REVOKE ALL ON FUNCTION durable.replay_check(text, regprocedure, text, boolean, integer)
+    FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION durable.replay_check(text, regprocedure, text, boolean, integer)
+    TO durable_client, durable_admin;

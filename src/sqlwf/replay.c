@@ -1482,3 +1482,72 @@ ReplayWorkflow(RunState *rs, Registration *reg, TimestampTz now,
 	return REPLAY_DECIDED;
 }
 
+/*
+ * replay_check(): replay the whole history of a run (not locked) against
+ * function, run as run_as as the executor runs it, and say whether and where
+ * they part.  Nothing is observed or logged; the function's writes are
+ * rolled back (CallAsRole), and the caller runs this in a subtransaction
+ * that it rolls back too.  Besides what the executor finds, a function that
+ * waits (for a signal) before commands that history has is reported: the
+ * executor finds that only at the run's next decision task.
+ */
+void
+ReplayCheck(RunState *rs, Oid function, Oid run_as, TimestampTz now,
+			ReplayCheckResult *out)
+{
+	ReplayContext ctx;
+	FmgrInfo	flinfo;
+	Jsonb	   *result = NULL;
+	ErrorData  *error = NULL;
+	bool		timed_out = false;
+	double		timeout;
+
+	memset(out, 0, sizeof(*out));
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.mcxt = CurrentMemoryContext;
+	ctx.rs = rs;
+	ctx.checking = true;
+	index_history(&ctx, rs->last_event_id + 1, now);
+	if (ctx.history_error != NULL)
+	{
+		out->event_id = ctx.nd_event_id;
+		out->history = ctx.nd_history;
+		out->message = ctx.history_error;
+		return;
+	}
+
+	fmgr_info(function, &flinfo);
+	timeout = ExecutorTaskTimeout(rs->namespace, rs->decision_timeout, NULL);
+	replay = &ctx;
+	PG_TRY();
+	{
+		CallAsRole(run_as, &flinfo, ctx.input, timeout,
+				   NULL, NULL, &result, &error, &timed_out);
+	}
+	PG_FINALLY();
+	{
+		replay = NULL;
+	}
+	PG_END_TRY();
+
+	check_unissued(&ctx, error, timed_out);
+	if (ctx.nondeterminism != NULL)
+	{
+		out->event_id = ctx.nd_event_id;
+		out->history = ctx.nd_history;
+		out->code = ctx.nd_code;
+		out->message = ctx.nondeterminism;
+		return;
+	}
+	if (timed_out)
+	{
+		out->code = "timed out";
+		out->message = psprintf("the function ran past the decision timeout of %g s",
+								timeout);
+		return;
+	}
+	/* The caller's cancel or statement timeout ends the check. */
+	if (!ctx.suspended && error != NULL && ErrorIsCancel(error))
+		ReThrowError(error);
+	out->ok = true;
+}

@@ -123,6 +123,8 @@ INSERT INTO pm.expect_functions VALUES
   'ok', '42501', 'ok', '42501', '42501'),
  ('describe_workflow(text,text,uuid)', $$SELECT durable.describe_workflow('pm-dec', 'secret')$$,
   'ok', '42501', 'ok', '42501', '42501'),
+ ('replay_check(text,regprocedure,text,boolean,integer)',
+  $$SELECT count(*) FROM durable.replay_check('pm', 'pm.fn(jsonb)', 'secret')$$, 'ok', '42501', 'ok', '42501', '42501'),
  ('get_history(text,text,uuid)', $$SELECT count(*) FROM durable.get_history('pm-dec', 'secret')$$,
   'ok', '42501', 'ok', '42501', '42501'),
  ('wait_workflow(text,text,uuid,interval)', $$SELECT durable.wait_workflow('pm-dec', 'secret', wait => '0')$$,
