@@ -3,7 +3,7 @@
 -- inside the transaction that creates it, writing nothing; its arguments and who may
 -- call it.
 BEGIN;
-SELECT plan(26);
+SELECT plan(27);
 SET LOCAL durable.test_time = '2026-01-01 00:00:00+00';
 
 CREATE ROLE rc_app;
@@ -125,6 +125,15 @@ SELECT throws_ok($$ SELECT * FROM durable.replay_check('ord', 'app.ord(jsonb)', 
     'WF002', NULL, 'an unknown namespace: WF002');
 SELECT is((SELECT count(*) FROM durable.replay_check('nothing', 'app.ord(jsonb)')), 0::bigint,
     'a type without runs: no rows');
+
+-- A run on a queue where no SQL function runs the type is not replayed.
+SAVEPOINT ext;
+SELECT durable.start_workflow('ord', '{"wait": "1 hour"}', 'ord-ext', task_queue => 'external') IS NOT NULL AS started;
+SELECT results_eq($$ SELECT ok, message FROM durable.replay_check('ord', 'app.ord(jsonb)')
+                      WHERE workflow_id = 'ord-ext' $$,
+    $$ VALUES (NULL::boolean, 'workflow type "ord" is not registered on task queue "external": no SQL function runs it') $$,
+    'a run whose queue has no registration of the type: ok NULL, and why');
+ROLLBACK TO ext;
 
 -- 7. Who may call it.
 SELECT durable.create_namespace('closed');
