@@ -144,3 +144,56 @@ GRANT EXECUTE ON FUNCTION
                               text, interval, interval, interval, text, interval,
                               jsonb, jsonb)
     TO durable_client;
+
+-- ---------------------------------------------------------------------------
+-- Versions of workflow code recorded in history (docs/sql-workflows.md
+-- "Changing workflow code"), as Cadence's GetVersion and Temporal's patched:
+-- calls for workflow functions, like durable.side_effect(), that record a
+-- RecordMarker decision "Version" {id, changeId, version} the first time a
+-- run passes them and return what history recorded on replay.  Outside a
+-- workflow function they raise 55000; callable by all, as the other calls of
+-- workflow code.
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION durable.get_version(change_id text, min_supported integer,
+        max_supported integer)
+    RETURNS integer
+    AS 'MODULE_PATHNAME', 'durable_get_version'
+    LANGUAGE C VOLATILE;
+
+CREATE FUNCTION durable.patched(change_id text) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'durable_patched'
+    LANGUAGE C VOLATILE;
+
+CREATE FUNCTION durable.deprecate_patch(change_id text) RETURNS void
+    AS 'MODULE_PATHNAME', 'durable_deprecate_patch'
+    LANGUAGE C VOLATILE;
+
+GRANT EXECUTE ON FUNCTION
+    durable.get_version(text, integer, integer),
+    durable.patched(text),
+    durable.deprecate_patch(text)
+    TO PUBLIC;
+
+-- ---------------------------------------------------------------------------
+-- Replay checks before a deploy (docs/sql-workflows.md "Checking new code
+-- against running workflows"): the stored histories of a workflow type's
+-- runs replayed against a function, which may be one created in the
+-- caller's own transaction, writing nothing.  Privileges as
+-- describe_workflow's (the client group and the namespace's client
+-- privilege); the function then also requires EXECUTE on the function and
+-- the privileges of the role the registration runs as.
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION durable.replay_check(workflow_type text, function regprocedure,
+        namespace text DEFAULT 'default', only_running boolean DEFAULT true,
+        max_runs integer DEFAULT 1000)
+    RETURNS TABLE (workflow_id text, run_id uuid, ok boolean, event_id bigint,
+                   history text, code text, message text)
+    AS 'MODULE_PATHNAME', 'durable_replay_check'
+    LANGUAGE C VOLATILE
+    SECURITY INVOKER SET search_path = pg_catalog, durable, pg_temp;
+REVOKE ALL ON FUNCTION durable.replay_check(text, regprocedure, text, boolean, integer)
+    FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION durable.replay_check(text, regprocedure, text, boolean, integer)
+    TO durable_client, durable_admin;

@@ -74,6 +74,7 @@ static const char *const engine_functions[] = {
 	"poll_activity_tasks",
 	"poll_decision_task",
 	"purge",
+	"replay_check",
 	"report_activity_canceled",
 	"reset_workflow",
 	"resolve_run_id",

@@ -81,7 +81,19 @@ typedef struct HistoryCommand
 	Jsonb	   *outcome_attrs;
 	bool		timer_canceled;
 	Jsonb	   *marker_value;
+	Jsonb	   *marker_details;
 } HistoryCommand;
+
+/* A change id's version in this execution (get_version) */
+typedef struct ChangeVersion
+{
+	char	   *change_id;
+	int			version;
+} ChangeVersion;
+
+/* get_version's version of a run that passed the change before it existed */
+#define DEFAULT_VERSION		(-1)
+#define VERSION_MARKER		"Version"
 
 typedef struct HistorySignal
 {
@@ -101,6 +113,7 @@ typedef struct ReplayContext
 	/* The decision tasks the code can run in: completed ones and this one */
 	int			ntasks;
 	int64	   *task_ids;		/* DecisionTaskStarted event ids */
+	int64	   *task_completed_ids; /* their DecisionTaskCompleted (0: now) */
 	TimestampTz *task_times;
 	int			horizon;		/* index into task_ids */
 
@@ -119,6 +132,11 @@ typedef struct ReplayContext
 	Jsonb	  **decisions;
 	bool		suspended;
 	char	   *nondeterminism;
+	int64		nd_event_id;	/* where history and code part (0: unknown) */
+	char	   *nd_history;		/* what history has there */
+	char	   *nd_code;		/* what the code did */
+	List	   *versions;		/* ChangeVersion, in ctx->mcxt */
+	bool		checking;		/* replay_check(): nothing observed */
 } ReplayContext;
 
 static ReplayContext *replay = NULL;
@@ -227,9 +245,14 @@ note_command(ReplayContext *ctx, int n, int *capacity, CommandKind kind,
 	if (c == NULL || c->present)
 	{
 		if (ctx->history_error == NULL)
+		{
 			ctx->history_error =
 				psprintf("history event %lld records a %s that durable's replay did not number",
 						 (long long) event_id, command_kind_names[kind]);
+			ctx->nd_event_id = event_id;
+			ctx->nd_history = psprintf("%s not numbered by durable's replay",
+									   command_kind_names[kind]);
+		}
 		return;
 	}
 	c->present = true;
@@ -256,16 +279,15 @@ note_outcome(ReplayContext *ctx, int32 *cmd_of_event, int64 last_event_id,
 }
 
 /*
- * Index the run's history (SPI connected, in ctx->mcxt): the commands by
- * number, their outcomes, the signals, the cancel request and the decision
- * tasks the code may run in.  The current task's DecisionTaskStarted is not
- * written yet; its id and time are the run's.
+ * Index the run's history before event last (SPI connected, in ctx->mcxt):
+ * the commands by number, their outcomes, the signals, the cancel request
+ * and the decision tasks the code may run in.  The current task's
+ * DecisionTaskStarted is not written yet: its id is last, its time now.
  */
 static void
-index_history(ReplayContext *ctx, TimestampTz now)
+index_history(ReplayContext *ctx, int64 last, TimestampTz now)
 {
 	RunState   *rs = ctx->rs;
-	int64		last = rs->decision_started_id;
 	int32	   *cmd_of_event = palloc0(sizeof(int32) * (last + 1));
 	int			capacity = 16;
 	int			sig_capacity = 4;
@@ -278,6 +300,7 @@ index_history(ReplayContext *ctx, TimestampTz now)
 	ctx->commands = palloc0(sizeof(HistoryCommand) * capacity);
 	ctx->signals = palloc0(sizeof(HistorySignal) * sig_capacity);
 	ctx->task_ids = palloc(sizeof(int64) * task_capacity);
+	ctx->task_completed_ids = palloc(sizeof(int64) * task_capacity);
 	ctx->task_times = palloc(sizeof(TimestampTz) * task_capacity);
 
 	/*
@@ -294,7 +317,8 @@ index_history(ReplayContext *ctx, TimestampTz now)
 		Jsonb	   *attrs = ev.attributes;	/* a copy (HistoryScanNext) */
 
 		/* Read here anyway: the task's schedule-to-start (metrics.c) */
-		if (id == rs->decision_scheduled_id && !rs->decision_started_time_null)
+		if (id == rs->decision_scheduled_id && !rs->decision_started_time_null &&
+			!ctx->checking)
 			MetricsObserve(rs->namespace, rs->task_queue,
 						   MH_DECISION_SCHEDULE_TO_START,
 						   TimestampDiffSeconds(rs->decision_started_time,
@@ -317,9 +341,12 @@ index_history(ReplayContext *ctx, TimestampTz now)
 			{
 				task_capacity *= 2;
 				ctx->task_ids = repalloc(ctx->task_ids, sizeof(int64) * task_capacity);
+				ctx->task_completed_ids = repalloc(ctx->task_completed_ids,
+												   sizeof(int64) * task_capacity);
 				ctx->task_times = repalloc(ctx->task_times, sizeof(TimestampTz) * task_capacity);
 			}
 			ctx->task_ids[ctx->ntasks] = pending_started;
+			ctx->task_completed_ids[ctx->ntasks] = id;
 			ctx->task_times[ctx->ntasks] = pending_time;
 			ctx->ntasks++;
 			pending_started = 0;
@@ -380,7 +407,10 @@ index_history(ReplayContext *ctx, TimestampTz now)
 			note_command(ctx, n, &capacity, CMD_MARKER,
 						 attr_text(attrs, "markerName"), id, cmd_of_event);
 			if (n > 0 && n <= ctx->ncommands)
+			{
 				ctx->commands[n - 1].marker_value = attr_jsonb(details, "value");
+				ctx->commands[n - 1].marker_details = details;
+			}
 		}
 		else if (strcmp(type, "WorkflowExecutionSignaled") == 0)
 		{
@@ -402,7 +432,8 @@ index_history(ReplayContext *ctx, TimestampTz now)
 	EndHistoryScan(&hs);
 
 	/* The decision task being run now */
-	ctx->task_ids[ctx->ntasks] = rs->decision_started_id;
+	ctx->task_ids[ctx->ntasks] = last;
+	ctx->task_completed_ids[ctx->ntasks] = 0;
 	ctx->task_times[ctx->ntasks] = now;
 	ctx->ntasks++;
 	ctx->horizon = 0;
@@ -442,11 +473,19 @@ suspend(ReplayContext *ctx)
 			 errhint("Workflow functions must not catch query_canceled.")));
 }
 
-/* History disagrees with the code: stop, and fail the decision task. */
+/*
+ * History disagrees with the code: stop, and fail the decision task.  The
+ * event where they part (0: unknown), what history has there and what the
+ * code did are kept for replay_check.
+ */
 static void
-nondeterministic(ReplayContext *ctx, const char *message)
+nondeterministic(ReplayContext *ctx, int64 event_id, const char *history,
+				 const char *code, const char *message)
 {
 	ctx->nondeterminism = MemoryContextStrdup(ctx->mcxt, message);
+	ctx->nd_event_id = event_id;
+	ctx->nd_history = history ? MemoryContextStrdup(ctx->mcxt, history) : NULL;
+	ctx->nd_code = code ? MemoryContextStrdup(ctx->mcxt, code) : NULL;
 	ereport(ERROR,
 			(errcode(ERRCODE_QUERY_CANCELED),
 			 errmsg("durable: non-deterministic workflow: %s", message)));
@@ -546,31 +585,97 @@ add_options(JsonBuilder *jb, Jsonb *options, const char *const *allowed)
 	}
 }
 
+/* A command the code issues, for messages: "activity charge", "timer" */
+static char *
+command_text(CommandKind kind, const char *name)
+{
+	if (kind == CMD_MARKER)
+		return name == NULL || strcmp(name, "SideEffect") == 0 ?
+			pstrdup("side effect") : psprintf("marker %s", name);
+	return psprintf("%s%s%s", command_kind_names[kind], name ? " " : "",
+					name ? name : "");
+}
+
+/* The change id of a version marker of history, or NULL for another command. */
+static char *
+version_change_id(HistoryCommand *c)
+{
+	if (c->kind != CMD_MARKER || c->name == NULL ||
+		strcmp(c->name, VERSION_MARKER) != 0 || c->marker_details == NULL)
+		return NULL;
+	return attr_text(c->marker_details, "changeId");
+}
+
+/* A command of history, for messages */
+static char *
+history_command_text(HistoryCommand *c)
+{
+	char	   *change = version_change_id(c);
+
+	if (change != NULL)
+		return psprintf("version marker of change \"%s\"", change);
+	return command_text(c->kind, c->name);
+}
+
+/*
+ * Whether command c of history is a version marker that deprecate_patch()
+ * recorded: code that no longer calls it passes over it (Temporal's
+ * deprecated patches).
+ */
+static bool
+is_deprecated_marker(HistoryCommand *c)
+{
+	JsonbValue *v;
+
+	if (version_change_id(c) == NULL)
+		return false;
+	v = JsonGetField(c->marker_details, "deprecated");
+	return v != NULL && v->type == jbvBool && v->val.boolean;
+}
+
+/* Pass over the deprecated version markers at the next command numbers. */
+static void
+skip_deprecated_markers(ReplayContext *ctx)
+{
+	while (ctx->issued < ctx->ncommands &&
+		   ctx->commands[ctx->issued].present &&
+		   is_deprecated_marker(&ctx->commands[ctx->issued]))
+		ctx->issued++;
+}
+
+/* The DecisionTaskCompleted of the task the code runs in (0: this one). */
+static int64
+horizon_completed_id(ReplayContext *ctx)
+{
+	return ctx->task_completed_ids[ctx->horizon];
+}
+
 /* Take the next command number; its history entry, or NULL if new. */
 static HistoryCommand *
 next_command(ReplayContext *ctx, CommandKind kind, const char *name, int *n)
 {
 	HistoryCommand *c;
 
+	skip_deprecated_markers(ctx);
 	*n = ++ctx->issued;
 	if (*n > ctx->ncommands || !ctx->commands[*n - 1].present)
 	{
 		if (!at_present(ctx))
-			nondeterministic(ctx,
-							 psprintf("the workflow issued %s%s%s as command %d, which history does not have",
-									  command_kind_names[kind], name ? " " : "",
-									  name ? name : "", *n));
+			nondeterministic(ctx, horizon_completed_id(ctx),
+							 psprintf("no command %d", *n),
+							 command_text(kind, name),
+							 psprintf("the workflow issued %s as command %d, which history does not have",
+									  command_text(kind, name), *n));
 		return NULL;
 	}
 	c = &ctx->commands[*n - 1];
-	if (c->kind != kind ||
+	if (c->kind != kind || version_change_id(c) != NULL ||
 		(name != NULL && c->name != NULL && strcmp(name, c->name) != 0))
-		nondeterministic(ctx,
-						 psprintf("command %d is %s%s%s in history, but the workflow issued %s%s%s",
-								  *n, command_kind_names[c->kind],
-								  c->name ? " " : "", c->name ? c->name : "",
-								  command_kind_names[kind], name ? " " : "",
-								  name ? name : ""));
+		nondeterministic(ctx, c->event_id, history_command_text(c),
+						 command_text(kind, name),
+						 psprintf("command %d is %s in history, but the workflow issued %s",
+								  *n, history_command_text(c),
+								  command_text(kind, name)));
 	return c;
 }
 
@@ -975,6 +1080,210 @@ durable_side_effect(PG_FUNCTION_ARGS)
 	PG_RETURN_JSONB_P(value);
 }
 
+/* The version this execution gave change_id already, or NULL. */
+static ChangeVersion *
+known_version(ReplayContext *ctx, const char *change_id)
+{
+	ListCell   *lc;
+
+	foreach(lc, ctx->versions)
+	{
+		ChangeVersion *cv = (ChangeVersion *) lfirst(lc);
+
+		if (strcmp(cv->change_id, change_id) == 0)
+			return cv;
+	}
+	return NULL;
+}
+
+/* The version a version marker of history records, or fails as non-deterministic. */
+static int
+marker_version(ReplayContext *ctx, HistoryCommand *c, const char *change_id)
+{
+	JsonbValue *v = JsonGetField(c->marker_details, "version");
+	bool		error = false;
+	int32		version = 0;
+
+	if (v != NULL && v->type == jbvNumeric)
+		version = numeric_int4_opt_error(v->val.numeric, &error);
+	if (v == NULL || v->type != jbvNumeric || error)
+		nondeterministic(ctx, c->event_id,
+						 psprintf("version marker of change \"%s\" without a version",
+								  change_id),
+						 NULL,
+						 psprintf("history event %lld records a version marker of change \"%s\" without an integer version",
+								  (long long) c->event_id, change_id));
+	return version;
+}
+
+/*
+ * The version of change_id in this run (docs/sql-workflows.md "Changing
+ * workflow code"), as Cadence's GetVersion: the one recorded by the version
+ * marker that history has as the next command; DEFAULT_VERSION (-1), taking
+ * no command number, when history has another command there or the code
+ * runs in a decision task of the past (the run passed this point before the
+ * call existed); otherwise, in the decision task being run, new_version,
+ * recorded by a RecordMarker decision.  Later calls with the same change id
+ * get the same version.  With check_range, a version outside [min, max] is
+ * non-determinism.
+ */
+static int
+change_version(ReplayContext *ctx, const char *change_id, int new_version,
+			   bool deprecated, bool check_range, int min_supported,
+			   int max_supported)
+{
+	ChangeVersion *cv = known_version(ctx, change_id);
+	int			version;
+	int64		event_id = 0;
+	bool		recorded = false;
+
+	if (cv != NULL)
+		version = cv->version;
+	else
+	{
+		HistoryCommand *c = NULL;
+		int			n;
+
+		for (;;)
+		{
+			char	   *other;
+
+			n = ctx->issued + 1;
+			c = n <= ctx->ncommands && ctx->commands[n - 1].present ?
+				&ctx->commands[n - 1] : NULL;
+			if (c == NULL || !is_deprecated_marker(c))
+				break;
+			other = version_change_id(c);
+			if (strcmp(other, change_id) == 0)
+				break;
+			ctx->issued++;		/* a deprecated change that code dropped */
+		}
+		if (c != NULL && version_change_id(c) != NULL &&
+			strcmp(version_change_id(c), change_id) == 0)
+		{
+			version = marker_version(ctx, c, change_id);
+			event_id = c->event_id;
+			recorded = true;
+			ctx->issued = n;
+		}
+		else if (c != NULL || !at_present(ctx))
+		{
+			version = DEFAULT_VERSION;
+			event_id = c != NULL ? c->event_id : horizon_completed_id(ctx);
+		}
+		else
+		{
+			JsonBuilder jb;
+
+			version = new_version;
+			recorded = true;
+			ctx->issued = n;
+			JsonBegin(&jb);
+			JsonAddText(&jb, "decisionType", "RecordMarker");
+			JsonAddText(&jb, "markerName", VERSION_MARKER);
+			JsonBeginObject(&jb, "details");
+			JsonAddInt(&jb, "id", n);
+			JsonAddText(&jb, "changeId", change_id);
+			JsonAddInt(&jb, "version", version);
+			if (deprecated)
+				JsonAddBool(&jb, "deprecated", true);
+			JsonEndObject(&jb);
+			add_decision(ctx, JsonFinish(&jb));
+		}
+		{
+			MemoryContext old = MemoryContextSwitchTo(ctx->mcxt);
+
+			cv = palloc(sizeof(ChangeVersion));
+			cv->change_id = pstrdup(change_id);
+			cv->version = version;
+			ctx->versions = lappend(ctx->versions, cv);
+			MemoryContextSwitchTo(old);
+		}
+	}
+	if (check_range && (version < min_supported || version > max_supported))
+	{
+		char	   *has = version == DEFAULT_VERSION && !recorded ?
+			psprintf("no version of change \"%s\" (DEFAULT_VERSION -1)", change_id) :
+			psprintf("version %d of change \"%s\"", version, change_id);
+
+		nondeterministic(ctx, event_id, has,
+						 psprintf("get_version('%s', %d, %d)", change_id,
+								  min_supported, max_supported),
+						 psprintf("change \"%s\": the run has version %d, but the workflow supports versions %d to %d",
+								  change_id, version, min_supported,
+								  max_supported));
+	}
+	return version;
+}
+
+/* The change_id argument of the version calls */
+static char *
+change_id_arg(FunctionCallInfo fcinfo)
+{
+	return CheckName(PG_ARGISNULL(0) ? NULL : PG_GETARG_TEXT_PP(0),
+					 "change_id");
+}
+
+PG_FUNCTION_INFO_V1(durable_get_version);
+/* durable.get_version(change_id, min_supported, max_supported) */
+Datum
+durable_get_version(PG_FUNCTION_ARGS)
+{
+	ReplayContext *ctx = enter("get_version");
+	char	   *change_id = change_id_arg(fcinfo);
+	int32		min_supported;
+	int32		max_supported;
+
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("min_supported must not be null")));
+	if (PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("max_supported must not be null")));
+	min_supported = PG_GETARG_INT32(1);
+	max_supported = PG_GETARG_INT32(2);
+	if (min_supported < DEFAULT_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("min_supported must be at least -1 (DEFAULT_VERSION)")));
+	if (min_supported > max_supported)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("min_supported (%d) must not be greater than max_supported (%d)",
+						min_supported, max_supported)));
+	PG_RETURN_INT32(change_version(ctx, change_id, max_supported, false, true,
+								   min_supported, max_supported));
+}
+
+PG_FUNCTION_INFO_V1(durable_patched);
+/* durable.patched(change_id): get_version(change_id, -1, 1) = 1 */
+Datum
+durable_patched(PG_FUNCTION_ARGS)
+{
+	ReplayContext *ctx = enter("patched");
+	char	   *change_id = change_id_arg(fcinfo);
+
+	PG_RETURN_BOOL(change_version(ctx, change_id, 1, false, true,
+								  DEFAULT_VERSION, 1) == 1);
+}
+
+PG_FUNCTION_INFO_V1(durable_deprecate_patch);
+/*
+ * durable.deprecate_patch(change_id): patched() once every run that took the
+ * old branch is closed; any version or none is accepted.
+ */
+Datum
+durable_deprecate_patch(PG_FUNCTION_ARGS)
+{
+	ReplayContext *ctx = enter("deprecate_patch");
+	char	   *change_id = change_id_arg(fcinfo);
+
+	(void) change_version(ctx, change_id, 1, true, false, 0, 0);
+	PG_RETURN_VOID();
+}
+
 PG_FUNCTION_INFO_V1(durable_workflow_info);
 /* durable.workflow_info(): the run the function is running for */
 Datum
@@ -1056,6 +1365,30 @@ message_json(const char *message)
 }
 
 /*
+ * After the function ran (and returned, failed or waits): a command of
+ * history that it did not issue is non-determinism.
+ */
+static void
+check_unissued(ReplayContext *ctx, ErrorData *error, bool timed_out)
+{
+	HistoryCommand *c;
+
+	if (ctx->nondeterminism != NULL || timed_out)
+		return;
+	skip_deprecated_markers(ctx);
+	if (ctx->issued >= ctx->ncommands)
+		return;
+	c = &ctx->commands[ctx->issued];
+	ctx->nondeterminism =
+		psprintf("history has %s as command %d, which the workflow did not issue",
+				 history_command_text(c), ctx->issued + 1);
+	ctx->nd_event_id = c->event_id;
+	ctx->nd_history = history_command_text(c);
+	ctx->nd_code = ctx->suspended ? "waits before it" :
+		error == NULL ? "returned" : psprintf("failed: %s", error->message);
+}
+
+/*
  * Run the workflow function of a started decision task (the run locked,
  * DecisionTaskStarted appended) and return its decisions; or, for
  * non-determinism, the failure details of the decision task.  The
@@ -1077,7 +1410,7 @@ ReplayWorkflow(RunState *rs, Registration *reg, TimestampTz now,
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.mcxt = CurrentMemoryContext;
 	ctx.rs = rs;
-	index_history(&ctx, now);
+	index_history(&ctx, rs->decision_started_id, now);
 	*failure = NULL;
 	*decisions = NULL;
 	if (ctx.history_error != NULL)
@@ -1101,16 +1434,8 @@ ReplayWorkflow(RunState *rs, Registration *reg, TimestampTz now,
 	}
 	PG_END_TRY();
 
-	if (ctx.nondeterminism == NULL && !ctx.suspended && !timed_out &&
-		ctx.issued < ctx.ncommands)
-	{
-		HistoryCommand *c = &ctx.commands[ctx.issued];
-
-		ctx.nondeterminism =
-			psprintf("history has %s%s%s as command %d, which the workflow did not issue",
-					 command_kind_names[c->kind], c->name ? " " : "",
-					 c->name ? c->name : "", ctx.issued + 1);
-	}
+	if (!ctx.suspended)
+		check_unissued(&ctx, error, timed_out);
 	if (ctx.nondeterminism != NULL)
 	{
 		*failure = message_json(ctx.nondeterminism);
@@ -1155,4 +1480,74 @@ ReplayWorkflow(RunState *rs, Registration *reg, TimestampTz now,
 	closing = JsonFinish(&jb);
 	*decisions = decision_list(&ctx, closing);
 	return REPLAY_DECIDED;
+}
+
+/*
+ * replay_check(): replay the whole history of a run (not locked) against
+ * function, run as run_as as the executor runs it, and say whether and where
+ * they part.  Nothing is observed or logged; the function's writes are
+ * rolled back (CallAsRole), and the caller runs this in a subtransaction
+ * that it rolls back too.  Besides what the executor finds, a function that
+ * waits (for a signal) before commands that history has is reported: the
+ * executor finds that only at the run's next decision task.
+ */
+void
+ReplayCheck(RunState *rs, Oid function, Oid run_as, TimestampTz now,
+			ReplayCheckResult *out)
+{
+	ReplayContext ctx;
+	FmgrInfo	flinfo;
+	Jsonb	   *result = NULL;
+	ErrorData  *error = NULL;
+	bool		timed_out = false;
+	double		timeout;
+
+	memset(out, 0, sizeof(*out));
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.mcxt = CurrentMemoryContext;
+	ctx.rs = rs;
+	ctx.checking = true;
+	index_history(&ctx, rs->last_event_id + 1, now);
+	if (ctx.history_error != NULL)
+	{
+		out->event_id = ctx.nd_event_id;
+		out->history = ctx.nd_history;
+		out->message = ctx.history_error;
+		return;
+	}
+
+	fmgr_info(function, &flinfo);
+	timeout = ExecutorTaskTimeout(rs->namespace, rs->decision_timeout, NULL);
+	replay = &ctx;
+	PG_TRY();
+	{
+		CallAsRole(run_as, &flinfo, ctx.input, timeout,
+				   NULL, NULL, &result, &error, &timed_out);
+	}
+	PG_FINALLY();
+	{
+		replay = NULL;
+	}
+	PG_END_TRY();
+
+	check_unissued(&ctx, error, timed_out);
+	if (ctx.nondeterminism != NULL)
+	{
+		out->event_id = ctx.nd_event_id;
+		out->history = ctx.nd_history;
+		out->code = ctx.nd_code;
+		out->message = ctx.nondeterminism;
+		return;
+	}
+	if (timed_out)
+	{
+		out->code = "timed out";
+		out->message = psprintf("the function ran past the decision timeout of %g s",
+								timeout);
+		return;
+	}
+	/* The caller's cancel or statement timeout ends the check. */
+	if (!ctx.suspended && error != NULL && ErrorIsCancel(error))
+		ReThrowError(error);
+	out->ok = true;
 }

@@ -23,6 +23,18 @@ extern Jsonb *ErrorDetailsJson(ErrorData *edata);
 extern ReplayOutcome ReplayWorkflow(RunState *rs, Registration *reg,
 									TimestampTz now, Jsonb **decisions,
 									Jsonb **failure);
+/* What replay_check() found for one run (ReplayCheck) */
+typedef struct ReplayCheckResult
+{
+	bool		ok;				/* the function follows the history */
+	int64		event_id;		/* else where they part (0: unknown) */
+	char	   *history;		/* what history has there */
+	char	   *code;			/* what the function did */
+	char	   *message;
+} ReplayCheckResult;
+
+extern void ReplayCheck(RunState *rs, Oid function, Oid run_as,
+						TimestampTz now, ReplayCheckResult *out);
 extern bool ReplayActive(void);
 extern TimestampTz ReplayNow(void);
 

@@ -245,8 +245,8 @@ registrations_owner(void)
 }
 
 /* 22023 unless the function is f(jsonb) RETURNS jsonb. */
-static void
-check_signature(Oid function)
+void
+CheckFunctionSignature(Oid function)
 {
 	HeapTuple	tup;
 	Form_pg_proc proc;
@@ -395,7 +395,7 @@ register_type(FunctionCallInfo fcinfo, bool workflow)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("function must not be null")));
 	function = PG_GETARG_OID(1);
-	check_signature(function);
+	CheckFunctionSignature(function);
 	run_as = check_run_as(fcinfo, 4, function);
 	if (!OidIsValid(registrations_table()))
 		ereport(ERROR,

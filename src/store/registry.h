@@ -17,5 +17,6 @@ typedef struct Registration
 extern bool LookupRegistration(char kind, const char *namespace,
 							   const char *type_name, const char *task_queue,
 							   Registration *out);
+extern void CheckFunctionSignature(Oid function);
 
 #endif							/* DURABLE_STORE_REGISTRY_H */
