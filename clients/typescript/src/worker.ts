@@ -142,9 +142,15 @@ export class WorkflowWorker {
     this.eager = eager;
   }
 
+  /** @internal Client.start's eagerWorker: its identity when it runs that queue now. */
+  eagerStartIdentity(taskQueue: string, namespace: string): string | null {
+    return this.runPromise !== null && !this.poller.stopped && taskQueue === this.taskQueue &&
+      namespace === this.namespace ? this.identity : null;
+  }
+
   /**
-   * @internal A decision task an activity's completion returned already
-   * started (eager dispatch): answered as if polled.
+   * @internal A decision task an activity's completion or an eager start
+   * returned already started (eager dispatch): answered as if polled.
    */
   takeEager(task: unknown): void {
     this.stats.eagerDecisionTasks++;
@@ -354,6 +360,17 @@ export class Worker {
       ww.setEagerActivities(this.activityWorker);
       this.activityWorker.setEagerDecisions((task) => ww.takeEager(task));
     }
+  }
+
+  /** @internal Client.start's eagerWorker: its workflow worker's. */
+  eagerStartIdentity(taskQueue: string, namespace: string): string | null {
+    return this.workflowWorker?.eagerStartIdentity(taskQueue, namespace) ?? null;
+  }
+
+  /** @internal */
+  takeEager(task: unknown): void {
+    if (this.workflowWorker === null) throw new Error('this Worker runs no workflows');
+    this.workflowWorker.takeEager(task);
   }
 
   /** Runs both until shutdown(). */

@@ -10,7 +10,7 @@
 import { after, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ActivityFunction, Client, JsonValue, Worker, WorkflowContext, WorkflowFunction } from '../src/index';
-import { MemoryLogger, asPool, makePool, tickAhead, waitEvent } from './helpers';
+import { MemoryLogger, asPool, makePool, tickAhead, until, waitEvent } from './helpers';
 
 const pool = makePool();
 let client: Client;
@@ -81,12 +81,37 @@ test('a worker dying with an eager activity: the attempt times out, another work
   assert.equal(received, 1);
   await w1.workflowWorker!.shutdown();   // its workflow side is gone too
   const w2 = startWorker({ steps }, { async add(input: { i: number }) { return input.i; } }, { identity: 'rescuer' });
-  await tickAhead(pool, 11);             // past the attempt's 10 s start-to-close timeout
-  await tickAhead(pool, 13);             // and the retry's backoff
+  // Past the attempt's 10 s start-to-close timeout, then the retry's backoff
+  // (a retried attempt's timeout writes no event), until the other worker
+  // can poll the retry; no tick after that, which would time its attempt out.
+  await until('the retry queued', async () => {
+    if (w2.activityWorker!.polledActivities >= 1) return true;
+    const q = await pool.query(`SELECT count(*)::int AS n FROM durable.ready_tasks t JOIN durable.runs r
+      USING (run_id) WHERE r.workflow_id = 'eager-2' AND t.kind = 'a'`);
+    if (Number(q.rows[0].n) > 0) return true;
+    await tickAhead(pool, 15);
+    return false;
+  });
   assert.equal(await h.result({ timeout: 15000 }), 0 + 100 + 200);
   const rescued = (await h.history()).filter((e) => e.eventType === 'ActivityTaskStarted' &&
     e.attributes.identity === 'rescuer');
   assert.ok(rescued.length >= 1, 'the retry ran on the other worker');
   assert.ok(w2.workflowWorker!.stats.decisionTasks >= 1, 'the other worker answered the decision tasks');
   release();
+});
+
+test('start with eagerWorker: the first decision task goes to the local worker, without a poll', async () => {
+  const w = startWorker({ steps }, { async add(input: { i: number }) { return input.i; } });
+  const h = await client.start('steps', { n: 2 }, { workflowId: 'eager-3', eagerWorker: w });
+  assert.equal(await h.result({ timeout: 15000 }), 0 + 1 + 100 + 200);
+  assert.equal(w.workflowWorker!.stats.polledDecisionTasks, 0, 'no decision task was polled');
+  assert.equal(w.activityWorker!.polledActivities, 0, 'no activity was polled');
+  const hist = await h.history();
+  assert.equal(hist[2].eventType, 'DecisionTaskStarted');
+  assert.equal(hist[2].attributes.identity, w.workflowWorker!.identity, 'started by the local worker');
+  // Another queue, or a delay: the usual start (queued for a poll).
+  const other = new Client({ pool: asPool(pool), taskQueue: 'eager-elsewhere' });
+  const h2 = await other.start('steps', { n: 0 }, { workflowId: 'eager-4', eagerWorker: w });
+  assert.deepEqual((await h2.history()).map((e) => e.eventType), ['WorkflowExecutionStarted', 'DecisionTaskScheduled']);
+  await h2.terminate('test');
 });
