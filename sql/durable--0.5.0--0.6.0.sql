@@ -197,3 +197,41 @@ REVOKE ALL ON FUNCTION durable.replay_check(text, regprocedure, text, boolean, i
     FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION durable.replay_check(text, regprocedure, text, boolean, integer)
     TO durable_client, durable_admin;
+
+-- Eager start (docs/api.md "Eager dispatch"), as Temporal's StartWorkflowExecution
+-- with request_eager_execution: start_workflow_eager takes start_workflow's arguments
+-- and an identity, starts the workflow, and returns the new run's first decision task
+-- started for the caller, as a poll with that identity would start it, in the same
+-- transaction: {"runId": ..., "decisionTask": <poll_decision_task's shape, or null>}.
+-- The task is not queued; it is null, and queued as usual, when it is not due at once
+-- (a delay, a cron schedule) or is a registered SQL workflow's.  The caller needs the
+-- client and the worker privilege on the namespace.
+CREATE FUNCTION durable.start_workflow_eager(
+        workflow_type text,
+        input jsonb DEFAULT NULL,
+        workflow_id text DEFAULT NULL,
+        task_queue text DEFAULT 'default',
+        namespace text DEFAULT 'default',
+        retry_policy jsonb DEFAULT NULL,
+        id_reuse_policy text DEFAULT 'allow_duplicate_failed_only',
+        execution_timeout interval DEFAULT NULL,
+        run_timeout interval DEFAULT NULL,
+        decision_timeout interval DEFAULT '10 seconds',
+        cron_schedule text DEFAULT NULL,
+        delay interval DEFAULT NULL,
+        memo jsonb DEFAULT NULL,
+        search_attributes jsonb DEFAULT NULL,
+        identity text DEFAULT NULL)
+    RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'durable_start_workflow_eager'
+    LANGUAGE C VOLATILE
+    SECURITY INVOKER SET search_path = pg_catalog, durable, pg_temp;
+
+REVOKE ALL ON FUNCTION
+    durable.start_workflow_eager(text, jsonb, text, text, text, jsonb, text, interval,
+                                 interval, interval, text, interval, jsonb, jsonb, text)
+    FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION
+    durable.start_workflow_eager(text, jsonb, text, text, text, jsonb, text, interval,
+                                 interval, interval, text, interval, jsonb, jsonb, text)
+    TO durable_client;

@@ -19,6 +19,7 @@
 
 #include "durable.h"
 #include "base/backoff.h"
+#include "base/caller.h"
 #include "base/clock.h"
 #include "base/cron.h"
 #include "base/json.h"
@@ -29,10 +30,12 @@
 #include "store/registry.h"
 #include "store/spi.h"
 #include "store/wait.h"
+#include "engine/decision_task.h"
 #include "engine/runs.h"
 #include "engine/workflow.h"
 #include "sqlwf/executor.h"
 #include "sqlwf/replay.h"
+#include "api/worker.h"
 
 static Jsonb *poller_warnings(RunState *rs);
 #define ARG_TEXT(n)		(PG_ARGISNULL(n) ? NULL : PG_GETARG_TEXT_PP(n))
@@ -246,6 +249,67 @@ durable_start_workflow(PG_FUNCTION_ARGS)
 	memcpy(result, run_id, sizeof(pg_uuid_t));
 	DurableSPIFinish();
 	PG_RETURN_UUID_P(result);
+}
+
+PG_FUNCTION_INFO_V1(durable_start_workflow_eager);
+/*
+ * durable.start_workflow_eager(<start_workflow's arguments>, identity):
+ * start_workflow, and the new run's first decision task started for the
+ * caller as a poll with that identity would start it, as Temporal's
+ * StartWorkflowExecution with request_eager_execution does (docs/api.md,
+ * "Eager dispatch").  Returns {"runId": ..., "decisionTask": <as
+ * poll_decision_task returns it, or null>}.  The task is null, and queued as
+ * usual, when it is not due at once (a delay, a cron schedule) or is a SQL
+ * workflow's.  The caller needs the worker privilege on the namespace as
+ * well as the client privilege: it receives a task.  A receiver that dies
+ * loses nothing: the task times out after decision_timeout and is retried.
+ */
+Datum
+durable_start_workflow_eager(PG_FUNCTION_ARGS)
+{
+	StartRequest req;
+	const char *identity;
+	pg_uuid_t  *run_id;
+	Jsonb	   *task = NULL;
+	TimestampTz now;
+	Datum		result;
+
+	RequireWritableTransaction("durable.start_workflow_eager()");
+
+	memset(&req, 0, sizeof(req));
+	req.workflow_type = CheckName(ARG_TEXT(0), "workflow_type");
+	req.input = ARG_JSONB(1);
+	CheckPayload(req.input, "input");
+	if (PG_ARGISNULL(2))
+		req.workflow_id = UuidToCString(NewRandomUuid());
+	else
+		req.workflow_id = CheckName(PG_GETARG_TEXT_PP(2), "workflow_id");
+	read_start_options(fcinfo, 3, &req);
+	identity = PG_ARGISNULL(14) ? CallerIdentity() :
+		CheckName(PG_GETARG_TEXT_PP(14), "identity");
+	req.take_decision = true;
+
+	DurableSPIConnect();
+	CheckNamespacePrivilege(req.namespace, NSPRIV_CLIENT);
+	CheckNamespacePrivilege(req.namespace, NSPRIV_WORKER);
+	now = DurableNow();
+	run_id = StartWorkflowExecution(&req, now);
+	if (req.decision_taken)
+	{
+		RunState	rs;
+
+		/* The run is ours, inserted just now: its task starts as a poll's. */
+		if (!LoadRunById(run_id, false, &rs) ||
+			!StartDecisionTask(&rs, rs.decision_scheduled_id, now, identity,
+							   true))
+			elog(ERROR, "the first decision task of run %s could not start",
+				 UuidToCString(run_id));
+		task = TakenDecisionTaskJson(&rs, identity);
+	}
+
+	result = EagerStartResult(run_id, task);
+	DurableSPIFinish();
+	PG_RETURN_DATUM(result);
 }
 
 PG_FUNCTION_INFO_V1(durable_signal_with_start);

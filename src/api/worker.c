@@ -53,6 +53,7 @@
 #include "engine/decision_task.h"
 #include "engine/decisions.h"
 #include "engine/runs.h"
+#include "api/worker.h"
 
 #define ARG_TEXT(n)		(PG_ARGISNULL(n) ? NULL : PG_GETARG_TEXT_PP(n))
 #define ARG_JSONB(n)	(PG_ARGISNULL(n) ? NULL : PG_GETARG_JSONB_P(n))
@@ -589,6 +590,24 @@ eager_result(Jsonb *decision, Jsonb **activities, int n, bool *isnull)
 	return SPI_datumTransfer(JsonbPGetDatum(JsonbValueToJsonb(res)), false, -1);
 }
 
+/*
+ * What start_workflow_eager (api/client.c) returns, copied out of SPI:
+ *   {"runId": ..., "decisionTask": <as poll_decision_task returns it, or null>}
+ */
+Datum
+EagerStartResult(pg_uuid_t *run_id, Jsonb *decision)
+{
+	JsonbParseState *st = NULL;
+	JsonbValue *res;
+
+	(void) pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	JsonbPushString(&st, "runId", UuidToCString(run_id));
+	JsonbPushKey(&st, "decisionTask");
+	push_jsonb_value(&st, decision, WJB_VALUE);
+	res = pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+	return SPI_datumTransfer(JsonbPGetDatum(JsonbValueToJsonb(res)), false, -1);
+}
+
 /* A boolean argument that must not be null. */
 static bool
 arg_flag(FunctionCallInfo fcinfo, int argno, const char *name)
@@ -601,11 +620,12 @@ arg_flag(FunctionCallInfo fcinfo, int argno, const char *name)
 }
 
 /*
- * The decision task just started for the caller of an answer (eager
- * dispatch: StartTakenDecisionTask), as a poll returns it.
+ * The decision task just started for the caller of an answer or of an eager
+ * start (eager dispatch: StartTakenDecisionTask, start_workflow_eager in
+ * api/client.c), as a poll returns it.
  */
-static Jsonb *
-taken_decision_json(RunState *rs, const char *identity)
+Jsonb *
+TakenDecisionTaskJson(RunState *rs, const char *identity)
 {
 	char	   *token = make_token('D', rs->namespace, rs->workflow_id,
 								   &rs->run_id, rs->decision_scheduled_id,
@@ -699,7 +719,7 @@ durable_complete_decision_task(PG_FUNCTION_ARGS)
 		rs.take_decision = return_new;
 		rs.eager_activities = Min(max_eager, n);
 		if (CompleteDecisionTask(&rs, now, list, n, identity))
-			next = taken_decision_json(&rs, identity);
+			next = TakenDecisionTaskJson(&rs, identity);
 		if (rs.n_eager > 0)
 		{
 			activities = palloc(sizeof(Jsonb *) * rs.n_eager);
@@ -809,7 +829,7 @@ durable_complete_activity(PG_FUNCTION_ARGS)
 	CompleteActivity(&rs, &a, now, result, a.last_worker_identity);
 	/* The task started for the caller is written with the run. */
 	if (StartTakenDecisionTask(&rs, now, identity))
-		next = taken_decision_json(&rs, identity);
+		next = TakenDecisionTaskJson(&rs, identity);
 	else
 		SaveRun(&rs);
 	answer = eager_result(next, NULL, 0, &isnull);

@@ -84,6 +84,7 @@ static const char *const engine_functions[] = {
 	"signal_with_start",
 	"signal_workflow",
 	"start_workflow",
+	"start_workflow_eager",
 	"terminate_workflow",
 	"tick",
 	"wait_workflow",

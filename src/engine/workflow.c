@@ -135,6 +135,8 @@ typedef struct NewRun
 	Jsonb	   *signal_input;
 	pg_uuid_t  *restarted_from; /* restart_workflow */
 	const char *restart_reason;
+	bool		take_decision;	/* start_workflow_eager: not queued */
+	bool		decision_taken; /* out: scheduled for the caller */
 } NewRun;
 
 static const char *const id_reuse_policy_names[] = {
@@ -332,7 +334,16 @@ create_run(NewRun *nr, TimestampTz now, bool only_first)
 		CreateTimer(nr->run_id, TIMER_FIRST_DECISION,
 					TimestampPlusSeconds(now, nr->backoff), 0, 0);
 	else
+	{
+		/*
+		 * Eager start: the first decision task is scheduled for the caller
+		 * (schedule_decision, engine/runs.c), who starts it once the run is
+		 * written; a SQL workflow's still goes to the executors.
+		 */
+		rs.take_decision = nr->take_decision;
 		ScheduleDecisionTask(&rs, now);
+		nr->decision_taken = rs.decision_taken;
+	}
 	Assert(rs.last_event_id == events);
 
 	/*
@@ -466,6 +477,11 @@ RequestCancelRun(RunState *rs, TimestampTz now, const char *cause,
  * A child start never waits on another run's lock: terminate_if_running
  * takes the running run's lock with SKIP LOCKED and refuses when it is busy
  * (children.c explains the lock order).
+ *
+ * With req->take_decision (start_workflow_eager), a new run's first decision
+ * task, when it is due at once and is not a SQL workflow's, is scheduled but
+ * not queued: req->decision_taken says so, and the caller must start it in
+ * the same transaction (StartDecisionTask), or it would never run.
  */
 pg_uuid_t *
 StartWorkflowExecution(StartRequest *req, TimestampTz now)
@@ -499,6 +515,8 @@ StartWorkflowExecution(StartRequest *req, TimestampTz now)
 	nr.signal_input = req->signal_input;
 	nr.restarted_from = req->restarted_from;
 	nr.restart_reason = req->restart_reason;
+	nr.take_decision = req->take_decision;
+	req->decision_taken = false;
 	if (req->parent != NULL)
 	{
 		nr.parent_namespace = req->parent->namespace;
@@ -519,7 +537,10 @@ StartWorkflowExecution(StartRequest *req, TimestampTz now)
 	 * first, in one statement.  Otherwise the policies below decide.
 	 */
 	if (create_run(&nr, now, true))
+	{
+		req->decision_taken = nr.decision_taken;
 		return nr.run_id;
+	}
 
 	for (tries = 0;; tries++)
 	{
@@ -580,7 +601,10 @@ StartWorkflowExecution(StartRequest *req, TimestampTz now)
 			}
 		}
 		if (create_run(&nr, now, false))
+		{
+			req->decision_taken = nr.decision_taken;
 			break;
+		}
 		/* A concurrent start won; the next round reports, signals or terminates it. */
 		if (req->parent != NULL && !terminate)
 		{

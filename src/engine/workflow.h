@@ -44,6 +44,9 @@ typedef struct StartRequest
 	/* restart_workflow (reset.c): the run restarted, and why */
 	pg_uuid_t  *restarted_from;
 	const char *restart_reason;
+	/* start_workflow_eager: the first decision task is the caller's */
+	bool		take_decision;	/* in: schedule it for the caller, unqueued */
+	bool		decision_taken; /* out: it was (the caller must start it) */
 } StartRequest;
 
 /* How the next run of a chain differs from the run it continues */

@@ -106,6 +106,9 @@ INSERT INTO pm.expect_functions VALUES
  -- client
  ('start_workflow(text,jsonb,text,text,text,jsonb,text,interval,interval,interval,text,interval,jsonb,jsonb)',
   $$SELECT durable.start_workflow('pm', NULL, 'pm-new', 'q', 'secret')$$, 'ok', '42501', 'ok', '42501', '42501'),
+ -- client, and worker to receive the task: only admin has both in 'secret'
+ ('start_workflow_eager(text,jsonb,text,text,text,jsonb,text,interval,interval,interval,text,interval,jsonb,jsonb,text)',
+  $$SELECT durable.start_workflow_eager('pm', NULL, 'pm-new', 'q', 'secret')$$, '42501', '42501', 'ok', '42501', '42501'),
  ('signal_with_start(text,text,text,jsonb,jsonb,text,text,jsonb,text,interval,interval,interval,text,interval,jsonb,jsonb)',
   $$SELECT durable.signal_with_start('pm', 'pm-dec', 's', namespace => 'secret')$$,
   'ok', '42501', 'ok', '42501', '42501'),

@@ -202,6 +202,16 @@ export class ActivityWorker {
   private shuttingDown = false;
   private readonly maxThrottleMs: number;
   private readonly defaultThrottleMs: number;
+  /**
+   * Set by Worker when it runs this queue's workflows too (eager dispatch,
+   * docs/api.md "Eager dispatch"): a completion asks for the decision task
+   * it schedules and hands it over here instead of its being polled.
+   */
+  private eagerDecisions: ((task: unknown) => void) | null = null;
+  /** Activity tasks received without a poll (eager dispatch). */
+  eagerActivities = 0;
+  /** Activity tasks received from polls. */
+  polledActivities = 0;
 
   constructor(options: ActivityWorkerOptions) {
     this.maxConcurrent = options.maxConcurrentActivities ?? 10;
@@ -239,7 +249,29 @@ export class ActivityWorker {
         [this.taskQueue, this.identity, this.namespace, `${this.pollWaitSeconds} seconds`,
           this.maxConcurrent - this.running.size]);
       if (rows === null) break;
+      this.polledActivities += rows.length;
       for (const r of rows) this.start(r.t as RawActivityTask);
+    }
+  }
+
+  /** @internal Worker: completions take the next decision task for it. */
+  setEagerDecisions(take: (task: unknown) => void): void {
+    this.eagerDecisions = take;
+  }
+
+  /** @internal How many more activities it could run now (0 while shutting down). */
+  get freeSlots(): number {
+    return this.shuttingDown ? 0 : Math.max(0, this.maxConcurrent - this.running.size);
+  }
+
+  /**
+   * @internal Runs activity tasks a decision task's completion returned
+   * already started (eager dispatch), as if polled.
+   */
+  startEager(tasks: unknown[]): void {
+    for (const t of tasks) {
+      this.eagerActivities++;
+      this.start(t as RawActivityTask);
     }
   }
 
@@ -302,22 +334,29 @@ export class ActivityWorker {
       await this.report(a, 'SELECT durable.fail_activity($1, $2, $3::jsonb)', [a.info.taskToken, reason, details]);
       return;
     }
-    await this.report(a, 'SELECT durable.complete_activity($1, $2::jsonb)', [a.info.taskToken, text]);
+    const take = this.eagerDecisions;
+    if (take === null) {
+      await this.report(a, 'SELECT durable.complete_activity($1, $2::jsonb)', [a.info.taskToken, text]);
+      return;
+    }
+    const rows = await this.report(a, 'SELECT durable.complete_activity($1, $2::jsonb, true) AS r',
+      [a.info.taskToken, text]);
+    const r = rows?.[0]?.r as { decisionTask?: unknown } | null | undefined;
+    if (r?.decisionTask !== null && r?.decisionTask !== undefined) take(r.decisionTask);
   }
 
   /** Sends an outcome, retrying while the connection is down; a stale token is dropped. */
-  private async report(a: RunningActivity, text: string, values: unknown[]): Promise<void> {
+  private async report(a: RunningActivity, text: string, values: unknown[]): Promise<Array<Record<string, unknown>> | null> {
     const backoff = new Backoff();
     for (let i = 0; ; i++) {
       try {
-        await this.connection.query(text, values);
-        return;
+        return await this.connection.query(text, values);
       } catch (e) {
-        if (e instanceof StaleTaskTokenError) return; // timed out and retried, or the run closed
+        if (e instanceof StaleTaskTokenError) return null; // timed out and retried, or the run closed
         if (i >= 5 || (e as { sqlstate?: string }).sqlstate !== undefined) {
           this.logger.warn(`activity ${a.info.activityType} (${a.info.workflowId}/${a.info.activityId}): ` +
             'could not report its outcome; the attempt will time out and be retried', e);
-          return;
+          return null;
         }
         await sleep(backoff.next());
       }

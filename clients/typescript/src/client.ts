@@ -41,6 +41,23 @@ export interface StartOptions {
    * Needs durable 0.6.0 (start_workflow's search_attributes).
    */
   searchAttributes?: JsonObject;
+  /**
+   * start() only: a Worker (or WorkflowWorker) of this process that takes the
+   * first decision task at once when it runs the workflow's task queue and
+   * namespace, through durable.start_workflow_eager (docs/api.md "Eager
+   * start"), saving its poll; otherwise, or with a delay or a cron schedule,
+   * the start is the usual one.  The client's role needs the worker privilege
+   * on the namespace too.
+   */
+  eagerWorker?: EagerStartWorker;
+}
+
+/** What start()'s eagerWorker option needs of a worker (Worker and WorkflowWorker have it). */
+export interface EagerStartWorker {
+  /** @internal Its identity when it would take a task of that queue now, else null. */
+  eagerStartIdentity(taskQueue: string, namespace: string): string | null;
+  /** @internal Answers a decision task already started for it. */
+  takeEager(task: unknown): void;
 }
 
 export interface ClientOptions extends ConnectionOptions {
@@ -190,6 +207,21 @@ export class Client {
     const workflowId = options.workflowId ?? randomUUID();
     const p = this.startParams(workflowType, input, { ...options, workflowId }, ns);
     const sa = searchAttributesParam(options, p.length + 1);
+    const w = options.eagerWorker;
+    const identity = w !== undefined && options.delay === undefined && options.cronSchedule === undefined
+      ? w.eagerStartIdentity(p[3] as string, ns) : null;
+    if (w !== undefined && identity !== null) {
+      const er = await this.connection.query(
+        `SELECT durable.start_workflow_eager(workflow_type => $1, input => $2::jsonb, workflow_id => $3,
+            task_queue => $4, namespace => $5, retry_policy => $6::jsonb,
+            id_reuse_policy => $7, execution_timeout => $8::interval, run_timeout => $9::interval,
+            decision_timeout => $10::interval, cron_schedule => $11, delay => $12::interval,
+            memo => $13::jsonb${sa.sql}, identity => $${p.length + sa.params.length + 1}) AS r`,
+        [...p, ...sa.params, identity]);
+      const r = er[0].r as { runId: string; decisionTask: unknown };
+      if (r.decisionTask !== null && r.decisionTask !== undefined) w.takeEager(r.decisionTask);
+      return new WorkflowHandle<R>(this, workflowId, ns, r.runId, false);
+    }
     const rows = await this.connection.query(
       `SELECT durable.start_workflow(workflow_type => $1, input => $2::jsonb, workflow_id => $3,
           task_queue => $4, namespace => $5, retry_policy => $6::jsonb,

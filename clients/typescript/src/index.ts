@@ -1,7 +1,7 @@
 /** durable-pg: workflows and activities on durable, the PostgreSQL workflow engine. */
 export { Client, WorkflowHandle, ResultTimeoutError } from './client';
 export type {
-  ClientOptions, StartOptions, IdReusePolicy, WorkflowStatus, WorkflowDescription, WorkflowExecutionInfo,
+  ClientOptions, StartOptions, EagerStartWorker, IdReusePolicy, WorkflowStatus, WorkflowDescription, WorkflowExecutionInfo,
   WorkflowFilter, HistoryEvent,
 } from './client';
 export type { ConnectionOptions, ConnectionConfig, PoolLike, PoolClientLike, QueryResultLike } from './connection';

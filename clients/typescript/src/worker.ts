@@ -33,6 +33,12 @@ interface RawDecisionTask {
   history: RawEvent[];
 }
 
+/** What an answer asking for tasks returns (eager dispatch). */
+interface EagerAnswer {
+  decisionTask?: RawDecisionTask | null;
+  activityTasks?: unknown[];
+}
+
 /** What a worker did, for tests and metrics. */
 export interface WorkflowWorkerStats {
   /** Decision tasks answered (completed or failed). */
@@ -41,6 +47,19 @@ export interface WorkflowWorkerStats {
   cacheHits: number;
   /** Decision tasks failed for non-determinism. */
   nonDeterministic: number;
+  /** Decision tasks received from a poll. */
+  polledDecisionTasks: number;
+  /** Decision tasks received without a poll (eager dispatch). */
+  eagerDecisionTasks: number;
+}
+
+/**
+ * The activity worker of the same task queue, when a Worker runs both
+ * (eager dispatch, docs/api.md "Eager dispatch").
+ */
+interface EagerActivities {
+  readonly freeSlots: number;
+  startEager(tasks: unknown[]): void;
 }
 
 export class WorkflowWorker {
@@ -48,7 +67,9 @@ export class WorkflowWorker {
   readonly taskQueue: string;
   readonly namespace: string;
   readonly identity: string;
-  readonly stats: WorkflowWorkerStats = { decisionTasks: 0, cacheHits: 0, nonDeterministic: 0 };
+  readonly stats: WorkflowWorkerStats = {
+    decisionTasks: 0, cacheHits: 0, nonDeterministic: 0, polledDecisionTasks: 0, eagerDecisionTasks: 0,
+  };
   private readonly workflows: Record<string, WorkflowFunction>;
   private readonly maxCached: number;
   private readonly pollWaitSeconds: number;
@@ -59,6 +80,9 @@ export class WorkflowWorker {
   /** Delayed failures of repeated non-deterministic tasks (see failTask). */
   private readonly delayed = new Map<NodeJS.Timeout, () => Promise<void>>();
   private runPromise: Promise<void> | null = null;
+  private eager: EagerActivities | null = null;
+  /** Decision tasks handed over by activity completions, being answered. */
+  private readonly handingOver = new Set<Promise<void>>();
 
   constructor(options: WorkflowWorkerOptions) {
     this.connection = new Connection(options, 3);
@@ -86,13 +110,52 @@ export class WorkflowWorker {
       if (rows === null) return;
       const t = rows[0]?.t as RawDecisionTask | null | undefined;
       if (t === null || t === undefined) continue;
-      try {
-        await this.handle(t);
-      } catch (e) {
-        this.logger.warn(`workflow ${t.workflowId}: could not answer its decision task; it will time out and be retried`, e);
-        this.cache.delete(t.runId);
-      }
+      this.stats.polledDecisionTasks++;
+      await this.handleChain(t);
     }
+  }
+
+  /**
+   * Answers a decision task, then each one its answer returned (eager
+   * dispatch), until an answer returns none.
+   */
+  private async handleChain(first: RawDecisionTask): Promise<void> {
+    let t: RawDecisionTask | null = first;
+    while (t !== null) {
+      const current: RawDecisionTask = t;
+      try {
+        t = await this.handle(current);
+      } catch (e) {
+        this.logger.warn(`workflow ${current.workflowId}: could not answer its decision task; it will time out and be retried`, e);
+        this.cache.delete(current.runId);
+        t = null;
+      }
+      if (t !== null) this.stats.eagerDecisionTasks++;
+    }
+  }
+
+  /**
+   * @internal Worker: the activity worker of the same queue, whose free
+   * slots answers ask for eager activities, and which runs them.
+   */
+  setEagerActivities(eager: EagerActivities): void {
+    this.eager = eager;
+  }
+
+  /** @internal Client.start's eagerWorker: its identity when it runs that queue now. */
+  eagerStartIdentity(taskQueue: string, namespace: string): string | null {
+    return this.runPromise !== null && !this.poller.stopped && taskQueue === this.taskQueue &&
+      namespace === this.namespace ? this.identity : null;
+  }
+
+  /**
+   * @internal A decision task an activity's completion or an eager start
+   * returned already started (eager dispatch): answered as if polled.
+   */
+  takeEager(task: unknown): void {
+    this.stats.eagerDecisionTasks++;
+    const p: Promise<void> = this.handleChain(task as RawDecisionTask).finally(() => this.handingOver.delete(p));
+    this.handingOver.add(p);
   }
 
   /** The state for a task: the cached run if the task's history continues it, else a fresh replay. */
@@ -111,7 +174,8 @@ export class WorkflowWorker {
     return new WorkflowRun(fn as WorkflowFunction<JsonValue>, t, t.history[0]);
   }
 
-  private async handle(t: RawDecisionTask): Promise<void> {
+  /** Answers a decision task; the next one when the answer returned it (eager dispatch). */
+  private async handle(t: RawDecisionTask): Promise<RawDecisionTask | null> {
     const fn = this.workflows[t.workflowType];
     if (fn === undefined) {
       this.cache.delete(t.runId);
@@ -120,7 +184,7 @@ export class WorkflowWorker {
           message: `workflow type ${t.workflowType} is not registered on worker ${this.identity} ` +
             `(task queue ${this.taskQueue}); it has: ${Object.keys(this.workflows).join(', ')}`,
         }), this.identity]);
-      return;
+      return null;
     }
     let decisions: JsonObject[];
     let run: WorkflowRun;
@@ -135,18 +199,36 @@ export class WorkflowWorker {
           message: `non-deterministic workflow ${t.workflowType} (${t.workflowId}): ${e.message}`,
           workerIdentity: this.identity,
         }, t.history[0]);
-        return;
+        return null;
       }
       await this.failTask(t, 'WorkflowWorkerError', {
         message: e instanceof Error ? e.message : String(e),
         stack: e instanceof Error ? (e.stack ?? null) : null,
       }, t.history[0]);
-      return;
+      return null;
     }
     let ok: boolean;
+    let returned: EagerAnswer | null = null;
     try {
-      await this.connection.query('SELECT durable.complete_decision_task($1, $2::jsonb, $3)',
-        [t.taskToken, JSON.stringify(decisions), this.identity]);
+      const eager = this.eager;
+      if (eager === null) {
+        await this.connection.query('SELECT durable.complete_decision_task($1, $2::jsonb, $3)',
+          [t.taskToken, JSON.stringify(decisions), this.identity]);
+      } else {
+        // Eager dispatch: activities on this queue come back started, up to
+        // the free slots of its activity worker, and so does the next
+        // decision task when the answer leaves one scheduled.
+        for (const d of decisions) {
+          if (d.decisionType === 'ScheduleActivityTask' &&
+              (d.taskQueue === undefined || d.taskQueue === this.taskQueue)) {
+            d.requestEagerExecution = true;
+          }
+        }
+        const rows = await this.connection.query(
+          'SELECT durable.complete_decision_task($1, $2::jsonb, $3, true, $4) AS r',
+          [t.taskToken, JSON.stringify(decisions), this.identity, eager.freeSlots]);
+        returned = (rows[0]?.r ?? null) as EagerAnswer | null;
+      }
       this.stats.decisionTasks++;
       ok = true;
     } catch (e) {
@@ -171,6 +253,9 @@ export class WorkflowWorker {
         this.cache.delete(oldest);
       }
     }
+    const activities = returned?.activityTasks ?? [];
+    if (activities.length > 0) this.eager?.startEager(activities);
+    return returned?.decisionTask ?? null;
   }
 
   /**
@@ -221,6 +306,7 @@ export class WorkflowWorker {
   async shutdown(): Promise<void> {
     await this.poller.stop();
     await this.runPromise;
+    while (this.handingOver.size > 0) await Promise.all([...this.handingOver]);
     const pending = [...this.delayed];
     this.delayed.clear();
     for (const [timer, send] of pending) {
@@ -266,6 +352,25 @@ export class Worker {
     if (this.workflowWorker === null && this.activityWorker === null) {
       throw new TypeError('a Worker needs workflows or activities');
     }
+    // Both on one queue: eager dispatch between them (docs/api.md "Eager
+    // dispatch"), which saves a poll for each activity and each decision
+    // task that an answer schedules.
+    if (this.workflowWorker !== null && this.activityWorker !== null) {
+      const ww = this.workflowWorker;
+      ww.setEagerActivities(this.activityWorker);
+      this.activityWorker.setEagerDecisions((task) => ww.takeEager(task));
+    }
+  }
+
+  /** @internal Client.start's eagerWorker: its workflow worker's. */
+  eagerStartIdentity(taskQueue: string, namespace: string): string | null {
+    return this.workflowWorker?.eagerStartIdentity(taskQueue, namespace) ?? null;
+  }
+
+  /** @internal */
+  takeEager(task: unknown): void {
+    if (this.workflowWorker === null) throw new Error('this Worker runs no workflows');
+    this.workflowWorker.takeEager(task);
   }
 
   /** Runs both until shutdown(). */

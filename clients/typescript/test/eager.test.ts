@@ -1,0 +1,117 @@
+/**
+ * Eager dispatch (docs/api.md "Eager dispatch"): a Worker that runs a task
+ * queue's workflows and activities answers decision tasks asking for the
+ * activities they schedule on its queue and for the next decision task, and
+ * completes activities asking for the decision task they schedule, so that
+ * a workflow of several activities needs one poll.  A worker that dies
+ * holding a task it so received loses nothing: the task times out and
+ * another worker finishes the workflow.
+ */
+import { after, beforeEach, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ActivityFunction, Client, JsonValue, Worker, WorkflowContext, WorkflowFunction } from '../src/index';
+import { MemoryLogger, asPool, makePool, tickAhead, until, waitEvent } from './helpers';
+
+const pool = makePool();
+let client: Client;
+let queues = 0;
+const workers: Worker[] = [];
+
+beforeEach(() => {
+  client = new Client({ pool: asPool(pool), taskQueue: `eager-q${++queues}` });
+});
+after(async () => {
+  for (const w of workers) await w.shutdown().catch(() => undefined);
+  await pool.end();
+});
+
+function startWorker(workflows: Record<string, WorkflowFunction>, activities: Record<string, ActivityFunction>,
+  extra: { identity?: string; maxConcurrentActivities?: number } = {}): Worker {
+  const w = new Worker({
+    pool: asPool(pool), taskQueue: client.taskQueue, pollWait: 1000, workflows, activities,
+    logger: new MemoryLogger(), ...extra,
+  });
+  workers.push(w);
+  void w.run();
+  return w;
+}
+
+async function steps(ctx: WorkflowContext, input: { n: number }): Promise<JsonValue> {
+  let total = 0;
+  for (let i = 0; i < input.n; i++) total += await ctx.activity<number>('add', { i }, { startToCloseTimeout: '10s' });
+  const both = await Promise.all([
+    ctx.activity<number>('add', { i: 100 }, { startToCloseTimeout: '10s' }),
+    ctx.activity<number>('add', { i: 200 }, { startToCloseTimeout: '10s' }),
+  ]);
+  return total + both[0] + both[1];
+}
+
+test('a workflow of several activities runs with one poll: activities and decision tasks come eagerly', async () => {
+  const w = startWorker({ steps }, { async add(input: { i: number }) { return input.i; } });
+  const h = await client.start('steps', { n: 3 }, { workflowId: 'eager-1' });
+  assert.equal(await h.result({ timeout: 15000 }), 0 + 1 + 2 + 100 + 200);
+  const ww = w.workflowWorker!.stats;
+  const aw = w.activityWorker!;
+  assert.equal(ww.polledDecisionTasks, 1, 'only the first decision task was polled');
+  assert.equal(aw.polledActivities, 0, 'no activity was polled');
+  assert.equal(aw.eagerActivities, 5, 'every activity came with a decision task\'s answer');
+  assert.ok(ww.eagerDecisionTasks >= 4, 'every later decision task came with an answer');
+  // Started in the scheduling transaction: schedule-to-start 0.
+  const hist = await h.history();
+  const scheduled = hist.filter((e) => e.eventType === 'ActivityTaskScheduled');
+  const started = hist.filter((e) => e.eventType === 'ActivityTaskStarted');
+  assert.equal(started.length, 5);
+  for (const s of started) {
+    const sch = scheduled.find((e) => e.eventId === Number(s.attributes.scheduledEventId));
+    assert.ok(sch, 'its ActivityTaskScheduled');
+    assert.equal(new Date(s.eventTime).getTime(), new Date(sch.eventTime).getTime(), 'started when scheduled');
+  }
+});
+
+test('a worker dying with an eager activity: the attempt times out, another worker finishes the workflow', async () => {
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((r) => { release = r; });
+  let received = 0;
+  const w1 = startWorker({ steps }, {
+    async add() { received++; await held; return -1; },   // never answers in time: as if killed
+  }, { identity: 'doomed', maxConcurrentActivities: 1 });
+  const h = await client.start('steps', { n: 1 }, { workflowId: 'eager-2' });
+  await waitEvent(h, 'ActivityTaskScheduled');
+  assert.equal(w1.activityWorker!.eagerActivities, 1, 'the first worker got the activity eagerly');
+  assert.equal(received, 1);
+  await w1.workflowWorker!.shutdown();   // its workflow side is gone too
+  const w2 = startWorker({ steps }, { async add(input: { i: number }) { return input.i; } }, { identity: 'rescuer' });
+  // Past the attempt's 10 s start-to-close timeout, then the retry's backoff
+  // (a retried attempt's timeout writes no event), until the other worker
+  // can poll the retry; no tick after that, which would time its attempt out.
+  await until('the retry queued', async () => {
+    if (w2.activityWorker!.polledActivities >= 1) return true;
+    const q = await pool.query(`SELECT count(*)::int AS n FROM durable.ready_tasks t JOIN durable.runs r
+      USING (run_id) WHERE r.workflow_id = 'eager-2' AND t.kind = 'a'`);
+    if (Number(q.rows[0].n) > 0) return true;
+    await tickAhead(pool, 15);
+    return false;
+  });
+  assert.equal(await h.result({ timeout: 15000 }), 0 + 100 + 200);
+  const rescued = (await h.history()).filter((e) => e.eventType === 'ActivityTaskStarted' &&
+    e.attributes.identity === 'rescuer');
+  assert.ok(rescued.length >= 1, 'the retry ran on the other worker');
+  assert.ok(w2.workflowWorker!.stats.decisionTasks >= 1, 'the other worker answered the decision tasks');
+  release();
+});
+
+test('start with eagerWorker: the first decision task goes to the local worker, without a poll', async () => {
+  const w = startWorker({ steps }, { async add(input: { i: number }) { return input.i; } });
+  const h = await client.start('steps', { n: 2 }, { workflowId: 'eager-3', eagerWorker: w });
+  assert.equal(await h.result({ timeout: 15000 }), 0 + 1 + 100 + 200);
+  assert.equal(w.workflowWorker!.stats.polledDecisionTasks, 0, 'no decision task was polled');
+  assert.equal(w.activityWorker!.polledActivities, 0, 'no activity was polled');
+  const hist = await h.history();
+  assert.equal(hist[2].eventType, 'DecisionTaskStarted');
+  assert.equal(hist[2].attributes.identity, w.workflowWorker!.identity, 'started by the local worker');
+  // Another queue, or a delay: the usual start (queued for a poll).
+  const other = new Client({ pool: asPool(pool), taskQueue: 'eager-elsewhere' });
+  const h2 = await other.start('steps', { n: 0 }, { workflowId: 'eager-4', eagerWorker: w });
+  assert.deepEqual((await h2.history()).map((e) => e.eventType), ['WorkflowExecutionStarted', 'DecisionTaskScheduled']);
+  await h2.terminate('test');
+});

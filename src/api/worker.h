@@ -1,0 +1,19 @@
+/*-------------------------------------------------------------------------
+ *
+ * worker.h
+ *	  The worker API: polls, task tokens, answers (worker.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DURABLE_API_WORKER_H
+#define DURABLE_API_WORKER_H
+
+#include "utils/jsonb.h"
+#include "utils/uuid.h"
+
+#include "engine/runs.h"
+
+extern Jsonb *TakenDecisionTaskJson(RunState *rs, const char *identity);
+extern Datum EagerStartResult(pg_uuid_t *run_id, Jsonb *decision);
+
+#endif							/* DURABLE_API_WORKER_H */
