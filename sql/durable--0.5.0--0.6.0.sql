@@ -21,20 +21,26 @@
 -- answer may ask for the decision task it leaves scheduled, started for the
 -- caller in the same transaction.  complete_decision_task and
 -- complete_activity gain return_new_task and return jsonb instead of void
--- (NULL when nothing is returned); the old calls keep working.  Their
--- privileges are the old ones: the worker group only.
+-- (NULL when nothing is returned); the old calls keep working.
+-- complete_decision_task also gains max_eager_activities (eager activities,
+-- as Temporal's request_eager_execution and
+-- RespondWorkflowTaskCompletedResponse.activity_tasks): how many activities
+-- scheduled with requestEagerExecution on the decision task's own queue come
+-- back started in its answer instead of being queued.  Their privileges are
+-- the old ones: the worker group only.
 -- ---------------------------------------------------------------------------
 
 DROP FUNCTION durable.complete_decision_task(text, jsonb, text);
 CREATE FUNCTION durable.complete_decision_task(task_token text, decisions jsonb,
-        identity text DEFAULT NULL, return_new_task boolean DEFAULT false)
+        identity text DEFAULT NULL, return_new_task boolean DEFAULT false,
+        max_eager_activities integer DEFAULT 0)
     RETURNS jsonb
     AS 'MODULE_PATHNAME', 'durable_complete_decision_task'
     LANGUAGE C VOLATILE
     SECURITY INVOKER SET search_path = pg_catalog, durable, pg_temp;
-REVOKE ALL ON FUNCTION durable.complete_decision_task(text, jsonb, text, boolean)
+REVOKE ALL ON FUNCTION durable.complete_decision_task(text, jsonb, text, boolean, integer)
     FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION durable.complete_decision_task(text, jsonb, text, boolean)
+GRANT EXECUTE ON FUNCTION durable.complete_decision_task(text, jsonb, text, boolean, integer)
     TO durable_worker;
 
 DROP FUNCTION durable.complete_activity(text, jsonb);
@@ -49,27 +55,6 @@ GRANT EXECUTE ON FUNCTION durable.complete_activity(text, jsonb, boolean)
     TO durable_worker;
 
 -- ---------------------------------------------------------------------------
--- Eager activities (docs/api.md "Eager dispatch"), as Temporal's
--- request_eager_execution and RespondWorkflowTaskCompletedResponse.activity_tasks:
--- complete_decision_task gains max_eager_activities, how many activities
--- scheduled with requestEagerExecution on the decision task's own queue come
--- back started in its answer instead of being queued.  Its privileges are the
--- old ones: the worker group only.
--- ---------------------------------------------------------------------------
-
-DROP FUNCTION durable.complete_decision_task(text, jsonb, text, boolean);
-CREATE FUNCTION durable.complete_decision_task(task_token text, decisions jsonb,
-        identity text DEFAULT NULL, return_new_task boolean DEFAULT false,
-        max_eager_activities integer DEFAULT 0)
-    RETURNS jsonb
-    AS 'MODULE_PATHNAME', 'durable_complete_decision_task'
-    LANGUAGE C VOLATILE
-    SECURITY INVOKER SET search_path = pg_catalog, durable, pg_temp;
-REVOKE ALL ON FUNCTION durable.complete_decision_task(text, jsonb, text, boolean, integer)
-    FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION durable.complete_decision_task(text, jsonb, text, boolean, integer)
-    TO durable_worker;
-
 -- Search attributes at start (docs/api.md "Client functions"): start_workflow
 -- and signal_with_start take search_attributes, a JSON object stored as the
 -- new run's search attributes and given in its WorkflowExecutionStarted as

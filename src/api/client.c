@@ -217,6 +217,25 @@ read_start_options(FunctionCallInfo fcinfo, int first, StartRequest *req)
 	}
 }
 
+/*
+ * The arguments start_workflow and start_workflow_eager share:
+ * workflow_type, input, workflow_id (a random uuid when NULL), then the
+ * start options.
+ */
+static void
+read_start_arguments(FunctionCallInfo fcinfo, StartRequest *req)
+{
+	memset(req, 0, sizeof(*req));
+	req->workflow_type = CheckName(ARG_TEXT(0), "workflow_type");
+	req->input = ARG_JSONB(1);
+	CheckPayload(req->input, "input");
+	if (PG_ARGISNULL(2))
+		req->workflow_id = UuidToCString(NewRandomUuid());
+	else
+		req->workflow_id = CheckName(PG_GETARG_TEXT_PP(2), "workflow_id");
+	read_start_options(fcinfo, 3, req);
+}
+
 PG_FUNCTION_INFO_V1(durable_start_workflow);
 /*
  * durable.start_workflow(workflow_type, input, workflow_id, task_queue,
@@ -233,15 +252,7 @@ durable_start_workflow(PG_FUNCTION_ARGS)
 
 	RequireWritableTransaction("durable.start_workflow()");
 
-	memset(&req, 0, sizeof(req));
-	req.workflow_type = CheckName(ARG_TEXT(0), "workflow_type");
-	req.input = ARG_JSONB(1);
-	CheckPayload(req.input, "input");
-	if (PG_ARGISNULL(2))
-		req.workflow_id = UuidToCString(NewRandomUuid());
-	else
-		req.workflow_id = CheckName(PG_GETARG_TEXT_PP(2), "workflow_id");
-	read_start_options(fcinfo, 3, &req);
+	read_start_arguments(fcinfo, &req);
 
 	DurableSPIConnect();
 	CheckNamespacePrivilege(req.namespace, NSPRIV_CLIENT);
@@ -276,15 +287,7 @@ durable_start_workflow_eager(PG_FUNCTION_ARGS)
 
 	RequireWritableTransaction("durable.start_workflow_eager()");
 
-	memset(&req, 0, sizeof(req));
-	req.workflow_type = CheckName(ARG_TEXT(0), "workflow_type");
-	req.input = ARG_JSONB(1);
-	CheckPayload(req.input, "input");
-	if (PG_ARGISNULL(2))
-		req.workflow_id = UuidToCString(NewRandomUuid());
-	else
-		req.workflow_id = CheckName(PG_GETARG_TEXT_PP(2), "workflow_id");
-	read_start_options(fcinfo, 3, &req);
+	read_start_arguments(fcinfo, &req);
 	identity = PG_ARGISNULL(14) ? CallerIdentity() :
 		CheckName(PG_GETARG_TEXT_PP(14), "identity");
 	req.take_decision = true;

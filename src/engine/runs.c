@@ -285,6 +285,27 @@ StoreRunDeadline(pg_uuid_t *run_id, TimestampTz deadline)
 	RunPlan(&set_run_deadline, values, NULL, false, 0);
 }
 
+/*
+ * What a call has done to a run it just loaded: nothing yet (no events or
+ * tasks made, no decision task deferred, taken or wanted, no eager
+ * activities).
+ */
+static void
+reset_call_state(RunState *rs)
+{
+	rs->events = NULL;
+	rs->ready = NULL;
+	rs->pending_started_id = 0;
+	rs->new_event = false;
+	rs->defer_decision = false;
+	rs->decision_wanted = false;
+	rs->take_decision = false;
+	rs->decision_taken = false;
+	rs->eager_activities = 0;
+	rs->n_eager = 0;
+	rs->eager_ids = NULL;
+}
+
 /* Fill rs from row 0 of the last SPI result (RUN_COLUMNS_V4 or _V3). */
 static void
 read_run_row(RunState *rs)
@@ -325,17 +346,7 @@ read_run_row(RunState *rs)
 	}
 	rs->has_buffered = DatumGetBool(SPIGetDatum(0, 18, &isnull));
 	rs->may_continue = DatumGetBool(SPIGetDatum(0, 19, &isnull));
-	rs->events = NULL;
-	rs->ready = NULL;
-	rs->pending_started_id = 0;
-	rs->new_event = false;
-	rs->defer_decision = false;
-	rs->decision_wanted = false;
-	rs->take_decision = false;
-	rs->decision_taken = false;
-	rs->eager_activities = 0;
-	rs->n_eager = 0;
-	rs->eager_ids = NULL;
+	reset_call_state(rs);
 	d = SPIGetDatum(0, 20, &isnull);
 	rs->has_parent = !isnull;
 	if (!isnull)
@@ -505,17 +516,7 @@ read_run_slot(RunState *rs, TupleTableSlot *slot)
 					 DatumGetTimestampTz(RV(RC_RUN_DEADLINE)));
 	rs->has_buffered = DatumGetBool(RV(RC_HAS_BUFFERED));
 	rs->may_continue = !RN(RC_RETRY_POLICY) || !RN(RC_CRON_SCHEDULE);
-	rs->events = NULL;
-	rs->ready = NULL;
-	rs->pending_started_id = 0;
-	rs->new_event = false;
-	rs->defer_decision = false;
-	rs->decision_wanted = false;
-	rs->take_decision = false;
-	rs->decision_taken = false;
-	rs->eager_activities = 0;
-	rs->n_eager = 0;
-	rs->eager_ids = NULL;
+	reset_call_state(rs);
 	rs->has_parent = !RN(RC_PARENT_RUN_ID);
 	if (rs->has_parent)
 		memcpy(&rs->parent_run_id, DatumGetUUIDP(RV(RC_PARENT_RUN_ID)),
