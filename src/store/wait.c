@@ -3,13 +3,22 @@
  * wait.c
  *	  Long polls and wait_workflow, woken at commit.
  *
- * A poller waits on the condition variable of its queue's bucket (a hash of
- * database, namespace, task queue and kind).  A backend that enqueues a task
- * remembers the bucket and broadcasts it from a commit callback, after the
- * task is visible, so a waiting poll returns within the time of one claim
- * query of the commit.  Each bucket also has a generation counter: a poller
- * reads it before its claim query and sleeps only if no broadcast happened
- * since, so that no wakeup is lost between the query and the sleep.
+ * A poller waits in the list of its queue's bucket (a hash of database,
+ * namespace, task queue and kind), under the queue's exact key (a 64-bit
+ * hash of the same).  A backend that enqueues tasks counts them per queue and,
+ * from a commit callback once they are visible, wakes that many of the
+ * queue's waiters, the longest waiting first: one task wakes one poller, not
+ * every poller of the queue, which would each run a claim query that finds
+ * nothing (with N workers polling, N - 1 wasted claims a task).  Each bucket
+ * also has a generation counter, bumped by every such commit: a poller reads
+ * it before its claim query and sleeps only if it did not move since, so that
+ * no task is missed between the query and the sleep.
+ *
+ * A poller that was woken runs its claim query before it returns or sleeps
+ * again.  If it finds nothing, another poller that was awake took the task,
+ * and nobody else needs waking.  If it leaves without a claim (an error, a
+ * cancel), it hands its wakeup to the next waiter of its queue, so that a
+ * task never waits for a poll's timeout while a poller of its queue sleeps.
  *
  * Executor tasks (kinds 'w' and 'x') have no poller: their commit wakes the
  * executor workers of the database instead (store/worker_slots.c), which sleep in
@@ -33,6 +42,7 @@
 #include "postgres.h"
 
 #include "access/transam.h"
+#include "access/twophase.h"
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/pg_proc.h"
@@ -49,6 +59,7 @@
 #include "storage/lwlock.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
+#include "storage/spin.h"
 #include "tcop/pquery.h"
 #include "utils/guc.h"
 #include "utils/json.h"
@@ -74,17 +85,54 @@
 
 typedef struct WaitBucket
 {
-	ConditionVariable cv;
+	ConditionVariable cv;		/* wait_workflow's */
 	pg_atomic_uint32 waiters;
 	pg_atomic_uint64 generation;
+	/* A queue bucket's pollers, the longest waiting first (QueueWaiter) */
+	slock_t		mutex;
+	int			head;
+	int			tail;
 } WaitBucket;
+
+/*
+ * A polling backend in its bucket's list, at its PGPROC's number.  key,
+ * next, prev and woken are read and written under the bucket's mutex.
+ */
+typedef struct QueueWaiter
+{
+	uint64		key;			/* the exact queue (queue_key) */
+	int			next;			/* in the bucket's list, -1 at its end */
+	int			prev;
+	bool		listed;
+	bool		woken;			/* a commit chose it for a task */
+} QueueWaiter;
 
 /* QUEUE_BUCKETS for the task queues, then WORKFLOW_BUCKETS for workflows */
 static WaitBucket *wait_buckets = NULL;
 
-/* Buckets this transaction enqueued tasks for or closed runs of, woken at commit */
+/* One per PGPROC (queue_waiter_count of them) */
+static QueueWaiter *queue_waiters = NULL;
+static int	queue_waiter_count = 0;
+
+/*
+ * Workflow buckets this transaction closed runs of, broadcast at commit, and
+ * queue buckets to wake every waiter of (more queues than pending_tasks
+ * holds).
+ */
 static bool pending_wake[ALL_BUCKETS];
 static bool any_pending_wake = false;
+
+/* Tasks this transaction enqueued, per queue: that many waiters woken at commit */
+typedef struct PendingTasks
+{
+	uint64		key;
+	int			bucket;
+	int			count;
+} PendingTasks;
+
+#define MAX_PENDING_QUEUES		16
+static PendingTasks pending_tasks[MAX_PENDING_QUEUES];
+static int	n_pending_tasks = 0;
 static bool xact_callback_registered = false;
 
 /* durable.notify_workflow_closed: NOTIFY DURABLE_CLOSED_CHANNEL when a run closes */
@@ -104,10 +152,18 @@ typedef struct PendingClose
 } PendingClose;
 static List *pending_closes = NIL;
 
+/* The PGPROCs there can be: backends, auxiliary processes, prepared xacts */
+static int
+total_procs(void)
+{
+	return MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts;
+}
+
 Size
 WaitShmemSize(void)
 {
-	return MAXALIGN(sizeof(WaitBucket) * ALL_BUCKETS);
+	return add_size(MAXALIGN(sizeof(WaitBucket) * ALL_BUCKETS),
+					mul_size(sizeof(QueueWaiter), total_procs()));
 }
 
 /* Set up the wait buckets (the caller holds AddinShmemInitLock). */
@@ -117,8 +173,13 @@ WaitShmemInit(void)
 	bool		found;
 	int			i;
 
+	queue_waiter_count = total_procs();
 	wait_buckets = ShmemInitStruct("durable wait buckets",
-								   sizeof(WaitBucket) * ALL_BUCKETS, &found);
+								   MAXALIGN(sizeof(WaitBucket) * ALL_BUCKETS) +
+								   sizeof(QueueWaiter) * queue_waiter_count,
+								   &found);
+	queue_waiters = (QueueWaiter *) ((char *) wait_buckets +
+									 MAXALIGN(sizeof(WaitBucket) * ALL_BUCKETS));
 	if (!found)
 	{
 		for (i = 0; i < ALL_BUCKETS; i++)
@@ -126,22 +187,44 @@ WaitShmemInit(void)
 			ConditionVariableInit(&wait_buckets[i].cv);
 			pg_atomic_init_u32(&wait_buckets[i].waiters, 0);
 			pg_atomic_init_u64(&wait_buckets[i].generation, 0);
+			SpinLockInit(&wait_buckets[i].mutex);
+			wait_buckets[i].head = -1;
+			wait_buckets[i].tail = -1;
+		}
+		for (i = 0; i < queue_waiter_count; i++)
+		{
+			queue_waiters[i].listed = false;
+			queue_waiters[i].woken = false;
+			queue_waiters[i].next = -1;
+			queue_waiters[i].prev = -1;
 		}
 	}
 }
 
-/* The bucket of a queue in this database. */
-static int
-queue_bucket(const char *namespace, const char *task_queue, char kind)
+/*
+ * The key of a queue in this database: a 64-bit hash of the database,
+ * namespace, task queue and kind, which tells queues apart (two of them
+ * would have to meet by a chance of 2^-64 to share one).
+ */
+static uint64
+queue_key(const char *namespace, const char *task_queue, char kind)
 {
-	uint32		h;
+	uint64		h;
 
-	h = hash_bytes((const unsigned char *) namespace, strlen(namespace));
-	h = hash_combine(h, hash_bytes((const unsigned char *) task_queue,
-								   strlen(task_queue)));
-	h = hash_combine(h, (uint32) kind);
-	h = hash_combine(h, (uint32) MyDatabaseId);
-	return (int) (h % QUEUE_BUCKETS);
+	h = hash_bytes_extended((const unsigned char *) namespace,
+							strlen(namespace), 0);
+	h = hash_combine64(h, hash_bytes_extended((const unsigned char *) task_queue,
+											  strlen(task_queue), 0));
+	h = hash_combine64(h, (uint64) (unsigned char) kind);
+	h = hash_combine64(h, (uint64) MyDatabaseId);
+	return h;
+}
+
+/* The bucket of a queue's key. */
+static int
+queue_bucket(uint64 key)
+{
+	return (int) (key % QUEUE_BUCKETS);
 }
 
 /* The bucket of a workflow id in this database (after the queues'). */
@@ -164,7 +247,64 @@ reset_pending(void)
 	if (any_pending_wake)
 		memset(pending_wake, 0, sizeof(pending_wake));
 	any_pending_wake = false;
+	n_pending_tasks = 0;
 	pending_closes = NIL;		/* freed with TopTransactionContext */
+}
+
+/* Take a waiter out of its bucket's list (the caller holds the mutex). */
+static void
+unlink_waiter(WaitBucket *bucket, int i)
+{
+	QueueWaiter *w = &queue_waiters[i];
+
+	if (w->prev >= 0)
+		queue_waiters[w->prev].next = w->next;
+	else
+		bucket->head = w->next;
+	if (w->next >= 0)
+		queue_waiters[w->next].prev = w->prev;
+	else
+		bucket->tail = w->prev;
+	w->next = w->prev = -1;
+	w->listed = false;
+}
+
+/*
+ * Wake up to count waiters of the queue key in a bucket (every waiter of the
+ * bucket when all), the longest waiting first.  Latches are set outside the
+ * mutex, a few at a time.
+ */
+static void
+wake_queue_waiters(WaitBucket *bucket, uint64 key, int count, bool all)
+{
+	int			chosen[16];
+
+	while (all || count > 0)
+	{
+		int			n = 0;
+		int			i;
+
+		SpinLockAcquire(&bucket->mutex);
+		i = bucket->head;
+		while (i >= 0 && n < lengthof(chosen) && (all || count > 0))
+		{
+			int			next = queue_waiters[i].next;
+
+			if (all || queue_waiters[i].key == key)
+			{
+				unlink_waiter(bucket, i);
+				queue_waiters[i].woken = true;
+				chosen[n++] = i;
+				count--;
+			}
+			i = next;
+		}
+		SpinLockRelease(&bucket->mutex);
+		for (i = 0; i < n; i++)
+			SetLatch(&GetPGProcByNumber(chosen[i])->procLatch);
+		if (n < lengthof(chosen))
+			break;				/* no more waiters of the key */
+	}
 }
 
 /*
@@ -187,14 +327,37 @@ durable_xact_callback(XactEvent event, void *arg)
 			pending_closes = NIL;
 			break;
 		case XACT_EVENT_COMMIT:
-			if (any_pending_wake && wait_buckets != NULL)
+			if (wait_buckets == NULL)
+			{
+				reset_pending();
+				break;
+			}
+			/*
+			 * The generation first, then the waiters: a poller adds itself
+			 * to the list, then reads the generation (WaitForTask), so it
+			 * either sees this commit's bump or is in the list read here.
+			 */
+			for (i = 0; i < n_pending_tasks; i++)
+			{
+				WaitBucket *bucket = &wait_buckets[pending_tasks[i].bucket];
+
+				pg_atomic_fetch_add_u64(&bucket->generation, 1);
+				if (pg_atomic_read_u32(&bucket->waiters) > 0)
+					wake_queue_waiters(bucket, pending_tasks[i].key,
+									   pending_tasks[i].count, false);
+			}
+			if (any_pending_wake)
 			{
 				for (i = 0; i < ALL_BUCKETS; i++)
 				{
 					if (!pending_wake[i])
 						continue;
 					pg_atomic_fetch_add_u64(&wait_buckets[i].generation, 1);
-					if (pg_atomic_read_u32(&wait_buckets[i].waiters) > 0)
+					if (pg_atomic_read_u32(&wait_buckets[i].waiters) == 0)
+						continue;
+					if (i < QUEUE_BUCKETS)
+						wake_queue_waiters(&wait_buckets[i], 0, 0, true);
+					else
 						ConditionVariableBroadcast(&wait_buckets[i].cv);
 				}
 			}
@@ -256,12 +419,15 @@ register_callbacks(void)
 }
 
 /*
- * Remember to wake the pollers of a queue, or for an executor task the
- * executors of this database, when this transaction commits.
+ * A task was queued: when this transaction commits, wake one more of the
+ * queue's pollers, or for an executor task the executors of this database.
  */
 void
 WakeQueueAtCommit(const char *namespace, const char *task_queue, char kind)
 {
+	uint64		key;
+	int			i;
+
 	if (wait_buckets == NULL)
 		return;
 	if (kind == 'w' || kind == 'x')
@@ -270,7 +436,26 @@ WakeQueueAtCommit(const char *namespace, const char *task_queue, char kind)
 		return;
 	}
 	register_callbacks();
-	pending_wake[queue_bucket(namespace, task_queue, kind)] = true;
+	key = queue_key(namespace, task_queue, kind);
+	for (i = 0; i < n_pending_tasks; i++)
+	{
+		if (pending_tasks[i].key == key)
+		{
+			if (pending_tasks[i].count < INT_MAX)
+				pending_tasks[i].count++;
+			return;
+		}
+	}
+	if (n_pending_tasks < MAX_PENDING_QUEUES)
+	{
+		pending_tasks[n_pending_tasks].key = key;
+		pending_tasks[n_pending_tasks].bucket = queue_bucket(key);
+		pending_tasks[n_pending_tasks].count = 1;
+		n_pending_tasks++;
+		return;
+	}
+	/* Tasks for more queues than that: wake every waiter of the bucket. */
+	pending_wake[queue_bucket(key)] = true;
 	any_pending_wake = true;
 }
 
@@ -615,15 +800,127 @@ wait_on_bucket(WaitBucket *shared, double wait_ms, FmgrInfo *flinfo,
  * wait_ms pass.  flinfo is the polling SQL function's call (the xmin rule
  * above).
  */
+/*
+ * Leave the queue's list, if still in it, and hand a wakeup not used by a
+ * claim to the next poller of the queue (an error, a cancel, the end of the
+ * backend between the wakeup and the claim).
+ */
+static void
+leave_queue(void)
+{
+	int			me = MyProc != NULL ? MyProc->pgprocno : -1;
+	QueueWaiter *w;
+	WaitBucket *bucket;
+	bool		listed;
+	bool		woken;
+
+	if (queue_waiters == NULL || me < 0 || me >= queue_waiter_count)
+		return;
+	w = &queue_waiters[me];
+	bucket = &wait_buckets[queue_bucket(w->key)];
+	SpinLockAcquire(&bucket->mutex);
+	listed = w->listed;
+	if (listed)
+		unlink_waiter(bucket, me);
+	woken = w->woken;
+	w->woken = false;
+	SpinLockRelease(&bucket->mutex);
+	if (listed)
+		pg_atomic_fetch_sub_u32(&bucket->waiters, 1);
+	if (woken)
+		wake_queue_waiters(bucket, w->key, 1, false);
+}
+
+static void
+leave_queue_at_exit(int code, Datum arg)
+{
+	leave_queue();
+}
+
+/*
+ * Wait for a task on a queue: call claim until it returns non-NULL or
+ * wait_ms pass.  flinfo is the polling SQL function's call (the xmin rule
+ * above).
+ */
 void *
 WaitForTask(const char *namespace, const char *task_queue, char kind,
 			double wait_ms, FmgrInfo *flinfo, void *(*claim) (void *), void *arg)
 {
-	WaitBucket *bucket = NULL;
+	static bool exit_callback = false;
+	TimestampTz deadline = TimestampPlusSeconds(GetCurrentTimestamp(),
+												wait_ms / 1000.0);
+	bool		drop_xmin = wait_ms > 0 && may_release_xmin(flinfo);
+	uint64		key = queue_key(namespace, task_queue, kind);
+	int			me = MyProc != NULL ? MyProc->pgprocno : -1;
+	QueueWaiter *w;
+	WaitBucket *bucket;
+	void	   *volatile result = NULL;
 
-	if (wait_buckets != NULL)
-		bucket = &wait_buckets[queue_bucket(namespace, task_queue, kind)];
-	return wait_on_bucket(bucket, wait_ms, flinfo, claim, arg);
+	/* On a standby no commit of this server queues a task. */
+	if (wait_buckets == NULL || RecoveryInProgress() ||
+		me < 0 || me >= queue_waiter_count)
+		return wait_on_bucket(NULL, wait_ms, flinfo, claim, arg);
+	w = &queue_waiters[me];
+	bucket = &wait_buckets[queue_bucket(key)];
+	if (!exit_callback)
+	{
+		on_shmem_exit(leave_queue_at_exit, (Datum) 0);
+		exit_callback = true;
+	}
+
+	PG_TRY();
+	{
+		for (;;)
+		{
+			uint64		generation = pg_atomic_read_u64(&bucket->generation);
+			long		remaining;
+
+			result = claim(arg);
+			/* Taken, or taken by a poller that was awake: the wakeup is used. */
+			w->woken = false;	/* out of the list: no commit writes it */
+			if (result != NULL)
+				break;
+			remaining = (long) ((deadline - GetCurrentTimestamp()) / 1000);
+			if (remaining <= 0)
+				break;
+			if (drop_xmin)
+				release_xmin();
+
+			SpinLockAcquire(&bucket->mutex);
+			w->key = key;
+			w->listed = true;
+			w->next = -1;
+			w->prev = bucket->tail;
+			if (bucket->tail >= 0)
+				queue_waiters[bucket->tail].next = me;
+			else
+				bucket->head = me;
+			bucket->tail = me;
+			SpinLockRelease(&bucket->mutex);
+			pg_atomic_fetch_add_u32(&bucket->waiters, 1);	/* a full barrier */
+
+			if (pg_atomic_read_u64(&bucket->generation) == generation)
+				(void) WaitLatch(MyLatch,
+								 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+								 remaining, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+
+			/* Out of the list; w->woken stays until the claim above. */
+			SpinLockAcquire(&bucket->mutex);
+			if (w->listed)
+				unlink_waiter(bucket, me);
+			SpinLockRelease(&bucket->mutex);
+			pg_atomic_fetch_sub_u32(&bucket->waiters, 1);
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+	PG_CATCH();
+	{
+		leave_queue();
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	return result;
 }
 
 /*
