@@ -315,27 +315,57 @@ if [ "$LATENCY" = 1 ]; then
         die "compiling bench/latency.c failed (is libpq-dev installed?)"
 fi
 
+# server_cpu_ms: the CPU the bench cluster's processes used so far, in ms (the
+# postmaster's own and that of its children, those ended included, from /proc).
+server_cpu_ms() {
+    local pm pid sum=0 hz
+    hz=$(getconf CLK_TCK)
+    pm=$(head -n 1 "$WORK/data/postmaster.pid")
+    for pid in "$pm" $(pgrep -P "$pm"); do
+        sum=$((sum + $(awk '{print $14 + $15 + $16 + $17}' "/proc/$pid/stat" 2>/dev/null || echo 0)))
+    done
+    echo $((sum * 1000 / hz))
+}
+
+# client_cpu_ms: the CPU this shell's ended children used so far, in ms (bash's times,
+# run in this shell: in a $(...) subshell it would count the subshell's children).
+client_cpu_ms() {
+    times >"$WORK/times.out"
+    awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/)
+        printf "%d\n", (u[1] * 60 + u[2] + s[1] * 60 + s[2]) * 1000 }' "$WORK/times.out"
+}
+
 # measure I RUN: one pgbench run of workload I; appends "tps p50 p99 failed" to
 # $WORK/NAME.runs (and "workflows/s activities/s" to $WORK/NAME.counts with a
 # COUNT_SQL).  Per-transaction logs give the latencies: column 3 is the latency of one
 # script execution in microseconds (a failed one has "failed" there and is left out).
 measure() {
-    local i=$1 run=$2 name=${NAMES[$1]} prefix out tps failed before=""
+    local i=$1 run=$2 name=${NAMES[$1]} prefix out tps failed before="" cpu_server cpu_client
     prefix="$WORK/log/$name.$run"
     out="$WORK/$name.$run.out"
     mkdir -p "$WORK/log"
     if [ -n "${SETUPS[$i]}" ]; then psql -X -q -v ON_ERROR_STOP=1 -c "${SETUPS[$i]}"; fi
     psql -X -q -c CHECKPOINT   # start every run from a clean slate of dirty buffers
-    if [ -n "${COUNTS[$i]}" ]; then before=$(psql -X -q -A -t -F ' ' -c "${COUNTS[$i]}"); fi
+    if [ -n "${COUNTS[$i]}" ]; then
+        before=$(psql -X -q -A -t -F ' ' -c "${COUNTS[$i]}")
+        cpu_server=$(server_cpu_ms)
+        client_cpu_ms >"$WORK/cpu_client.out"
+        cpu_client=$(cat "$WORK/cpu_client.out")
+    fi
     log "run $run/$RUNS: $name ($CLIENTS clients, $THREADS threads, ${DURATION}s)"
     # shellcheck disable=SC2086  # PGBENCH_OPTS and OPTS are lists of options
     pgbench -n -c "$CLIENTS" -j "$THREADS" -T "$DURATION" $PGBENCH_OPTS ${OPTS[$i]} \
         --log --log-prefix="$prefix" -f "$ROOT/bench/${SCRIPTS[$i]}" >"$out" 2>&1 ||
         { cat "$out"; tail -n 20 "$WORK/server.log"; die "pgbench failed on $name"; }
     if [ -n "${COUNTS[$i]}" ]; then
+        # Server and pgbench CPU a workflow completed (*.cpu: "server_ms client_ms").
+        client_cpu_ms >"$WORK/cpu_client.out"
+        cpu_server=$(($(server_cpu_ms) - cpu_server)) cpu_client=$(($(cat "$WORK/cpu_client.out") - cpu_client))
         psql -X -q -A -t -F ' ' -c "${COUNTS[$i]}" |
-            awk -v b="$before" -v d="$DURATION" '{ split(b, x, " ")
-                printf "%.1f %.1f\n", ($1 - x[1]) / d, ($2 - x[2]) / d }' >>"$WORK/$name.counts"
+            awk -v b="$before" -v d="$DURATION" -v cs="$cpu_server" -v cc="$cpu_client" \
+                -v counts="$WORK/$name.counts" -v cpu="$WORK/$name.cpu" '{ split(b, x, " ")
+                printf "%.1f %.1f\n", ($1 - x[1]) / d, ($2 - x[2]) / d >>counts
+                if ($1 > x[1]) printf "%.3f %.3f\n", cs / ($1 - x[1]), cc / ($1 - x[1]) >>cpu }'
     fi
     tps=$(awk '/^tps = / {print $3; exit}' "$out")
     failed=$(awk -F'[: ]+' '/^number of failed transactions/ {print $5; exit}' "$out")
@@ -482,7 +512,7 @@ SQL
 # round only, and writes the lines of its section of the report to $WORK/NAME.report
 # (every figure in it a ratio to a rate measured in the same run).  To add one: write the
 # function and add its name to LONG_WORKLOADS.
-LONG_WORKLOADS="held_xmin million_open fairness ts_activity"
+LONG_WORKLOADS="held_xmin million_open fairness"
 
 # cycle_rate TAG SECONDS: the activity cycle (activity_cycle.sql, CLIENTS clients,
 # -M prepared) for SECONDS; prints its scripts/s (scripts that ended within SECONDS of
@@ -730,36 +760,68 @@ SQL
 }
 
 # ts_activity RUN: workflows through the TypeScript SDK (clients/typescript, built here
-# with npm ci and tsc): bench/ts_activity.js runs 8 Workers in one Node process and 8
+# with npm ci and tsc): bench/ts_activity.js runs 8 Workers in one Node process and
 # clients that start one-activity workflows and wait for their results, for DURATION
-# seconds; then 3-step and 100-step workflows for the cost of a step.  Compared with the
-# activity cycle and queue_floor of the same round (WORKLOADS=ts_activity runs both).
+# seconds with each number of clients in TS_CLIENTS; in the first round then 3-step and
+# 100-step workflows for the cost of a step.  It runs in every round right after the
+# activity cycle, and each round's rate is divided by that round's activity cycle: the
+# two ran a minute apart at most, under the same load of the machine.  Appends
+# "clients workflows/s ratio_to_activity errors node_cpu_% server_ms/wf node_ms/wf" to
+# $WORK/ts_activity.runs; ts_activity_report writes the section of the report.
+TS_BUILT=0
 ts_activity() {
-    local dir="$ROOT/clients/typescript" out="$WORK/ts_activity.out" act qf tput
-    command -v node >/dev/null && command -v npm >/dev/null ||
-        die "ts_activity: node and npm are needed (Debian packages nodejs npm)"
-    if ! cmp -s "$dir/package-lock.json" "$dir/node_modules/.durable-lock"; then
-        log "ts_activity: npm ci in clients/typescript"
-        (cd "$dir" && HOME="$WORK" npm_config_cache="$WORK/npm-cache" npm ci --no-audit --no-fund) \
-            >"$WORK/ts_npm.log" 2>&1 || { cat "$WORK/ts_npm.log"; die "ts_activity: npm ci failed"; }
+    local run=$1 dir="$ROOT/clients/typescript" out="$WORK/ts_activity.$1.out" act steps=0
+    if [ "$TS_BUILT" = 0 ]; then
+        command -v node >/dev/null && command -v npm >/dev/null ||
+            die "ts_activity: node and npm are needed (Debian packages nodejs npm)"
+        if ! cmp -s "$dir/package-lock.json" "$dir/node_modules/.durable-lock"; then
+            log "ts_activity: npm ci in clients/typescript"
+            (cd "$dir" && HOME="$WORK" npm_config_cache="$WORK/npm-cache" npm ci --no-audit --no-fund) \
+                >"$WORK/ts_npm.log" 2>&1 || { cat "$WORK/ts_npm.log"; die "ts_activity: npm ci failed"; }
+        fi
+        (cd "$dir" && node_modules/.bin/tsc -p tsconfig.build.json) >"$WORK/ts_tsc.log" 2>&1 ||
+            { cat "$WORK/ts_tsc.log"; die "ts_activity: tsc failed"; }
+        TS_BUILT=1
     fi
-    (cd "$dir" && node_modules/.bin/tsc -p tsconfig.build.json) >"$WORK/ts_tsc.log" 2>&1 ||
-        { cat "$WORK/ts_tsc.log"; die "ts_activity: tsc failed"; }
+    if [ "$run" = 1 ]; then steps=1; fi
     psql -X -q -c CHECKPOINT
-    log "ts_activity: 8 SDK workers and 8 clients for ${DURATION}s, then 3- and 100-step workflows"
-    node "$ROOT/bench/ts_activity.js" "$DURATION" "$dir/dist" "$TS_CLIENTS" >"$out" 2>"$WORK/ts_activity.err" ||
+    log "run $run/$RUNS: ts_activity (8 SDK workers; clients: $TS_CLIENTS; ${DURATION}s each)"
+    DURABLE_BENCH_POSTMASTER=$(head -n 1 "$WORK/data/postmaster.pid") \
+        node "$ROOT/bench/ts_activity.js" "$DURATION" "$dir/dist" "$TS_CLIENTS" "$steps" \
+        >"$out" 2>"$WORK/ts_activity.err" ||
         { cat "$out" "$WORK/ts_activity.err"; die "bench/ts_activity.js failed"; }
-    act=$(median "$WORK/activity.runs" 1)
+    act=$(sed -n "${run}p" "$WORK/activity.runs" | awk '{print $1}')
+    awk -v act="$act" '$1 == "throughput" {
+        printf "%d %.1f %.1f %d %d %.3f %.3f\n", $5, $2, 100 * $2 / act, $3, $4, $6, $7 }' \
+        "$out" >>"$WORK/ts_activity.runs"
+    log "ts_activity: $(awk '{printf "%s%d clients %.1f workflows/s (%.1f %% of the activity cycle)", (NR > 1 ? ", " : ""), $1, $2, $3}' <(tail -n "$(wc -w <<<"$TS_CLIENTS")" "$WORK/ts_activity.runs"))"
+}
+
+# The ts_activity section of the report, from every round's lines.
+ts_activity_report() {
+    local c qf act
     qf=$(median "$WORK/queue_floor.runs" 1)
-    {
-        echo "ts_activity: one-activity workflows through the TypeScript SDK (bench/ts_activity.js:" \
-            "8 Workers in one Node process; clients start a workflow and wait for its result, ${DURATION}s)"
-        awk -v act="$act" -v qf="$qf" '$1 == "throughput" {
-            printf "  %2d clients: %.1f workflows/s: %.1f %% of the activity cycle (%.1f scripts/s, 8 clients), %.1f %% of queue_floor (%.1f); errors %d, Node CPU %d %% of a core\n",
-                $5, $2, 100 * $2 / act, act, 100 * $2 / qf, qf, $3, $4 }' "$out"
-        awk '$1 == "steps" { printf "  %3d-step workflows: %.3f ms/step (%d workflows, 8 at a time; %d of %d decision tasks from the cache)\n", $2, $3, $4, $6, $5 }' "$out"
-        awk '$1 == "steps" { ms[$2] = $3 } END { if (ms[3] > 0) printf "  100 steps / 3 steps, ms a step: %.2f\n", ms[100] / ms[3] }' "$out"
-    } >"$WORK/ts_activity.report"
+    act=$(median "$WORK/activity.runs" 1)
+    echo "ts_activity: one-activity workflows through the TypeScript SDK (bench/ts_activity.js:" \
+        "8 Workers in one Node process; clients start a workflow and wait for its result," \
+        "${DURATION}s), each round right after the activity cycle; median of $RUNS round(s)"
+    for c in $TS_CLIENTS; do
+        awk -v c="$c" '$1 == c' "$WORK/ts_activity.runs" >"$WORK/ts_activity.$c"
+        printf '  %2d clients: %.1f workflows/s, %.1f %% of the activity cycle of its round (each round: %s); %.1f %% of queue_floor (%.1f); errors %d\n' \
+            "$c" "$(median "$WORK/ts_activity.$c" 2)" "$(median "$WORK/ts_activity.$c" 3)" \
+            "$(awk '{printf "%s%.1f %%", (NR > 1 ? ", " : ""), $3}' "$WORK/ts_activity.$c")" \
+            "$(awk -v a="$(median "$WORK/ts_activity.$c" 2)" -v q="$qf" 'BEGIN {printf "%.1f", 100 * a / q}')" \
+            "$qf" "$(awk '{s += $4} END {print s + 0}' "$WORK/ts_activity.$c")"
+        printf '      CPU a workflow: server %.3f ms, Node %.3f ms (%d %% of a core)\n' \
+            "$(median "$WORK/ts_activity.$c" 6)" "$(median "$WORK/ts_activity.$c" 7)" \
+            "$(median "$WORK/ts_activity.$c" 5)"
+    done
+    if [ -f "$WORK/activity.cpu" ]; then
+        printf '  the activity cycle (%.1f scripts/s, 8 clients), CPU a workflow: server %.3f ms, pgbench %.3f ms\n' \
+            "$act" "$(median "$WORK/activity.cpu" 1)" "$(median "$WORK/activity.cpu" 2)"
+    fi
+    awk '$1 == "steps" { printf "  %3d-step workflows: %.3f ms/step (%d workflows, 8 at a time; %d of %d decision tasks from the cache)\n", $2, $3, $4, $6, $5 }' "$WORK/ts_activity.1.out"
+    awk '$1 == "steps" { ms[$2] = $3 } END { if (ms[3] > 0) printf "  100 steps / 3 steps, ms a step: %.2f\n", ms[100] / ms[3] }' "$WORK/ts_activity.1.out"
 }
 
 # median FILE COLUMN: the median of a column of numbers (mean of the middle two if even).
@@ -772,6 +834,7 @@ median() {
 # Rounds alternate the workloads, so that a drift of the machine hits each alike.
 for ((run = 1; run <= RUNS; run++)); do
     for i in "${!NAMES[@]}"; do measure "$i" "$run"; done
+    if grep -qw ts_activity <<<"$WORKLOADS"; then ts_activity "$run"; fi
     if [ -z "$WORKLOADS" ] || grep -qw sqlwf <<<"$WORKLOADS"; then sqlwf "$run"; fi
     if [ "$run" = 1 ]; then
         for long in $LONG_WORKLOADS; do
@@ -843,6 +906,10 @@ declare -A TPS
         printf '  %s of its one-row INSERT floor (7,219 tps / 8 = 902 workflows/s), against %s here\n' \
             "23.5 %" "$(awk -v a="$wfs" -v b="$floor_wfs" 'BEGIN { printf "%.1f %%", 100 * a / b }')"
         echo "  workflows not completed: $(awk '{s += $5} END {print s + 0}' "$WORK/sqlwf.runs")"
+    fi
+    if [ -f "$WORK/ts_activity.runs" ]; then
+        echo
+        ts_activity_report
     fi
     for long in $LONG_WORKLOADS; do
         if [ -f "$WORK/$long.report" ]; then

@@ -1,19 +1,24 @@
 // bench/ts_activity.js: the ts_activity workload of bench/run.sh (bench/README.md).
 //
-//   node bench/ts_activity.js DURATION SDK_DIST [CLIENTS]
+//   node bench/ts_activity.js DURATION SDK_DIST [CLIENTS [STEPS]]
 //
 // SDK_DIST is the compiled durable-pg package (clients/typescript/dist); the
-// database comes from the PG* variables.  One Node process runs 8 Workers (a
-// workflow worker and an activity worker each) on task queue ts_bench, and:
+// database comes from the PG* variables, and DURABLE_BENCH_POSTMASTER, when
+// set, is the pid of its postmaster (for the server's CPU).  One Node process
+// runs 8 Workers (a workflow worker and an activity worker each) on task
+// queue ts_bench, and:
 //
 // 1. throughput: 8 clients each start a workflow of one activity and wait for
 //    its result (handle.result()), again and again, for DURATION seconds: the
 //    shape of the activity cycle (bench/activity_cycle.sql) with 8 pgbench
 //    clients; then the same with each further number of clients that CLIENTS
-//    lists ("8 32": 8, then 32).  Prints "throughput WORKFLOWS_PER_S": the workflows of type
-//    ts_one that completed in those seconds (counted in durable.runs) / DURATION,
-//    the errors, the CPU the Node process used (% of one core) and the clients.
-// 2. steps: workflows of 3 and of 100 sequential activities, 8 at a time, about
+//    lists ("8 32": 8, then 32).  Prints "throughput WORKFLOWS_PER_S ERRORS
+//    NODE_CPU_PCT CLIENTS SERVER_MS NODE_MS": the workflows of type ts_one that
+//    completed in those seconds (counted in durable.runs) / DURATION, the
+//    errors, the CPU the Node process used (% of one core), the clients, and
+//    the CPU a workflow of the server's processes (0 without
+//    DURABLE_BENCH_POSTMASTER) and of the Node process, in ms.
+// 2. steps (unless STEPS is 0): workflows of 3 and of 100 sequential activities, 8 at a time, about
 //    2,400 steps each; prints "steps N MS_PER_STEP WORKFLOWS DECISION_TASKS
 //    CACHE_HITS" for each: wall time / steps completed, and how many of the
 //    decision tasks were answered from the workers' cache (the others replayed
@@ -21,6 +26,7 @@
 //    the 8 workers than the one that has the run cached took).
 'use strict';
 
+const fs = require('fs');
 const path = require('path');
 
 const duration = Number(process.argv[2] || 20);
@@ -30,7 +36,35 @@ const sdk = require(dist);
 const { Pool } = require(require.resolve('pg', { paths: [dist] }));
 // The numbers of clients of the throughput runs, one run each (8: as the activity cycle).
 const inflight = (process.argv[4] || '8').split(/[ ,]+/).filter(Boolean).map(Number);
+const runSteps = process.argv[5] !== '0';
+const postmaster = Number(process.env.DURABLE_BENCH_POSTMASTER || 0);
 const QUEUE = 'ts_bench';
+
+// The CPU the server's processes used so far, in ms: the postmaster's own and its
+// ended children's, and that of its children now running (/proc/PID/stat).
+const ticksPerSecond = 100;
+function serverCpuMs() {
+  if (!postmaster) return 0;
+  const fields = (pid) => {
+    try {
+      const text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return text.slice(text.lastIndexOf(')') + 2).split(' ');
+    } catch {
+      return null;
+    }
+  };
+  // After the command: state is field 3, so field N is at index N - 3.
+  const ticks = (f, withChildren) => Number(f[11]) + Number(f[12]) + (withChildren ? Number(f[13]) + Number(f[14]) : 0);
+  let sum = 0;
+  const own = fields(postmaster);
+  if (own) sum += ticks(own, true);
+  for (const pid of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    const f = fields(pid);
+    if (f && Number(f[1]) === postmaster) sum += ticks(f, false);
+  }
+  return sum * 1000 / ticksPerSecond;
+}
 const WORKERS = 8;
 
 async function one(ctx, input) {
@@ -65,6 +99,7 @@ async function main() {
   // 1. Throughput, with each number of clients.
   for (const clients of inflight) {
     const before = await completed('ts_one');
+    const server0 = serverCpuMs();
     const cpu0 = process.cpuUsage();
     const end = Date.now() + duration * 1000;
     let errors = 0;
@@ -78,10 +113,13 @@ async function main() {
         }
       }
     }));
-    const after = await completed('ts_one');
     const cpu = process.cpuUsage(cpu0);
+    const serverMs = serverCpuMs() - server0;
+    const after = await completed('ts_one');
+    const n = Math.max(1, after - before);
     const cpuPct = (cpu.user + cpu.system) / 1e4 / duration;
-    console.log(`throughput ${((after - before) / duration).toFixed(1)} ${errors} ${cpuPct.toFixed(0)} ${clients}`);
+    console.log(`throughput ${((after - before) / duration).toFixed(1)} ${errors} ${cpuPct.toFixed(0)} ${clients} `
+      + `${(serverMs / n).toFixed(3)} ${((cpu.user + cpu.system) / 1e3 / n).toFixed(3)}`);
   }
 
   // 2. Cost per step: 3-step and 100-step workflows, 8 at a time.
@@ -89,7 +127,7 @@ async function main() {
     const s = w.workflowWorker.stats;
     return { hits: a.hits + s.cacheHits, tasks: a.tasks + s.decisionTasks };
   }, { hits: 0, tasks: 0 });
-  for (const n of [3, 100]) {
+  for (const n of runSteps ? [3, 100] : []) {
     const perClient = Math.max(1, Math.round(2400 / n / 8));
     const s0 = stats();
     const t0 = process.hrtime.bigint();

@@ -307,7 +307,7 @@ durable_start_workflow_eager(PG_FUNCTION_ARGS)
 							   true))
 			elog(ERROR, "the first decision task of run %s could not start",
 				 UuidToCString(run_id));
-		task = TakenDecisionTaskJson(&rs, identity);
+		task = TakenDecisionTaskJson(&rs, 0, identity);
 	}
 
 	result = EagerStartResult(run_id, task);

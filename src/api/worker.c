@@ -326,7 +326,7 @@ claim_decision_task(void *arg)
 		token = make_token('D', rs.namespace, rs.workflow_id, &run_id,
 						   rs.decision_scheduled_id, rs.decision_started_id,
 						   rs.task_secret_null, rs.task_secret);
-		return DecisionTaskJson(&rs, token, pr->identity);
+		return DecisionTaskJson(&rs, token, 0, pr->identity);
 	}
 }
 
@@ -608,6 +608,33 @@ EagerStartResult(pg_uuid_t *run_id, Jsonb *decision)
 	return SPI_datumTransfer(JsonbPGetDatum(JsonbValueToJsonb(res)), false, -1);
 }
 
+/*
+ * The history_after argument of an answer (argno; 0 when absent or NULL):
+ * the caller keeps the run's history through that event, and the decision
+ * task returned to it carries only the events after it.  It cannot be past
+ * the run's last event.
+ */
+static int64
+arg_history_after(FunctionCallInfo fcinfo, int argno, RunState *rs)
+{
+	int64		after;
+
+	if (PG_NARGS() <= argno || PG_ARGISNULL(argno))
+		return 0;
+	after = PG_GETARG_INT64(argno);
+	if (after < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("history_after must not be negative")));
+	if (after > rs->last_event_id)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("history_after %lld is past the last event of the run, %lld",
+						(long long) after, (long long) rs->last_event_id),
+				 errhint("Pass the id of the last event the worker has, or NULL for the whole history.")));
+	return after;
+}
+
 /* A boolean argument that must not be null. */
 static bool
 arg_flag(FunctionCallInfo fcinfo, int argno, const char *name)
@@ -622,17 +649,18 @@ arg_flag(FunctionCallInfo fcinfo, int argno, const char *name)
 /*
  * The decision task just started for the caller of an answer or of an eager
  * start (eager dispatch: StartTakenDecisionTask, start_workflow_eager in
- * api/client.c), as a poll returns it.
+ * api/client.c), as a poll returns it, with its history after the event
+ * history_after (0: the whole history).
  */
 Jsonb *
-TakenDecisionTaskJson(RunState *rs, const char *identity)
+TakenDecisionTaskJson(RunState *rs, int64 history_after, const char *identity)
 {
 	char	   *token = make_token('D', rs->namespace, rs->workflow_id,
 								   &rs->run_id, rs->decision_scheduled_id,
 								   rs->decision_started_id,
 								   rs->task_secret_null, rs->task_secret);
 
-	return DecisionTaskJson(rs, token, identity);
+	return DecisionTaskJson(rs, token, history_after, identity);
 }
 
 /*
@@ -664,9 +692,10 @@ start_eager_activities(RunState *rs, TimestampTz now, const char *identity,
 PG_FUNCTION_INFO_V1(durable_complete_decision_task);
 /*
  * durable.complete_decision_task(task_token, decisions, identity,
- * return_new_task, max_eager_activities): with return_new_task, the decision
- * task the completion leaves scheduled comes back started for the caller,
- * and up to max_eager_activities activities it schedules with
+ * return_new_task, max_eager_activities, history_after): with
+ * return_new_task, the decision task the completion leaves scheduled comes
+ * back started for the caller (with the history after history_after), and
+ * up to max_eager_activities activities it schedules with
  * requestEagerExecution on the decision task's queue come back started
  * (eager_result).
  */
@@ -680,6 +709,7 @@ durable_complete_decision_task(PG_FUNCTION_ARGS)
 	bool		return_new = PG_NARGS() > 3 &&
 		arg_flag(fcinfo, 3, "return_new_task");
 	int32		max_eager = 0;
+	int64		history_after;
 	const char *identity;
 	TimestampTz now = DurableNow();
 	TaskToken	t;
@@ -710,6 +740,7 @@ durable_complete_decision_task(PG_FUNCTION_ARGS)
 
 	DurableSPIConnect();
 	load_decision(token, &t, &rs);
+	history_after = arg_history_after(fcinfo, 5, &rs);
 	identity = decision_identity(passed, &rs);
 	n = ParseDecisionsOverLimit(&rs, decisions, &list, &over);
 	if (over.message != NULL)
@@ -719,7 +750,7 @@ durable_complete_decision_task(PG_FUNCTION_ARGS)
 		rs.take_decision = return_new;
 		rs.eager_activities = Min(max_eager, n);
 		if (CompleteDecisionTask(&rs, now, list, n, identity))
-			next = TakenDecisionTaskJson(&rs, identity);
+			next = TakenDecisionTaskJson(&rs, history_after, identity);
 		if (rs.n_eager > 0)
 		{
 			activities = palloc(sizeof(Jsonb *) * rs.n_eager);
@@ -787,10 +818,11 @@ load_activity_attempt(text *token_text, TaskToken *t, RunState *rs,
 
 PG_FUNCTION_INFO_V1(durable_complete_activity);
 /*
- * durable.complete_activity(task_token, result, return_new_task): with
- * return_new_task, the decision task the completion schedules comes back
- * started for the caller (eager_result), under the identity the attempt was
- * polled with.
+ * durable.complete_activity(task_token, result, return_new_task,
+ * history_after): with return_new_task, the decision task the completion
+ * schedules comes back started for the caller (eager_result), under the
+ * identity the attempt was polled with, with the history after
+ * history_after.
  */
 Datum
 durable_complete_activity(PG_FUNCTION_ARGS)
@@ -804,6 +836,7 @@ durable_complete_activity(PG_FUNCTION_ARGS)
 	RunState	rs;
 	ActivityState a;
 	const char *identity;
+	int64		history_after;
 	Jsonb	   *next = NULL;
 	Datum		answer;
 	bool		isnull;
@@ -818,6 +851,7 @@ durable_complete_activity(PG_FUNCTION_ARGS)
 	CheckNamespacePrivilege(rs.namespace, NSPRIV_WORKER);
 	if (!RunIsOpen(&rs))
 		report_stale(token, "Its workflow run is closed; the outcome is not recorded.");
+	history_after = arg_history_after(fcinfo, 3, &rs);
 	if (!TakeCompletedActivity(&t.run_id, t.scheduled_id, (int32) t.third, now, &a))
 		report_stale(token, "The attempt timed out and the activity was retried or ended, or it is no longer pending.");
 	if (!token_matches(&t, a.namespace, a.workflow_id, a.task_secret_null,
@@ -829,7 +863,7 @@ durable_complete_activity(PG_FUNCTION_ARGS)
 	CompleteActivity(&rs, &a, now, result, a.last_worker_identity);
 	/* The task started for the caller is written with the run. */
 	if (StartTakenDecisionTask(&rs, now, identity))
-		next = TakenDecisionTaskJson(&rs, identity);
+		next = TakenDecisionTaskJson(&rs, history_after, identity);
 	else
 		SaveRun(&rs);
 	answer = eager_result(next, NULL, 0, &isnull);

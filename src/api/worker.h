@@ -13,7 +13,8 @@
 
 #include "engine/runs.h"
 
-extern Jsonb *TakenDecisionTaskJson(RunState *rs, const char *identity);
+extern Jsonb *TakenDecisionTaskJson(RunState *rs, int64 history_after,
+									 const char *identity);
 extern Datum EagerStartResult(pg_uuid_t *run_id, Jsonb *decision);
 
 #endif							/* DURABLE_API_WORKER_H */

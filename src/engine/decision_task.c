@@ -365,7 +365,8 @@ push_event(JsonbParseState **st, int64 event_id, TimestampTz event_time,
 
 /*
  * The task a decision poll returns for the run rs (whose row was just
- * saved), with its whole history, read through the history's primary key.
+ * saved), with its history after the event history_after (0: the whole
+ * history), read through the history's primary key.
  * The same value the statement
  *   jsonb_build_object('taskToken', ..., 'history', jsonb_agg(...))
  * built from the run row and its events.  A transient task (a retry, not in
@@ -374,7 +375,8 @@ push_event(JsonbParseState **st, int64 event_id, TimestampTz event_time,
  * does; they are written with these ids when the task completes.
  */
 Jsonb *
-DecisionTaskJson(RunState *rs, const char *token, const char *identity)
+DecisionTaskJson(RunState *rs, const char *token, int64 history_after,
+				 const char *identity)
 {
 	JsonbParseState *st = NULL;
 	JsonbValue *res;
@@ -394,7 +396,7 @@ DecisionTaskJson(RunState *rs, const char *token, const char *identity)
 	JsonbPushKey(&st, "history");
 	(void) pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
 
-	BeginHistoryScan(&hs, &rs->run_id);
+	BeginHistoryScanAfter(&hs, &rs->run_id, history_after);
 	while (HistoryScanNext(&hs, &ev))
 	{
 		/* Read here anyway: the task's schedule-to-start (metrics.c) */

@@ -26,7 +26,7 @@ extern void FailDecisionTask(RunState *rs, TimestampTz now, const char *cause,
 extern void TerminateForOversizedDecision(RunState *rs, TimestampTz now,
 										  const char *identity,
 										  DecisionOverLimit *over);
-extern Jsonb *DecisionTaskJson(RunState *rs, const char *token,
+extern Jsonb *DecisionTaskJson(RunState *rs, const char *token, int64 history_after,
 							   const char *identity);
 
 #endif							/* DURABLE_ENGINE_DECISION_TASK_H */

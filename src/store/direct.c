@@ -556,7 +556,15 @@ DirectInsertReadyTasks(const char *namespace, pg_uuid_t *run_id, int n,
 void
 BeginHistoryScan(HistoryScan *hs, pg_uuid_t *run_id)
 {
-	ScanKeyData key;
+	BeginHistoryScanAfter(hs, run_id, 0);
+}
+
+/* The same, from the event after the event id after on. */
+void
+BeginHistoryScanAfter(HistoryScan *hs, pg_uuid_t *run_id, int64 after)
+{
+	ScanKeyData key[2];
+	int			nkeys = 1;
 	Oid			pkey;
 	int			i;
 
@@ -568,10 +576,13 @@ BeginHistoryScan(HistoryScan *hs, pg_uuid_t *run_id)
 	for (i = 0; i < lengthof(history_columns); i++)
 		hs->att[i] = column_index_typed(hs->rel, history_columns[i].name,
 										history_columns[i].type) + 1;
-	ScanKeyInit(&key, hs->att[0], BTEqualStrategyNumber, F_UUID_EQ,
+	ScanKeyInit(&key[0], hs->att[0], BTEqualStrategyNumber, F_UUID_EQ,
 				UUIDPGetDatum(run_id));
+	if (after > 0)
+		ScanKeyInit(&key[nkeys++], hs->att[1], BTGreaterStrategyNumber,
+					F_INT8GT, Int64GetDatum(after));
 	hs->scan = systable_beginscan(hs->rel, pkey, true, GetActiveSnapshot(),
-								  1, &key);
+								  nkeys, key);
 }
 
 /*

@@ -61,6 +61,8 @@ typedef struct HistoryEvent
 } HistoryEvent;
 
 extern void BeginHistoryScan(HistoryScan *hs, pg_uuid_t *run_id);
+extern void BeginHistoryScanAfter(HistoryScan *hs, pg_uuid_t *run_id,
+								  int64 after);
 extern bool HistoryScanNext(HistoryScan *hs, HistoryEvent *ev);
 extern void EndHistoryScan(HistoryScan *hs);
 

@@ -7,7 +7,7 @@
 -- have written; a receiver that never answers loses nothing (the task times
 -- out as any started task).
 BEGIN;
-SELECT plan(37);
+SELECT plan(46);
 SET LOCAL durable.test_time = '2026-01-01 00:00:00+00';
 
 -- "id:type" of each event of a run's history, from event from_id.
@@ -150,6 +150,42 @@ SELECT throws_ok(format($$SELECT durable.complete_decision_task(%L, '[]', NULL, 
 SELECT throws_ok($$SELECT durable.complete_activity('A:x', NULL, NULL)$$,
     '22004', 'return_new_task must not be null', 'complete_activity: a null return_new_task');
 SELECT is(t.footprint(), :'before', 'nothing changed');
+
+-- 9. history_after: a worker that keeps the run's state gets only the events
+-- after the last one it has (Temporal's sticky execution); NULL, the whole
+-- history.
+CREATE FUNCTION pg_temp.ids(task jsonb) RETURNS jsonb LANGUAGE sql AS $$
+    SELECT jsonb_path_query_array(task, '$.decisionTask.history[*].eventId') $$;
+SELECT durable.start_workflow('wf', NULL, 'part', 'part') IS NOT NULL AS started;
+SELECT durable.poll_decision_task('part', identity => 'pw') AS pd \gset
+SELECT is(durable.complete_decision_task(:'pd'::jsonb->>'taskToken', jsonb_build_array(t.sched('a1')),
+    NULL, true, 0, history_after => 3), NULL, 'nothing to return: NULL, history_after or not');
+SELECT durable.poll_activity_task('part', identity => 'pw') AS pa \gset
+SELECT durable.complete_activity(:'pa'::jsonb->>'taskToken', '"x"', true, history_after => 4) AS pr \gset
+SELECT is(pg_temp.ids(:'pr'), '[5, 6, 7, 8, 9]', 'complete_activity: the events after event 4');
+SELECT is(:'pr'::jsonb->'decisionTask'->'history',
+    (SELECT jsonb_agg(jsonb_build_object('eventId', event_id, 'eventTime', event_time,
+                                         'eventType', event_type, 'attributes', attributes) ORDER BY event_id)
+       FROM durable.get_history('part') WHERE event_id > 4),
+    'as get_history has them');
+SELECT is((:'pr'::jsonb->'decisionTask'->>'startedEventId')::int, 9, 'startedEventId as before');
+SELECT durable.signal_workflow('part', 'go');
+SELECT durable.complete_decision_task(:'pr'::jsonb->'decisionTask'->>'taskToken', '[]', NULL, true, 0,
+    history_after => 9) AS pr2 \gset
+SELECT is(pg_temp.ids(:'pr2'), '[10, 11, 12, 13]',
+    'complete_decision_task: the signal that came meanwhile and the new task');
+SELECT t.footprint() AS before \gset
+SELECT throws_ok(format($$SELECT durable.complete_decision_task(%L, '[]', NULL, true, 0, -1)$$,
+    :'pr2'::jsonb->'decisionTask'->>'taskToken'),
+    '22023', 'history_after must not be negative', 'a negative history_after');
+SELECT throws_ok(format($$SELECT durable.complete_decision_task(%L, '[]', NULL, true, 0, 14)$$,
+    :'pr2'::jsonb->'decisionTask'->>'taskToken'),
+    '22023', 'history_after 14 is past the last event of the run, 13', 'a history_after past history');
+SELECT is(t.footprint(), :'before', 'nothing changed');
+SELECT durable.signal_workflow('part', 'again');
+SELECT durable.complete_decision_task(:'pr2'::jsonb->'decisionTask'->>'taskToken', '[]', NULL, true, 0,
+    NULL) AS pr3 \gset
+SELECT is(pg_temp.ids(:'pr3')->0, '1', 'NULL: the whole history');
 
 SELECT * FROM finish();
 ROLLBACK;
