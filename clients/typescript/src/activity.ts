@@ -11,6 +11,10 @@ import { Backoff, Logger, consoleLogger, defaultIdentity, sleep } from './backof
 import { Poller } from './poller';
 
 /** The failure reason of an ApplicationFailure thrown with nonRetryable: true. */
+
+/** What report() returns for a function the server does not have (42883). */
+const undefinedFunction: Array<Record<string, unknown>> = [];
+
 export const NON_RETRYABLE_REASON = 'durable-pg:NonRetryable';
 /** The failure reason of attempts still running when a worker shut down. */
 export const WORKER_SHUTDOWN_REASON = 'durable-pg:WorkerShutdown';
@@ -208,6 +212,10 @@ export class ActivityWorker {
    * it schedules and hands it over here instead of its being polled.
    */
   private eagerDecisions: ((task: unknown) => void) | null = null;
+  /** The last event of a run whose state the workflow worker keeps (partial history). */
+  private cachedThrough: (runId: string) => number | null = () => null;
+  /** The server takes history_after (set false when it does not). */
+  private partialHistory = true;
   /** Activity tasks received without a poll (eager dispatch). */
   eagerActivities = 0;
   /** Activity tasks received from polls. */
@@ -254,9 +262,13 @@ export class ActivityWorker {
     }
   }
 
-  /** @internal Worker: completions take the next decision task for it. */
-  setEagerDecisions(take: (task: unknown) => void): void {
+  /**
+   * @internal Worker: completions take the next decision task for it, with
+   * only the events after those it keeps of the run (cachedThrough).
+   */
+  setEagerDecisions(take: (task: unknown) => void, cachedThrough: (runId: string) => number | null): void {
     this.eagerDecisions = take;
+    this.cachedThrough = cachedThrough;
   }
 
   /** @internal How many more activities it could run now (0 while shutting down). */
@@ -339,20 +351,38 @@ export class ActivityWorker {
       await this.report(a, 'SELECT durable.complete_activity($1, $2::jsonb)', [a.info.taskToken, text]);
       return;
     }
-    const rows = await this.report(a, 'SELECT durable.complete_activity($1, $2::jsonb, true) AS r',
-      [a.info.taskToken, text]);
+    const after = this.partialHistory ? this.cachedThrough(a.info.runId) : null;
+    let rows: Array<Record<string, unknown>> | null;
+    if (after !== null) {
+      rows = await this.report(a, 'SELECT durable.complete_activity($1, $2::jsonb, true, $3) AS r',
+        [a.info.taskToken, text, after], true);
+      if (rows === undefinedFunction) {
+        this.partialHistory = false;    // durable before 0.7.0: without history_after
+        rows = await this.report(a, 'SELECT durable.complete_activity($1, $2::jsonb, true) AS r',
+          [a.info.taskToken, text]);
+      }
+    } else {
+      rows = await this.report(a, 'SELECT durable.complete_activity($1, $2::jsonb, true) AS r',
+        [a.info.taskToken, text]);
+    }
     const r = rows?.[0]?.r as { decisionTask?: unknown } | null | undefined;
     if (r?.decisionTask !== null && r?.decisionTask !== undefined) take(r.decisionTask);
   }
 
-  /** Sends an outcome, retrying while the connection is down; a stale token is dropped. */
-  private async report(a: RunningActivity, text: string, values: unknown[]): Promise<Array<Record<string, unknown>> | null> {
+  /**
+   * Sends an outcome, retrying while the connection is down; a stale token is
+   * dropped.  With newSignature, a server without the statement's function
+   * (42883) gives undefinedFunction back, to be called the old way.
+   */
+  private async report(a: RunningActivity, text: string, values: unknown[],
+    newSignature = false): Promise<Array<Record<string, unknown>> | null> {
     const backoff = new Backoff();
     for (let i = 0; ; i++) {
       try {
         return await this.connection.query(text, values);
       } catch (e) {
         if (e instanceof StaleTaskTokenError) return null; // timed out and retried, or the run closed
+        if (newSignature && (e as { sqlstate?: string }).sqlstate === '42883') return undefinedFunction;
         if (i >= 5 || (e as { sqlstate?: string }).sqlstate !== undefined) {
           this.logger.warn(`activity ${a.info.activityType} (${a.info.workflowId}/${a.info.activityId}): ` +
             'could not report its outcome; the attempt will time out and be retried', e);
@@ -378,26 +408,31 @@ export class ActivityWorker {
    * aborts the rest and fails their attempts (reason durable-pg:WorkerShutdown)
    * so that their retry policy runs them again elsewhere.
    */
-  async shutdown(): Promise<void> {
-    if (!this.shuttingDown) {
-      this.shuttingDown = true;
-      await this.poller.stop();
-      const r = this.slotFreed;
-      this.slotFreed = null;
-      r?.();
-      await this.runPromise;
-      const all = Promise.all([...this.running].map((a) => a.done));
-      let timer: NodeJS.Timeout | undefined;
-      const graceOver = new Promise<'grace'>((r2) => { timer = setTimeout(() => r2('grace'), this.graceMs); });
-      const first = await Promise.race([all.then(() => 'done' as const), graceOver]);
-      clearTimeout(timer);
-      if (first === 'grace') {
-        const left = [...this.running];
-        for (const a of left) a.controller.abort(new CancelledError('the worker shut down'));
-        await Promise.all(left.map((a) => this.report(a, 'SELECT durable.fail_activity($1, $2, $3::jsonb)', [
-          a.info.taskToken, WORKER_SHUTDOWN_REASON,
-          JSON.stringify({ message: `worker ${this.identity} shut down while the attempt ran` })])));
-      }
+  shutdown(): Promise<void> {
+    this.stopping ??= this.stop();
+    return this.stopping;
+  }
+
+  private stopping: Promise<void> | null = null;
+
+  private async stop(): Promise<void> {
+    this.shuttingDown = true;
+    await this.poller.stop();
+    const r = this.slotFreed;
+    this.slotFreed = null;
+    r?.();
+    await this.runPromise;
+    const all = Promise.all([...this.running].map((a) => a.done));
+    let timer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<'grace'>((r2) => { timer = setTimeout(() => r2('grace'), this.graceMs); });
+    const first = await Promise.race([all.then(() => 'done' as const), graceOver]);
+    clearTimeout(timer);
+    if (first === 'grace') {
+      const left = [...this.running];
+      for (const a of left) a.controller.abort(new CancelledError('the worker shut down'));
+      await Promise.all(left.map((a) => this.report(a, 'SELECT durable.fail_activity($1, $2, $3::jsonb)', [
+        a.info.taskToken, WORKER_SHUTDOWN_REASON,
+        JSON.stringify({ message: `worker ${this.identity} shut down while the attempt ran` })])));
     }
     await this.connection.close();
   }

@@ -44,7 +44,11 @@ export class Poller {
           }
           this.client = c;
         }
-        if (this.stopped) return null;
+        if (this.stopped) {
+          // stop() ran while the connection was being made: give it back.
+          this.dropClient(false);
+          return null;
+        }
         this.polling = true;
         const p = queryOn(this.conn, this.client, text, values);
         this.inflight = p.catch(() => undefined);

@@ -51,6 +51,17 @@ export interface WorkflowWorkerStats {
   polledDecisionTasks: number;
   /** Decision tasks received without a poll (eager dispatch). */
   eagerDecisionTasks: number;
+  /**
+   * Decision tasks received with a partial history (only the events after
+   * those the worker kept of the run: eager dispatch with history_after).
+   */
+  partialHistories: number;
+  /**
+   * Partial histories completed with get_history: the run's state was
+   * evicted from the cache between the answer that asked for the next task
+   * and its arrival.
+   */
+  historyReads: number;
 }
 
 /**
@@ -69,6 +80,7 @@ export class WorkflowWorker {
   readonly identity: string;
   readonly stats: WorkflowWorkerStats = {
     decisionTasks: 0, cacheHits: 0, nonDeterministic: 0, polledDecisionTasks: 0, eagerDecisionTasks: 0,
+    partialHistories: 0, historyReads: 0,
   };
   private readonly workflows: Record<string, WorkflowFunction>;
   private readonly maxCached: number;
@@ -158,20 +170,48 @@ export class WorkflowWorker {
     this.handingOver.add(p);
   }
 
-  /** The state for a task: the cached run if the task's history continues it, else a fresh replay. */
-  private stateFor(t: RawDecisionTask, fn: WorkflowFunction): WorkflowRun {
+  /**
+   * The cached run if the task's history continues it, else null.  A task's
+   * history may start after event 1 (partial history, asked for with
+   * history_after); it continues the cached run when it has the event after
+   * the run's last, a DecisionTaskCompleted of the run's last task.
+   */
+  private cachedFor(t: RawDecisionTask): WorkflowRun | null {
     const cached = this.cache.get(t.runId);
-    if (cached !== undefined) {
-      this.cache.delete(t.runId);
-      const next = t.history[cached.lastEventId];
-      if (!cached.isClosed && t.history[cached.lastEventId - 1]?.eventId === cached.lastEventId &&
-          next?.eventType === 'DecisionTaskCompleted' &&
-          Number(next.attributes.startedEventId) === cached.lastStartedEventId) {
-        this.stats.cacheHits++;
-        return cached;
-      }
+    if (cached === undefined) return null;
+    this.cache.delete(t.runId);
+    const offset = t.history[0]?.eventId ?? 1;
+    const next = t.history[cached.lastEventId + 1 - offset];
+    if (!cached.isClosed && offset <= cached.lastEventId + 1 && next?.eventId === cached.lastEventId + 1 &&
+        next.eventType === 'DecisionTaskCompleted' &&
+        Number(next.attributes.startedEventId) === cached.lastStartedEventId) {
+      this.stats.cacheHits++;
+      return cached;
     }
-    return new WorkflowRun(fn as WorkflowFunction<JsonValue>, t, t.history[0]);
+    return null;
+  }
+
+  /**
+   * The task with its whole history: a partial one (the run's state was
+   * evicted since the answer asked for it) completed with the events
+   * before it, read with get_history.
+   */
+  private async withWholeHistory(t: RawDecisionTask): Promise<RawDecisionTask> {
+    const from = t.history[0]?.eventId ?? 1;
+    this.stats.historyReads++;
+    const rows = await this.connection.query(
+      `SELECT coalesce(jsonb_agg(jsonb_build_object('eventId', event_id, 'eventTime', event_time,
+              'eventType', event_type, 'attributes', attributes) ORDER BY event_id), '[]') AS h
+         FROM durable.get_history($1, $2, $3) WHERE event_id < $4`,
+      [t.workflowId, t.namespace, t.runId, from]);
+    return { ...t, history: [...(rows[0].h as RawEvent[]), ...t.history] };
+  }
+
+  /** The last event of a run this worker keeps the state of, or null (eager dispatch). */
+  cachedThrough(runId: string): number | null {
+    if (!this.partialHistory) return null;
+    const cached = this.cache.get(runId);
+    return cached === undefined || cached.isClosed ? null : cached.lastEventId;
   }
 
   /** Answers a decision task; the next one when the answer returned it (eager dispatch). */
@@ -187,9 +227,26 @@ export class WorkflowWorker {
       return null;
     }
     let decisions: JsonObject[];
-    let run: WorkflowRun;
+    const partial = (t.history[0]?.eventId ?? 1) > 1;
+    if (partial) this.stats.partialHistories++;
+    let run: WorkflowRun | null = this.cachedFor(t);
+    if (run === null && partial) {
+      try {
+        t = await this.withWholeHistory(t);
+      } catch (e) {
+        // Without get_history's privilege (durable_client) or its answer:
+        // the task fails at once and its retry is queued with the whole
+        // history, as Cadence's ResetStickyTaskList does.
+        this.logger.warn(`workflow ${t.workflowId}: could not read the history its decision task left out`, e);
+        await this.answer(t, 'SELECT durable.fail_decision_task($1, $2, $3::jsonb, $4)', [t.taskToken,
+          'ResetStickyTaskList', JSON.stringify({ message: 'the worker no longer has the run\'s state' }),
+          this.identity]);
+        return null;
+      }
+    }
+    const first = run?.startedEvent ?? t.history[0];
     try {
-      run = this.stateFor(t, fn);
+      run ??= new WorkflowRun(fn as WorkflowFunction<JsonValue>, t, t.history[0]);
       decisions = await run.advance(t.history);
     } catch (e) {
       this.cache.delete(t.runId);
@@ -198,13 +255,13 @@ export class WorkflowWorker {
         await this.failTask(t, 'NonDeterministicWorkflow', {
           message: `non-deterministic workflow ${t.workflowType} (${t.workflowId}): ${e.message}`,
           workerIdentity: this.identity,
-        }, t.history[0]);
+        }, first);
         return null;
       }
       await this.failTask(t, 'WorkflowWorkerError', {
         message: e instanceof Error ? e.message : String(e),
         stack: e instanceof Error ? (e.stack ?? null) : null,
-      }, t.history[0]);
+      }, first);
       return null;
     }
     let ok: boolean;
@@ -224,9 +281,11 @@ export class WorkflowWorker {
             d.requestEagerExecution = true;
           }
         }
-        const rows = await this.connection.query(
-          'SELECT durable.complete_decision_task($1, $2::jsonb, $3, true, $4) AS r',
-          [t.taskToken, JSON.stringify(decisions), this.identity, eager.freeSlots]);
+        // With a cache, the next task brings only the events after this one's
+        // (partial history): the run's state here has the rest.
+        const after = this.maxCached > 0 && !run.isClosed ? run.lastEventId : null;
+        const rows = await this.completeEager(
+          [t.taskToken, JSON.stringify(decisions), this.identity, eager.freeSlots], after);
         returned = (rows[0]?.r ?? null) as EagerAnswer | null;
       }
       this.stats.decisionTasks++;
@@ -241,7 +300,7 @@ export class WorkflowWorker {
         await this.failTask(t, 'BadDecision', {
           message: `workflow ${t.workflowType} (${t.workflowId}) made a decision durable refused: ${e.message}`,
           sqlstate: e.sqlstate, detail: e.detail ?? null, hint: e.hint ?? null,
-        }, t.history[0]);
+        }, first);
       } else if (!(e instanceof StaleTaskTokenError)) {
         this.logger.warn(`workflow ${t.workflowId}: its decision task's answer was refused`, e);
       }
@@ -282,6 +341,27 @@ export class WorkflowWorker {
     this.delayed.set(timer, send);
   }
 
+  /**
+   * complete_decision_task with return_new_task, and history_after when
+   * given and the server has it (durable 0.7.0; an older one answers 42883
+   * and gets the call without it from then on).
+   */
+  private async completeEager(values: unknown[], after: number | null): Promise<Array<Record<string, unknown>>> {
+    if (after !== null && this.partialHistory) {
+      try {
+        return await this.connection.query(
+          'SELECT durable.complete_decision_task($1, $2::jsonb, $3, true, $4, $5) AS r', [...values, after]);
+      } catch (e) {
+        if ((e as { sqlstate?: string }).sqlstate !== '42883') throw e;
+        this.partialHistory = false;
+      }
+    }
+    return this.connection.query('SELECT durable.complete_decision_task($1, $2::jsonb, $3, true, $4) AS r', values);
+  }
+
+  /** @internal The server takes history_after (set false when it does not). */
+  partialHistory = true;
+
   /** Sends an answer; false (logged) if it could not be recorded. */
   private async answer(t: RawDecisionTask, text: string, values: unknown[]): Promise<boolean> {
     try {
@@ -302,8 +382,18 @@ export class WorkflowWorker {
     return this.cache.size;
   }
 
-  /** Stops polling (a poll under way is cancelled), answers what it holds, drops the cache. */
-  async shutdown(): Promise<void> {
+  /**
+   * Stops polling (a poll under way is cancelled), answers what it holds,
+   * drops the cache.  A second call returns the first one's promise.
+   */
+  shutdown(): Promise<void> {
+    this.stopping ??= this.stop();
+    return this.stopping;
+  }
+
+  private stopping: Promise<void> | null = null;
+
+  private async stop(): Promise<void> {
     await this.poller.stop();
     await this.runPromise;
     while (this.handingOver.size > 0) await Promise.all([...this.handingOver]);
@@ -358,7 +448,7 @@ export class Worker {
     if (this.workflowWorker !== null && this.activityWorker !== null) {
       const ww = this.workflowWorker;
       ww.setEagerActivities(this.activityWorker);
-      this.activityWorker.setEagerDecisions((task) => ww.takeEager(task));
+      this.activityWorker.setEagerDecisions((task) => ww.takeEager(task), (runId) => ww.cachedThrough(runId));
     }
   }
 
@@ -379,8 +469,18 @@ export class Worker {
     return this.runPromise;
   }
 
-  /** Stops both (activities get their grace), then ends the pool if the worker made it. */
-  async shutdown(): Promise<void> {
+  /**
+   * Stops both (activities get their grace), then ends the pool if the
+   * worker made it.  A second call returns the first one's promise.
+   */
+  shutdown(): Promise<void> {
+    this.stopping ??= this.stop();
+    return this.stopping;
+  }
+
+  private stopping: Promise<void> | null = null;
+
+  private async stop(): Promise<void> {
     await Promise.all([this.workflowWorker?.shutdown(), this.activityWorker?.shutdown()]);
     await this.runPromise;
     await this.connection.close();

@@ -289,6 +289,8 @@ export class WorkflowRun {
   lastStartedEventId = 0;
   /** The run's decision timeout (seconds), from WorkflowExecutionStarted. */
   readonly decisionTimeoutSeconds: number;
+  /** Its WorkflowExecutionStarted. */
+  readonly startedEvent: RawEvent;
 
   private seq = 0;
   private newCommands: Command[] = [];
@@ -320,6 +322,7 @@ export class WorkflowRun {
       throw new NonDeterminismError(`history starts with ${first.eventType}, not WorkflowExecutionStarted`);
     }
     const a = first.attributes;
+    this.startedEvent = first;
     this.info = {
       namespace: task.namespace, workflowId: task.workflowId, runId: task.runId,
       workflowType: task.workflowType, taskQueue: task.taskQueue,

@@ -115,3 +115,37 @@ test('start with eagerWorker: the first decision task goes to the local worker, 
   assert.deepEqual((await h2.history()).map((e) => e.eventType), ['WorkflowExecutionStarted', 'DecisionTaskScheduled']);
   await h2.terminate('test');
 });
+
+test('partial history: each decision task after the first brings only the events the worker does not keep', async () => {
+  const w = startWorker({ steps }, { async add(input: { i: number }) { return input.i; } });
+  const h = await client.start('steps', { n: 3 }, { workflowId: 'eager-partial' });
+  assert.equal(await h.result({ timeout: 15000 }), 0 + 1 + 2 + 100 + 200);
+  const ww = w.workflowWorker!.stats;
+  assert.ok(ww.partialHistories >= 4, `partial histories: ${ww.partialHistories}`);
+  assert.equal(ww.cacheHits, ww.partialHistories, 'each answered from the cached state');
+  assert.equal(ww.historyReads, 0, 'no history read back');
+});
+
+test('a partial history for a run the worker no longer keeps: the events before it are read back', async () => {
+  // A decision task returned with history_after, as an answer of another
+  // worker that kept the run would get it, handed to a worker without it.
+  const w = startWorker({ steps }, { async add(input: { i: number }) { return input.i; } });
+  await w.shutdown();
+  await w.shutdown();   // a second call: the same promise, resolved
+  const q = client.taskQueue;
+  await pool.query(`SELECT durable.start_workflow('steps', '{"n": 1}', 'eager-evicted', $1)`, [q]);
+  const d = (await pool.query(`SELECT durable.poll_decision_task($1) AS t`, [q])).rows[0].t;
+  await pool.query(`SELECT durable.complete_decision_task($1, $2::jsonb)`, [d.taskToken, JSON.stringify([{
+    decisionType: 'ScheduleActivityTask', activityId: '1', activityType: 'add', input: { i: 0 },
+    startToCloseTimeoutSeconds: 10 }])]);
+  const a = (await pool.query(`SELECT durable.poll_activity_task($1) AS t`, [q])).rows[0].t;
+  const r = (await pool.query(`SELECT durable.complete_activity($1, '0', true, 4) AS r`, [a.taskToken])).rows[0].r;
+  assert.equal(r.decisionTask.history[0].eventId, 5, 'the task brings the events after event 4');
+  const w2 = startWorker({ steps }, { async add(input: { i: number }) { return input.i; } });
+  w2.workflowWorker!.takeEager(r.decisionTask);
+  const h = client.getHandle('eager-evicted');
+  assert.equal(await h.result({ timeout: 15000 }), 0 + 100 + 200);
+  const ww = w2.workflowWorker!.stats;
+  assert.equal(ww.historyReads, 1, 'the events up to 4 read with get_history');
+  assert.equal(ww.nonDeterministic, 0);
+});
