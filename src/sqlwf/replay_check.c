@@ -44,6 +44,7 @@
 #include "store/spi.h"
 #include "engine/runs.h"
 #include "sqlwf/replay.h"
+#include "sqlwf/replay_check.h"
 
 /* The most runs one call checks */
 #define REPLAY_CHECK_MAX_RUNS	100000
@@ -87,11 +88,13 @@ put_row(ReturnSetInfo *rsinfo, const char *workflow_id, pg_uuid_t *run_id,
 
 /*
  * Check one run in a subtransaction that is rolled back; the result's
- * strings in outcxt.  Returns false when it could not be replayed (*r says
- * why), *gone when it was purged meanwhile.
+ * strings in outcxt, which is current on return.  Returns false when it
+ * could not be replayed (*r says why), *gone when it was purged meanwhile.
+ * 42501 unless caller has the privileges of the role the run's registration
+ * runs as.  Also the check of CREATE OR REPLACE FUNCTION (replace_guard.c).
  */
-static bool
-check_run(const char *namespace, const char *type_name, const char *workflow_id,
+bool
+ReplayCheckRun(const char *namespace, const char *type_name, const char *workflow_id,
 		  pg_uuid_t *run_id, Oid function, Oid caller, TimestampTz now,
 		  MemoryContext outcxt, ReplayCheckResult *r, bool *gone)
 {
@@ -247,7 +250,7 @@ durable_replay_check(PG_FUNCTION_ARGS)
 		bool		gone;
 
 		CHECK_FOR_INTERRUPTS();
-		checked = check_run(namespace, type_name, workflow_ids[i], &run_ids[i],
+		checked = ReplayCheckRun(namespace, type_name, workflow_ids[i], &run_ids[i],
 							function, caller, now, outcxt, &r, &gone);
 		if (!gone)
 			put_row(rsinfo, workflow_ids[i], &run_ids[i], checked, &r);

@@ -228,6 +228,61 @@ LookupRegistration(char kind, const char *namespace, const char *type_name,
 	return true;
 }
 
+static int
+compare_registered(const ListCell *a, const ListCell *b)
+{
+	RegisteredWorkflow *x = lfirst(a);
+	RegisteredWorkflow *y = lfirst(b);
+	int			c = strcmp(x->namespace, y->namespace);
+
+	if (c == 0)
+		c = strcmp(x->type_name, y->type_name);
+	if (c == 0)
+		c = strcmp(x->task_queue, y->task_queue);
+	return c;
+}
+
+/*
+ * The registrations of workflow types to a function (RegisteredWorkflow),
+ * sorted by namespace, type and queue; NIL when it runs none.  A walk of the
+ * cached table, which is read first if need be (SPI connected).
+ */
+List *
+WorkflowRegistrationsOf(Oid function)
+{
+	HASH_SEQ_STATUS status;
+	RegistryEntry *entry;
+	List	   *result = NIL;
+
+	if (!registry_valid || registry_cache == NULL)
+		load_registry();
+	if (hash_get_num_entries(registry_cache) == 0)
+		return NIL;
+	hash_seq_init(&status, registry_cache);
+	while ((entry = hash_seq_search(&status)) != NULL)
+	{
+		RegisteredWorkflow *r;
+		char	   *parts;
+		char	   *sep;
+
+		if (entry->key[0] != 'w' || entry->reg.function != function)
+			continue;
+		r = palloc(sizeof(RegisteredWorkflow));
+		parts = pstrdup(entry->key + 1);
+		r->namespace = parts;
+		sep = strchr(parts, '\x1f');
+		*sep = '\0';
+		r->type_name = sep + 1;
+		sep = strchr(r->type_name, '\x1f');
+		*sep = '\0';
+		r->task_queue = sep + 1;
+		r->run_as = entry->reg.run_as;
+		result = lappend(result, r);
+	}
+	list_sort(result, compare_registered);
+	return result;
+}
+
 /* The owner of durable.registrations, who writes it for every caller. */
 static Oid
 registrations_owner(void)
@@ -244,9 +299,13 @@ registrations_owner(void)
 	return owner;
 }
 
-/* 22023 unless the function is f(jsonb) RETURNS jsonb. */
-void
-CheckFunctionSignature(Oid function)
+/*
+ * Whether a function could be a workflow or activity function: f(jsonb)
+ * RETURNS jsonb, an ordinary function that returns no set.  False for one
+ * that does not exist.
+ */
+bool
+IsWorkflowSignature(Oid function)
 {
 	HeapTuple	tup;
 	Form_pg_proc proc;
@@ -254,15 +313,24 @@ CheckFunctionSignature(Oid function)
 
 	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(function));
 	if (!HeapTupleIsValid(tup))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("function %u does not exist", function)));
+		return false;
 	proc = (Form_pg_proc) GETSTRUCT(tup);
 	ok = proc->prokind == PROKIND_FUNCTION && !proc->proretset &&
 		proc->pronargs == 1 && proc->proargtypes.values[0] == JSONBOID &&
 		proc->prorettype == JSONBOID;
 	ReleaseSysCache(tup);
-	if (!ok)
+	return ok;
+}
+
+/* 22023 unless the function is f(jsonb) RETURNS jsonb. */
+void
+CheckFunctionSignature(Oid function)
+{
+	if (!SearchSysCacheExists1(PROCOID, ObjectIdGetDatum(function)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("function %u does not exist", function)));
+	if (!IsWorkflowSignature(function))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("function %s must take one jsonb argument and return jsonb",
