@@ -75,6 +75,7 @@ static const char *const engine_functions[] = {
 	"poll_decision_task",
 	"purge",
 	"replay_check",
+	"replay_histories",
 	"report_activity_canceled",
 	"reset_workflow",
 	"resolve_run_id",

@@ -128,6 +128,8 @@ INSERT INTO pm.expect_functions VALUES
   'ok', '42501', 'ok', '42501', '42501'),
  ('replay_check(text,regprocedure,text,boolean,integer)',
   $$SELECT count(*) FROM durable.replay_check('pm', 'pm.fn(jsonb)', 'secret')$$, 'ok', '42501', 'ok', '42501', '42501'),
+ ('replay_histories(text,text,boolean,integer)',
+  $$SELECT count(*) FROM durable.replay_histories('pm', 'secret')$$, 'ok', '42501', 'ok', '42501', '42501'),
  ('get_history(text,text,uuid)', $$SELECT count(*) FROM durable.get_history('pm-dec', 'secret')$$,
   'ok', '42501', 'ok', '42501', '42501'),
  ('wait_workflow(text,text,uuid,interval)', $$SELECT durable.wait_workflow('pm-dec', 'secret', wait => '0')$$,
