@@ -70,10 +70,13 @@ static const char *const engine_functions[] = {
 	"grant_namespace",
 	"heartbeat_activity",
 	"list_workflows",
+	"move_runs",
 	"poll_activity_task",
 	"poll_activity_tasks",
 	"poll_decision_task",
 	"purge",
+	"register_activity",
+	"register_workflow",
 	"replay_check",
 	"replay_histories",
 	"report_activity_canceled",
@@ -88,6 +91,8 @@ static const char *const engine_functions[] = {
 	"start_workflow_eager",
 	"terminate_workflow",
 	"tick",
+	"unregister_activity",
+	"unregister_workflow",
 	"wait_workflow",
 };
 

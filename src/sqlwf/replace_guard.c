@@ -10,10 +10,14 @@
  *
  * bgw/launcher.c's ProcessUtility hook calls ReplaceGuardAfterCreate once
  * the function is replaced, in the same transaction, and
- * ReplaceGuardBeforeDrop/AfterDrop around a DROP FUNCTION.  A statement
- * about any other function costs a look at its parse tree (one jsonb
- * argument) and, for a function f(jsonb), a syscache lookup and a walk of
- * the backend's cached registrations.  Skipped: in the extension's own
+ * ReplaceGuardBeforeDrop/AfterDrop around a DROP FUNCTION.  The running
+ * workflows that use a function are those of the registrations of the
+ * function that follow them (runs.pinned_function NULL), and those kept on it
+ * by a registration of another function with running => 'keep'
+ * (pinned_function).  A statement about any other function costs a look at
+ * its parse tree (one jsonb argument) and, for a function f(jsonb), a
+ * syscache lookup, a walk of the backend's cached registrations and a probe
+ * of the partial index runs_pinned_function.  Skipped: in the extension's own
  * scripts (creating_extension), in code that the engine runs (a workflow
  * function's replay, an activity), in a database without durable or with
  * durable older than 0.7.0.
@@ -26,7 +30,8 @@
  * registration are replayed only if the replacing role may call
  * replay_check() for them: a member of durable_client (or durable_admin)
  * with the client privilege on the namespace and the privileges of the
- * run_as role.  Otherwise a WARNING says they were not checked.
+ * run_as role (of the registration of the run's type and queue, which runs
+ * a kept function too).  Otherwise a WARNING says they were not checked.
  *
  *-------------------------------------------------------------------------
  */
@@ -66,11 +71,11 @@ int			durable_replay_check_on_replace = REPLACE_CHECK_WARNING;
 /* The first version whose databases are checked */
 #define REPLACE_CHECK_SINCE		700
 
-/* The latest running workflows of a registration */
+/* The latest running workflows that follow a registration */
 static KeptPlan sample_runs = {
 	NULL, "SELECT run_id, workflow_id FROM durable.runs"
 	" WHERE namespace = $1 AND status = 'running'"
-	" AND workflow_type = $2 AND task_queue = $3"
+	" AND workflow_type = $2 AND task_queue = $3 AND pinned_function IS NULL"
 	" ORDER BY start_time DESC, run_id DESC LIMIT $4",
 	4, {TEXTOID, TEXTOID, TEXTOID, INT4OID}
 };
@@ -79,14 +84,42 @@ static KeptPlan sample_runs = {
 static KeptPlan count_runs = {
 	NULL, "SELECT count(*) FROM durable.runs"
 	" WHERE namespace = $1 AND status = 'running'"
-	" AND workflow_type = $2 AND task_queue = $3",
+	" AND workflow_type = $2 AND task_queue = $3 AND pinned_function IS NULL",
 	3, {TEXTOID, TEXTOID, TEXTOID}
 };
 
-/* What the check found for a registration, reported once SPI is done */
+/* The types and queues of the running workflows kept on a function */
+static KeptPlan kept_groups = {
+	NULL, "SELECT namespace, workflow_type, task_queue, count(*)"
+	" FROM durable.runs WHERE pinned_function = $1 AND status = 'running'"
+	" GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+	1, {REGPROCEDUREOID}
+};
+
+/* The latest of them on a type and queue */
+static KeptPlan sample_kept = {
+	NULL, "SELECT run_id, workflow_id FROM durable.runs"
+	" WHERE namespace = $1 AND status = 'running'"
+	" AND workflow_type = $2 AND task_queue = $3 AND pinned_function = $5"
+	" ORDER BY start_time DESC, run_id DESC LIMIT $4",
+	5, {TEXTOID, TEXTOID, TEXTOID, INT4OID, REGPROCEDUREOID}
+};
+
+/*
+ * Running workflows of a type on a queue that use the function: those that
+ * follow its registration there (kept false), or those kept on it.
+ */
+typedef struct RunGroup
+{
+	RegisteredWorkflow reg;		/* run_as: the registration's there */
+	bool		kept;
+	int64		runs;			/* how many (kept) */
+} RunGroup;
+
+/* What the check found for a group, reported once SPI is done */
 typedef struct Finding
 {
-	RegisteredWorkflow reg;
+	RunGroup		group;
 	bool		checked;		/* else the role may not check it: why */
 	char	   *why;
 	char	   *workflow_id;	/* the run that parts from its history */
@@ -94,7 +127,8 @@ typedef struct Finding
 	int64		event_id;
 	char	   *message;
 	int64		runs;			/* running workflows (a drop) */
-	char	   *function;		/* the function dropped */
+	char	   *function;		/* the function dropped, and its oid */
+	Oid			function_oid;
 } Finding;
 
 /* Whether the guard looks at statements here and now. */
@@ -104,6 +138,17 @@ guard_active(void)
 	return durable_replay_check_on_replace != REPLACE_CHECK_OFF &&
 		!creating_extension && !ReplayActive() &&
 		!OidIsValid(durable_user_code_role) && IsTransactionState();
+}
+
+/*
+ * Whether the database's durable is one the guard checks for, and its
+ * owner: 0.7.0 or later (with runs.pinned_function).
+ */
+static bool
+guarded_database(Oid *owner)
+{
+	return DurableExtensionVersion(owner) >= REPLACE_CHECK_SINCE &&
+		DurableColumnExists("runs", "pinned_function");
 }
 
 /*
@@ -157,8 +202,8 @@ may_replay_check(Oid role)
 }
 
 /*
- * Why role may not replay the runs of a registration, or NULL: as
- * replay_check() requires of its caller.
+ * Why role may not replay the runs of a group, or NULL: as replay_check()
+ * requires of its caller.
  */
 static char *
 why_not_checked(Oid role, RegisteredWorkflow *reg)
@@ -179,54 +224,125 @@ why_not_checked(Oid role, RegisteredWorkflow *reg)
 	return NULL;
 }
 
-/* A copy of a registration in the current context */
-static void
-copy_registration(RegisteredWorkflow *to, RegisteredWorkflow *from)
+/* A new finding of a group, in the current context */
+static Finding *
+new_finding(RunGroup *g)
 {
-	to->namespace = pstrdup(from->namespace);
-	to->type_name = pstrdup(from->type_name);
-	to->task_queue = pstrdup(from->task_queue);
-	to->run_as = from->run_as;
-}
+	Finding    *f = palloc0(sizeof(Finding));
 
-/* Run the registration-key plan (namespace, type, queue[, limit]). */
-static int
-run_registration_plan(KeptPlan *kp, RegisteredWorkflow *reg, int limit)
-{
-	Datum		values[4];
-
-	values[0] = CStringGetTextDatum(reg->namespace);
-	values[1] = CStringGetTextDatum(reg->type_name);
-	values[2] = CStringGetTextDatum(reg->task_queue);
-	values[3] = Int32GetDatum(limit);
-	return RunPlan(kp, values, NULL, true, 0);
+	f->group.reg.namespace = pstrdup(g->reg.namespace);
+	f->group.reg.type_name = pstrdup(g->reg.type_name);
+	f->group.reg.task_queue = pstrdup(g->reg.task_queue);
+	f->group.reg.run_as = g->reg.run_as;
+	f->group.kept = g->kept;
+	f->group.runs = g->runs;
+	return f;
 }
 
 /*
- * Replay the latest running workflows of each registration of function
+ * The groups of running workflows that use function (SPI connected, as the
+ * extension's owner): those that follow each of its registrations (their
+ * number counted if count, else left 0: they are sampled), then those kept
+ * on it whose type and queue still have a registration, which runs them.
+ */
+static List *
+groups_of(Oid function, bool count)
+{
+	List	   *groups = NIL;
+	ListCell   *lc;
+	Datum		values[3];
+	int			n;
+	int			i;
+
+	foreach(lc, WorkflowRegistrationsOf(function))
+	{
+		RegisteredWorkflow *reg = lfirst(lc);
+		RunGroup	   *g = palloc0(sizeof(RunGroup));
+
+		g->reg = *reg;
+		if (count)
+		{
+			bool		isnull;
+
+			values[0] = CStringGetTextDatum(reg->namespace);
+			values[1] = CStringGetTextDatum(reg->type_name);
+			values[2] = CStringGetTextDatum(reg->task_queue);
+			RunPlan(&count_runs, values, NULL, true, 0);
+			g->runs = DatumGetInt64(SPIGetDatum(0, 1, &isnull));
+			SPI_freetuptable(SPI_tuptable);
+			if (g->runs == 0)
+				continue;
+		}
+		groups = lappend(groups, g);
+	}
+
+	values[0] = ObjectIdGetDatum(function);
+	n = RunPlan(&kept_groups, values, NULL, true, 0);
+	if (n > 0)
+	{
+		SPITupleTable *tt = SPI_tuptable;
+		List	   *kept = NIL;
+
+		for (i = 0; i < n; i++)
+		{
+			RunGroup	   *g = palloc0(sizeof(RunGroup));
+			bool		isnull;
+
+			g->reg.namespace = SPIGetText(i, 1);
+			g->reg.type_name = SPIGetText(i, 2);
+			g->reg.task_queue = SPIGetText(i, 3);
+			g->runs = DatumGetInt64(SPIGetDatum(i, 4, &isnull));
+			g->kept = true;
+			kept = lappend(kept, g);
+		}
+		SPI_freetuptable(tt);
+		foreach(lc, kept)
+		{
+			RunGroup	   *g = lfirst(lc);
+			Registration reg;
+
+			/* Nothing of the engine runs them on a queue without one */
+			if (!LookupRegistration('w', g->reg.namespace, g->reg.type_name,
+									g->reg.task_queue, &reg))
+				continue;
+			g->reg.run_as = reg.run_as;
+			groups = lappend(groups, g);
+		}
+	}
+	return groups;
+}
+
+/*
+ * Replay the latest running workflows of each group that uses function
  * against it, until one parts from its history; the findings, in outcxt.
  * SPI connected, as the extension's owner.
  */
 static List *
-check_registrations(Oid function, Oid role, MemoryContext outcxt)
+check_groups(Oid function, Oid role, MemoryContext outcxt)
 {
-	List	   *regs = WorkflowRegistrationsOf(function);
 	List	   *findings = NIL;
 	TimestampTz now = DurableNow();
 	ListCell   *lc;
 
-	foreach(lc, regs)
+	foreach(lc, groups_of(function, false))
 	{
-		RegisteredWorkflow *reg = lfirst(lc);
+		RunGroup	   *g = lfirst(lc);
 		MemoryContext spicxt = CurrentMemoryContext;
 		Finding    *f = NULL;
 		char	   *why;
+		Datum		values[5];
 		int			n;
 		int			i;
 		pg_uuid_t  *run_ids;
 		char	  **workflow_ids;
 
-		n = run_registration_plan(&sample_runs, reg, REPLACE_CHECK_SAMPLE);
+		values[0] = CStringGetTextDatum(g->reg.namespace);
+		values[1] = CStringGetTextDatum(g->reg.type_name);
+		values[2] = CStringGetTextDatum(g->reg.task_queue);
+		values[3] = Int32GetDatum(REPLACE_CHECK_SAMPLE);
+		values[4] = ObjectIdGetDatum(function);
+		n = RunPlan(g->kept ? &sample_kept : &sample_runs, values, NULL, true,
+					0);
 		if (n == 0)
 			continue;
 		run_ids = palloc(sizeof(pg_uuid_t) * n);
@@ -241,14 +357,12 @@ check_registrations(Oid function, Oid role, MemoryContext outcxt)
 		}
 		SPI_freetuptable(SPI_tuptable);
 
-		why = why_not_checked(role, reg);
+		why = why_not_checked(role, &g->reg);
 		if (why != NULL)
 		{
 			MemoryContextSwitchTo(outcxt);
-			f = palloc0(sizeof(Finding));
-			copy_registration(&f->reg, reg);
+			f = new_finding(g);
 			f->why = pstrdup(why);
-			f->runs = n;
 			findings = lappend(findings, f);
 			MemoryContextSwitchTo(spicxt);
 			continue;
@@ -259,20 +373,18 @@ check_registrations(Oid function, Oid role, MemoryContext outcxt)
 			bool		gone;
 
 			CHECK_FOR_INTERRUPTS();
-			if (!ReplayCheckRun(reg->namespace, reg->type_name, workflow_ids[i],
-								&run_ids[i], function, role, now, spicxt, &r,
-								&gone) || r.ok)
+			if (!ReplayCheckRun(g->reg.namespace, g->reg.type_name,
+								workflow_ids[i], &run_ids[i], function, role,
+								now, spicxt, &r, &gone) || r.ok)
 				continue;
 			MemoryContextSwitchTo(outcxt);
-			f = palloc0(sizeof(Finding));
-			copy_registration(&f->reg, reg);
+			f = new_finding(g);
 			f->checked = true;
 			f->workflow_id = pstrdup(workflow_ids[i]);
 			f->run_id = UuidToCString(&run_ids[i]);
 			f->event_id = r.event_id;
 			f->message = pstrdup(r.message ? r.message :
 								 r.code ? r.code : "it does not replay");
-			f->runs = n;
 			findings = lappend(findings, f);
 			MemoryContextSwitchTo(spicxt);
 		}
@@ -281,6 +393,21 @@ check_registrations(Oid function, Oid role, MemoryContext outcxt)
 			durable_replay_check_on_replace == REPLACE_CHECK_ERROR)
 			break;
 	}
+	return findings;
+}
+
+/* The groups of running workflows that use function, counted, in outcxt. */
+static List *
+count_groups(Oid function, Oid role, MemoryContext outcxt)
+{
+	List	   *groups = groups_of(function, true);
+	List	   *findings = NIL;
+	ListCell   *lc;
+	MemoryContext spicxt = MemoryContextSwitchTo(outcxt);
+
+	foreach(lc, groups)
+		findings = lappend(findings, new_finding(lfirst(lc)));
+	MemoryContextSwitchTo(spicxt);
 	return findings;
 }
 
@@ -310,16 +437,25 @@ as_owner(List *(*fn) (Oid, Oid, MemoryContext), Oid function, Oid owner)
 	return findings;
 }
 
-/* The WARNING that the runs of a registration were not checked */
+/* " They are kept on it (...)." for a group kept on the function */
+static const char *
+kept_note(Finding *f)
+{
+	return f->group.kept ?
+		" They are kept on it by a registration of the type to another function with running => 'keep'." :
+		"";
+}
+
+/* The WARNING that the runs of a group were not checked */
 static void
 report_not_checked(Finding *f, const char *function_name)
 {
 	ereport(WARNING,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			 errmsg("running workflows of type \"%s\" on task queue \"%s\" in namespace \"%s\" were not checked against the new %s",
-					f->reg.type_name, f->reg.task_queue, f->reg.namespace,
-					function_name),
-			 errdetail("%s", f->why),
+					f->group.reg.type_name, f->group.reg.task_queue,
+					f->group.reg.namespace, function_name),
+			 errdetail("%s%s", f->why, kept_note(f)),
 			 errhint("Check them with durable.replay_check() as a role that may, before the change commits.")));
 }
 
@@ -339,12 +475,11 @@ ReplaceGuardAfterCreate(CreateFunctionStmt *stmt)
 	if (!guard_active())
 		return;
 	function = replaced_function(stmt);
-	if (!OidIsValid(function) ||
-		DurableExtensionVersion(&owner) < REPLACE_CHECK_SINCE)
+	if (!OidIsValid(function) || !guarded_database(&owner))
 		return;
 	/* The new code, as the next statement would see it */
 	CommandCounterIncrement();
-	findings = as_owner(check_registrations, function, owner);
+	findings = as_owner(check_groups, function, owner);
 	if (findings == NIL)
 		return;
 	name = format_procedure(function);
@@ -361,52 +496,21 @@ ReplaceGuardAfterCreate(CreateFunctionStmt *stmt)
 		ereport(refuse ? ERROR : WARNING,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the new %s does not replay workflow \"%s\" of type \"%s\"",
-						name, f->workflow_id, f->reg.type_name),
+						name, f->workflow_id, f->group.reg.type_name),
 				 f->event_id > 0 ?
-				 errdetail("Run %s (namespace \"%s\", task queue \"%s\") parts from its history at event %lld: %s.",
-						   f->run_id, f->reg.namespace, f->reg.task_queue,
-						   (long long) f->event_id, f->message) :
-				 errdetail("Run %s (namespace \"%s\", task queue \"%s\"): %s.",
-						   f->run_id, f->reg.namespace, f->reg.task_queue,
-						   f->message),
+				 errdetail("Run %s (namespace \"%s\", task queue \"%s\") parts from its history at event %lld: %s.%s",
+						   f->run_id, f->group.reg.namespace,
+						   f->group.reg.task_queue, (long long) f->event_id,
+						   f->message, kept_note(f)) :
+				 errdetail("Run %s (namespace \"%s\", task queue \"%s\"): %s.%s",
+						   f->run_id, f->group.reg.namespace,
+						   f->group.reg.task_queue, f->message, kept_note(f)),
 				 errhint("SELECT * FROM durable.replay_check(%s, %s, %s) shows every run; keep the old code for the running workflows with durable.get_version()%s.",
-						 quote_literal_cstr(f->reg.type_name),
+						 quote_literal_cstr(f->group.reg.type_name),
 						 quote_literal_cstr(name),
-						 quote_literal_cstr(f->reg.namespace),
+						 quote_literal_cstr(f->group.reg.namespace),
 						 refuse ? "" : ", or roll the change back")));
 	}
-}
-
-/* The registrations of a function that running workflows follow. */
-static List *
-count_registrations(Oid function, Oid role, MemoryContext outcxt)
-{
-	List	   *regs = WorkflowRegistrationsOf(function);
-	List	   *findings = NIL;
-	ListCell   *lc;
-
-	foreach(lc, regs)
-	{
-		RegisteredWorkflow *reg = lfirst(lc);
-		MemoryContext spicxt = CurrentMemoryContext;
-		Finding    *f;
-		bool		isnull;
-		int64		n;
-
-		run_registration_plan(&count_runs, reg, 0);
-		n = DatumGetInt64(SPIGetDatum(0, 1, &isnull));
-		SPI_freetuptable(SPI_tuptable);
-		if (n == 0)
-			continue;
-		MemoryContextSwitchTo(outcxt);
-		f = palloc0(sizeof(Finding));
-		copy_registration(&f->reg, reg);
-		f->checked = true;
-		f->runs = n;
-		findings = lappend(findings, f);
-		MemoryContextSwitchTo(spicxt);
-	}
-	return findings;
 }
 
 /*
@@ -420,7 +524,7 @@ ReplaceGuardBeforeDrop(DropStmt *stmt)
 	List	   *pending = NIL;
 	ListCell   *lc;
 	Oid			owner = InvalidOid;
-	int			version = -1;
+	int			guarded = -1;
 
 	if ((stmt->removeType != OBJECT_FUNCTION &&
 		 stmt->removeType != OBJECT_ROUTINE) || !guard_active())
@@ -435,27 +539,47 @@ ReplaceGuardBeforeDrop(DropStmt *stmt)
 
 		if (!OidIsValid(function) || !IsWorkflowSignature(function))
 			continue;
-		if (version < 0)
-			version = DurableExtensionVersion(&owner);
-		if (version < REPLACE_CHECK_SINCE)
+		if (guarded < 0)
+			guarded = guarded_database(&owner) ? 1 : 0;
+		if (!guarded)
 			return NIL;
-		findings = as_owner(count_registrations, function, owner);
+		findings = as_owner(count_groups, function, owner);
 		name = format_procedure(function);
 		foreach(fc, findings)
 		{
 			Finding    *f = lfirst(fc);
 
-			if (durable_replay_check_on_replace == REPLACE_CHECK_ERROR)
+			if (durable_replay_check_on_replace != REPLACE_CHECK_ERROR)
+			{
+				f->function = name;
+				f->function_oid = function;
+				pending = lappend(pending, f);
+			}
+			else if (!f->group.kept)
 				ereport(ERROR,
 						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 						 errmsg("cannot drop function %s: running workflows of type \"%s\" use it",
-								name, f->reg.type_name),
+								name, f->group.reg.type_name),
 						 errdetail("%lld running workflows of type \"%s\" on task queue \"%s\" in namespace \"%s\" run with it.",
-								   (long long) f->runs, f->reg.type_name,
-								   f->reg.task_queue, f->reg.namespace),
+								   (long long) f->group.runs,
+								   f->group.reg.type_name,
+								   f->group.reg.task_queue,
+								   f->group.reg.namespace),
 						 errhint("Register the type to another function with durable.register_workflow() first; durable.replay_check_on_replace = 'error' refused the drop.")));
-			f->function = name;
-			pending = lappend(pending, f);
+			else
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("cannot drop function %s: running workflows of type \"%s\" use it",
+								name, f->group.reg.type_name),
+						 errdetail("%lld running workflows of type \"%s\" on task queue \"%s\" in namespace \"%s\" are kept on it by a registration of the type to another function with running => 'keep'.",
+								   (long long) f->group.runs,
+								   f->group.reg.type_name,
+								   f->group.reg.task_queue,
+								   f->group.reg.namespace),
+						 errhint("Move them to the type's registered function first with SELECT durable.move_runs(%s, %s, namespace => %s), or let them close; durable.replay_check_on_replace = 'error' refused the drop.",
+								 quote_literal_cstr(f->group.reg.type_name),
+								 quote_literal_cstr(name),
+								 quote_literal_cstr(f->group.reg.namespace))));
 		}
 	}
 	return pending;
@@ -471,13 +595,30 @@ ReplaceGuardAfterDrop(List *pending)
 	{
 		Finding    *f = lfirst(lc);
 
-		ereport(WARNING,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("dropped function %s, which running workflows of type \"%s\" use",
-						f->function, f->reg.type_name),
-				 errdetail("%lld running workflows of type \"%s\" on task queue \"%s\" in namespace \"%s\" run with it: their decision tasks fail until the type is registered to another function.",
-						   (long long) f->runs, f->reg.type_name,
-						   f->reg.task_queue, f->reg.namespace),
-				 errhint("Register the type to another function with durable.register_workflow(), or roll the drop back.")));
+		if (!f->group.kept)
+			ereport(WARNING,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("dropped function %s, which running workflows of type \"%s\" use",
+							f->function, f->group.reg.type_name),
+					 errdetail("%lld running workflows of type \"%s\" on task queue \"%s\" in namespace \"%s\" run with it: their decision tasks fail until the type is registered to another function.",
+							   (long long) f->group.runs,
+							   f->group.reg.type_name,
+							   f->group.reg.task_queue,
+							   f->group.reg.namespace),
+					 errhint("Register the type to another function with durable.register_workflow(), or roll the drop back.")));
+		else
+			ereport(WARNING,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("dropped function %s, which running workflows of type \"%s\" use",
+							f->function, f->group.reg.type_name),
+					 errdetail("%lld running workflows of type \"%s\" on task queue \"%s\" in namespace \"%s\" are kept on it by a registration of the type to another function with running => 'keep': their decision tasks fail until they are moved.",
+							   (long long) f->group.runs,
+							   f->group.reg.type_name,
+							   f->group.reg.task_queue,
+							   f->group.reg.namespace),
+					 errhint("Move them to the type's registered function with SELECT durable.move_runs(%s, '%u', namespace => %s), or roll the drop back.",
+							 quote_literal_cstr(f->group.reg.type_name),
+							 f->function_oid,
+							 quote_literal_cstr(f->group.reg.namespace))));
 	}
 }

@@ -14,6 +14,9 @@
 # 5. DROP FUNCTION of the workflow's function: a WARNING, or under 'error' refused.
 # 6. A role without the privileges of the role the type runs as: its code is not run as
 #    that role; a WARNING says the runs were not checked.
+# 7. Runs kept on the function by register_workflow(..., running => 'keep') count too:
+#    a replace is checked against them, a drop warns or is refused with a hint naming
+#    move_runs(); once they are moved the function may go.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -180,6 +183,45 @@ is($node->safe_psql('postgres', q{
 	SELECT durable.tick() + durable.run_tasks();
 	SELECT format('%s %s', d->>'status', d->'result') FROM durable.describe_workflow('flow-1') d}),
 	"2\ncompleted \"v1\"", 'flow-1 completes on the old function');
+
+# 7. Kept runs.
+$node->safe_psql('postgres', q{
+CREATE FUNCTION app.flow_v2(input jsonb) RETURNS jsonb LANGUAGE sql AS $$ SELECT '"v2"'::jsonb $$;
+SELECT durable.start_workflow('flow', NULL, 'flow-2') IS NOT NULL;
+SELECT durable.run_tasks();
+SELECT durable.register_workflow('flow', 'app.flow_v2(jsonb)', run_as => 'app', running => 'keep');
+});
+my $run2 = $node->safe_psql('postgres', q{SELECT durable.resolve_run_id('flow-2')});
+($ret, $out, $err) = run_sql('postgres', qq{
+BEGIN;
+$diverging
+ROLLBACK;
+});
+like($err,
+	qr/WARNING:  the new app\.flow\(jsonb\) does not replay workflow "flow-2" of type "flow"\nDETAIL:  Run \Q$run2\E .* parts from its history at event 5: .*\. They are kept on it by a registration of the type to another function with running => 'keep'\./,
+	'a replace of the function that kept runs use replays them');
+($ret, $out, $err) = run_sql('postgres', q{
+SET durable.replay_check_on_replace = 'error';
+DROP FUNCTION app.flow(jsonb);
+});
+like($err, qr/ERROR:  cannot drop function app\.flow\(jsonb\): running workflows of type "flow" use it\nDETAIL:  1 running workflows of type "flow" on task queue "default" in namespace "default" are kept on it/,
+	'under error, a drop of the function that kept runs use is refused');
+like($err, qr/HINT:  Move them to the type's registered function first with SELECT durable\.move_runs\('flow', 'app\.flow\(jsonb\)', namespace => 'default'\)/,
+	'with a hint naming move_runs()');
+my $oid = $node->safe_psql('postgres', q{SELECT 'app.flow(jsonb)'::regprocedure::oid});
+($ret, $out, $err) = run_sql('postgres', q{
+BEGIN;
+DROP FUNCTION app.flow(jsonb);
+ROLLBACK;
+});
+like($err, qr/WARNING:  dropped function app\.flow\(jsonb\), which running workflows of type "flow" use\n.*\nHINT:  Move them to the type's registered function with SELECT durable\.move_runs\('flow', '$oid', namespace => 'default'\)/,
+	'under warning, a WARNING whose hint names move_runs() with the function\'s oid');
+($ret, $out, $err) = run_sql('postgres', q{
+SET durable.replay_check_on_replace = 'error';
+SELECT durable.move_runs('flow', 'app.flow(jsonb)');
+DROP FUNCTION app.flow(jsonb);
+});
+is($ret . $out . $err, '01', 'once they are moved, the function may go');
 
 # 4, continued: no durable, or durable 0.6.0: nothing is checked.
 $node->safe_psql('postgres', 'CREATE DATABASE plain');
