@@ -23,9 +23,18 @@
 #include "store/worker_slots.h"
 #include "engine/activities.h"
 #include "engine/runs.h"
+#include "sqlwf/replace_guard.h"
 #include "bgw/launcher.h"
 #include "bgw/timer_worker.h"
 #include "guc.h"
+
+/* durable.replay_check_on_replace */
+static const struct config_enum_entry replace_check_options[] = {
+	{"off", REPLACE_CHECK_OFF, false},
+	{"warning", REPLACE_CHECK_WARNING, false},
+	{"error", REPLACE_CHECK_ERROR, false},
+	{NULL, 0, false}
+};
 
 /*
  * Register the settings.  Those that size shared memory exist only when the
@@ -159,6 +168,14 @@ DurableDefineGucs(bool preloaded)
 							2, 0, DURABLE_MAX_EXECUTORS,
 							PGC_SIGHUP, 0,
 							NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("durable.replay_check_on_replace",
+							 "What CREATE OR REPLACE FUNCTION of a function that running SQL workflows use does when the new code does not replay them, and what DROP FUNCTION of one does.",
+							 "off: nothing; warning: a WARNING; error: an ERROR, which undoes the statement.",
+							 &durable_replay_check_on_replace,
+							 REPLACE_CHECK_WARNING, replace_check_options,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
 
 	/* Sizes shared memory: exists only when preloaded. */
 	if (preloaded)

@@ -162,6 +162,25 @@ static KeptPlan describe_links = {
 };
 
 /*
+ * The SQL function a run replays with (0.7.0): the one it keeps
+ * (register_workflow(..., running => 'keep')), or its registration's; no key
+ * for a type no function runs on its queue.  Text as regprocedure prints it
+ * with only pg_catalog in the path: schema-qualified.
+ */
+static KeptPlan describe_function = {
+	NULL, "SELECT $2 || CASE WHEN x.f IS NULL THEN '{}'::pg_catalog.jsonb"
+	" ELSE pg_catalog.jsonb_build_object('function', x.f::pg_catalog.text,"
+	"   'functionPinned', r.pinned_function IS NOT NULL) END"
+	" FROM durable.runs r, LATERAL (SELECT COALESCE(r.pinned_function,"
+	"   (SELECT g.function FROM durable.registrations g"
+	"     WHERE g.namespace = r.namespace AND g.kind = 'workflow'"
+	"     AND g.type_name = r.workflow_type AND g.task_queue = r.task_queue))"
+	"   AS f) x"
+	" WHERE r.run_id = $1",
+	2, {UUIDOID, JSONBOID}
+};
+
+/*
  * The options that start_workflow and signal_with_start share, from argument
  * first on: task_queue, namespace, retry_policy, id_reuse_policy,
  * execution_timeout, run_timeout, decision_timeout, cron_schedule, delay,
@@ -477,6 +496,16 @@ durable_describe_workflow(PG_FUNCTION_ARGS)
 		args[0] = UUIDPGetDatum(&rs.run_id);
 		args[1] = result;
 		if (RunPlan(&describe_links, args, NULL, true, 1) != 1)
+			elog(ERROR, "run %s vanished", UuidToCString(&rs.run_id));
+		result = SPIGetDatum(0, 1, &isnull);
+	}
+	if (DurableColumnExists("runs", "pinned_function"))
+	{
+		Datum		args[2];
+
+		args[0] = UUIDPGetDatum(&rs.run_id);
+		args[1] = result;
+		if (RunPlan(&describe_function, args, NULL, true, 1) != 1)
 			elog(ERROR, "run %s vanished", UuidToCString(&rs.run_id));
 		result = SPIGetDatum(0, 1, &isnull);
 	}

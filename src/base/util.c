@@ -14,12 +14,19 @@
 
 #include <math.h>
 
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
 #include "access/xact.h"
+#include "catalog/indexing.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_extension.h"
 #include "miscadmin.h"
 #include "port.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
+#include "utils/rel.h"
 #include "utils/resowner.h"
 #include "utils/uuid.h"
 
@@ -269,6 +276,46 @@ DurableColumnExists(const char *relname, const char *column)
 
 	return OidIsValid(relid) &&
 		get_attnum(relid, column) != InvalidAttrNumber;
+}
+
+/*
+ * The version of the durable extension installed in this database, as
+ * major * 10000 + minor * 100 + patch (0.7.0 is 700), and its owner; -1 when
+ * it is not installed.  A scan of pg_extension's name index.
+ */
+int
+DurableExtensionVersion(Oid *owner)
+{
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	int			version = -1;
+
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber,
+				F_NAMEEQ, CStringGetDatum("durable"));
+	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tup, Anum_pg_extension_extversion,
+									 RelationGetDescr(rel), &isnull);
+		int			major = 0,
+					minor = 0,
+					patch = 0;
+
+		if (!isnull)
+			(void) sscanf(TextDatumGetCString(d), "%d.%d.%d", &major, &minor,
+						  &patch);
+		version = major * 10000 + minor * 100 + patch;
+		if (owner != NULL)
+			*owner = ((Form_pg_extension) GETSTRUCT(tup))->extowner;
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return version;
 }
 
 /* The canonical text form of a UUID. */

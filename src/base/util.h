@@ -37,6 +37,7 @@ extern pg_uuid_t *NewRunUuid(void);
 extern int64 NewTaskSecret(void);
 extern bool TaskSecretsStored(void);
 extern bool DurableColumnExists(const char *relname, const char *column);
+extern int	DurableExtensionVersion(Oid *owner);
 extern char *UuidToCString(const pg_uuid_t *uuid);
 extern bool ParseCanonicalUuid(const char *s, pg_uuid_t *out);
 extern bool ErrorIsCancel(ErrorData *edata);

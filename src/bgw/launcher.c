@@ -33,7 +33,9 @@
  * DROP DATABASE, and CREATE DATABASE from a template that has workers, first
  * stop those workers (ProcessUtility hook), since a connected worker would
  * make them fail; only a statement that passes PostgreSQL's own checks of
- * the caller does so, and the workers start again at once if it fails.
+ * the caller does so, and the workers start again at once if it fails.  The
+ * same hook has CREATE OR REPLACE FUNCTION and DROP FUNCTION of a function
+ * that running SQL workflows use checked (sqlwf/replace_guard.c).
  *
  * Once a database's timer worker has found the extension, the launcher
  * also starts durable.executor_workers executor workers there
@@ -88,6 +90,7 @@
 #include "store/claim_mark.h"
 #include "store/due_mark.h"
 #include "store/worker_slots.h"
+#include "sqlwf/replace_guard.h"
 #include "bgw/launcher.h"
 
 /* durable.worker_enabled, durable.worker_databases, durable.worker_max_sleep */
@@ -966,7 +969,8 @@ copies_into(CopyStmt *stmt, const char *name)
 /*
  * Stop the workers that would block DROP DATABASE or CREATE DATABASE, once
  * the statement has passed the checks of its caller (a refused statement
- * changes nothing); if it fails after that, they start again at once.
+ * changes nothing); if it fails after that, they start again at once.  Check
+ * a replaced or dropped function that running workflows use.
  */
 static void
 durable_process_utility(PlannedStmt *pstmt, const char *queryString,
@@ -980,6 +984,7 @@ durable_process_utility(PlannedStmt *pstmt, const char *queryString,
 	Oid			template_oid = InvalidOid;
 	Oid			dropped_oid = InvalidOid;
 	Oid			paused_oid = InvalidOid;
+	List	   *dropped_functions = NIL;
 
 	if (IsA(parsetree, DropdbStmt))
 	{
@@ -1042,9 +1047,14 @@ durable_process_utility(PlannedStmt *pstmt, const char *queryString,
 		WakeExecutorsAtCommit();
 		WakeTimerWorkerAtCommit(0);
 	}
+	else if (IsA(parsetree, DropStmt))
+		dropped_functions = ReplaceGuardBeforeDrop((DropStmt *) parsetree);
 
 	run_utility(pstmt, queryString, readOnlyTree, context, params, queryEnv,
 				dest, qc, paused_oid);
+	if (IsA(parsetree, CreateFunctionStmt))
+		ReplaceGuardAfterCreate((CreateFunctionStmt *) parsetree);
+	ReplaceGuardAfterDrop(dropped_functions);
 	if (updates_durable)
 		extension_updated();
 	resume_worker(template_oid);

@@ -364,6 +364,33 @@ push_event(JsonbParseState **st, int64 event_id, TimestampTz event_time,
 }
 
 /*
+ * A run's stored history as the "history" array of DecisionTaskJson:
+ * [{eventId, eventTime, eventType, attributes}, ...] in event order; NULL
+ * when it has no event (purged).  What replay_histories() exports.
+ */
+Jsonb *
+HistoryJson(pg_uuid_t *run_id)
+{
+	JsonbParseState *st = NULL;
+	JsonbValue *res;
+	HistoryScan hs;
+	HistoryEvent ev;
+	int64		n = 0;
+
+	(void) pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
+	BeginHistoryScan(&hs, run_id);
+	while (HistoryScanNext(&hs, &ev))
+	{
+		push_event(&st, ev.event_id, ev.event_time, ev.event_type,
+				   ev.attributes);
+		n++;
+	}
+	EndHistoryScan(&hs);
+	res = pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+	return n == 0 ? NULL : JsonbValueToJsonb(res);
+}
+
+/*
  * The task a decision poll returns for the run rs (whose row was just
  * saved), with its history after the event history_after (0: the whole
  * history), read through the history's primary key.

@@ -126,6 +126,16 @@ static KeptPlan insert_reset_run = {
 	" RETURNING run_timeout, execution_deadline",
 	5, {UUIDOID, UUIDOID, INT8OID, TIMESTAMPTZOID, JSONBOID}
 };
+/*
+ * The function the old run kept (register_workflow(..., running => 'keep')),
+ * which its copied history came from: the new run keeps it too.
+ */
+static KeptPlan copy_pinned_function = {
+	NULL, "UPDATE durable.runs n SET pinned_function = o.pinned_function"
+	" FROM durable.runs o WHERE n.run_id = $2 AND o.run_id = $1"
+	" AND o.pinned_function IS NOT NULL",
+	2, {UUIDOID, UUIDOID}
+};
 static KeptPlan copy_history = {
 	NULL, "INSERT INTO durable.history (run_id, event_id, event_time,"
 	" event_type, attributes)"
@@ -468,6 +478,8 @@ durable_reset_workflow(PG_FUNCTION_ARGS)
 	exec_deadline = isnull ? DT_NOEND : DatumGetTimestampTz(d);
 	SPI_freetuptable(SPI_tuptable);
 	RunPlan(&copy_history, values, NULL, false, 0);
+	if (DurableColumnExists("runs", "pinned_function"))
+		RunPlan(&copy_pinned_function, values, NULL, false, 0);
 
 	if (!LoadRunById(new_run_id, false, &rs))
 		elog(ERROR, "run %s vanished", UuidToCString(new_run_id));

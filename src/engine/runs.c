@@ -356,6 +356,7 @@ read_run_row(RunState *rs)
 	memcpy(&rs->first_run_id, DatumGetUUIDP(SPIGetDatum(0, 22, &isnull)),
 		   sizeof(pg_uuid_t));
 	/* Not read here: only runs locked by LoadRunById start decision tasks. */
+	rs->pinned_function = InvalidOid;
 	rs->secret_stored = false;
 	rs->task_secret_null = true;
 	rs->task_secret = 0;
@@ -425,7 +426,7 @@ enum
 	RC_ACTIVITY_ATTEMPTS, RC_EXECUTION_DEADLINE, RC_START_TIME, RC_RUN_TIMEOUT,
 	RC_HAS_BUFFERED, RC_RETRY_POLICY, RC_CRON_SCHEDULE, RC_PARENT_RUN_ID,
 	RC_PARENT_INITIATED_ID, RC_FIRST_RUN_ID, RC_TASK_SECRET, RC_RUN_DEADLINE,
-	RC_COUNT
+	RC_PINNED_FUNCTION, RC_COUNT
 };
 static const char *const run_column_names[RC_COUNT] = {
 	"run_id", "namespace", "workflow_id", "workflow_type", "task_queue",
@@ -434,7 +435,8 @@ static const char *const run_column_names[RC_COUNT] = {
 	"decision_attempt", "decision_started_time", "previous_started_id",
 	"activity_attempts", "execution_deadline", "start_time", "run_timeout",
 	"has_buffered", "retry_policy", "cron_schedule", "parent_run_id",
-	"parent_initiated_id", "first_run_id", "task_secret", "run_deadline"
+	"parent_initiated_id", "first_run_id", "task_secret", "run_deadline",
+	"pinned_function"
 };
 
 /* Attribute numbers of those columns, for the runs table they were read of */
@@ -468,11 +470,11 @@ read_run_slot(RunState *rs, TupleTableSlot *slot)
 						   run_column_names[i]) == 0)
 					run_columns[i] = j;
 			/*
-			 * task_secret is new in 0.3.0, run_deadline in 0.4.0: a database
-			 * not yet updated lacks them
+			 * task_secret is new in 0.3.0, run_deadline in 0.4.0,
+			 * pinned_function in 0.7.0: a database not yet updated lacks them
 			 */
 			if (run_columns[i] < 0 && i != RC_TASK_SECRET &&
-				i != RC_RUN_DEADLINE)
+				i != RC_RUN_DEADLINE && i != RC_PINNED_FUNCTION)
 				elog(ERROR, "durable.runs lacks column \"%s\"",
 					 run_column_names[i]);
 		}
@@ -530,6 +532,9 @@ read_run_slot(RunState *rs, TupleTableSlot *slot)
 	rs->task_secret = rs->task_secret_null ? 0 :
 		DatumGetInt64(RV(RC_TASK_SECRET));
 	rs->task_secret_changed = false;
+	rs->pinned_function =
+		run_columns[RC_PINNED_FUNCTION] < 0 || RN(RC_PINNED_FUNCTION) ?
+		InvalidOid : DatumGetObjectId(RV(RC_PINNED_FUNCTION));
 #undef RV
 #undef RN
 }

@@ -52,6 +52,12 @@ typedef struct RunState
 	pg_uuid_t	parent_run_id;
 	int64		parent_initiated_id;
 	pg_uuid_t	first_run_id;	/* of the run's chain */
+	/*
+	 * The SQL function the run keeps (runs.pinned_function, 0.7.0: registered
+	 * again with running => 'keep'), InvalidOid for its registration's; read
+	 * by LoadRunById only.
+	 */
+	Oid			pinned_function;
 	/* The secret of the started decision task's token (api/worker.c) */
 	bool		secret_stored;	/* durable.runs has task_secret (0.3.0) */
 	bool		task_secret_null;	/* none: started before 0.3.0, or none */

@@ -423,6 +423,9 @@ execute_decision_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt)
 	}
 	if (!StartDecisionTask(&rs, scheduled_id, now, identity, false))
 		return;
+	/* A run registered again with running => 'keep' keeps its function. */
+	if (OidIsValid(rs.pinned_function))
+		reg.function = rs.pinned_function;
 	if (IsBackgroundWorker)
 		pgstat_report_activity(STATE_RUNNING,
 							   psprintf("durable: workflow %s (%s)",

@@ -3,7 +3,9 @@
  * replay_check.c
  *	  durable.replay_check(): new code of a workflow type replayed against
  *	  the histories of its runs, before it is deployed
- *	  (docs/sql-workflows.md "Checking new code against running workflows").
+ *	  (docs/sql-workflows.md "Checking new code against running workflows");
+ *	  durable.replay_histories(): those histories, for the replay tests of
+ *	  an SDK's workers.
  *
  * Each run's history is replayed against the given function by the same
  * path as the executor's (sqlwf/replay.c, then sqlwf/usercode.c): as the
@@ -17,6 +19,7 @@
  * privilege, as describe_workflow), execute the function, and act as the
  * registration's run_as role (as register_workflow requires of run_as):
  * the code runs with that role's rights, and its errors come back.
+ * replay_histories() runs no code: it needs only what get_history() needs.
  *
  *-------------------------------------------------------------------------
  */
@@ -42,8 +45,10 @@
 #include "store/namespaces.h"
 #include "store/registry.h"
 #include "store/spi.h"
+#include "engine/decision_task.h"
 #include "engine/runs.h"
 #include "sqlwf/replay.h"
+#include "sqlwf/replay_check.h"
 
 /* The most runs one call checks */
 #define REPLAY_CHECK_MAX_RUNS	100000
@@ -87,11 +92,13 @@ put_row(ReturnSetInfo *rsinfo, const char *workflow_id, pg_uuid_t *run_id,
 
 /*
  * Check one run in a subtransaction that is rolled back; the result's
- * strings in outcxt.  Returns false when it could not be replayed (*r says
- * why), *gone when it was purged meanwhile.
+ * strings in outcxt, which is current on return.  Returns false when it
+ * could not be replayed (*r says why), *gone when it was purged meanwhile.
+ * 42501 unless caller has the privileges of the role the run's registration
+ * runs as.  Also the check of CREATE OR REPLACE FUNCTION (replace_guard.c).
  */
-static bool
-check_run(const char *namespace, const char *type_name, const char *workflow_id,
+bool
+ReplayCheckRun(const char *namespace, const char *type_name, const char *workflow_id,
 		  pg_uuid_t *run_id, Oid function, Oid caller, TimestampTz now,
 		  MemoryContext outcxt, ReplayCheckResult *r, bool *gone)
 {
@@ -247,10 +254,98 @@ durable_replay_check(PG_FUNCTION_ARGS)
 		bool		gone;
 
 		CHECK_FOR_INTERRUPTS();
-		checked = check_run(namespace, type_name, workflow_ids[i], &run_ids[i],
+		checked = ReplayCheckRun(namespace, type_name, workflow_ids[i], &run_ids[i],
 							function, caller, now, outcxt, &r, &gone);
 		if (!gone)
 			put_row(rsinfo, workflow_ids[i], &run_ids[i], checked, &r);
+	}
+	DurableSPIFinish();
+	return (Datum) 0;
+}
+
+/* 22004 when argument argno is NULL. */
+static void
+require_arg(FunctionCallInfo fcinfo, int argno, const char *argname)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be null", argname)));
+}
+
+PG_FUNCTION_INFO_V1(durable_replay_histories);
+/*
+ * durable.replay_histories(workflow_type, namespace, only_running, max_runs):
+ * a row per run of the type, the latest first, with its history as the
+ * "history" array of a decision task (HistoryJson).
+ */
+Datum
+durable_replay_histories(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *type_name = CheckName(PG_ARGISNULL(0) ? NULL : PG_GETARG_TEXT_PP(0),
+									  "workflow_type");
+	char	   *namespace = CheckName(PG_ARGISNULL(1) ? NULL : PG_GETARG_TEXT_PP(1),
+									  "namespace");
+	int32		max_runs;
+	MemoryContext rowcxt;
+	MemoryContext oldcxt;
+	Datum		values[4];
+	int			n;
+	int			i;
+	pg_uuid_t  *run_ids;
+	char	  **workflow_ids;
+
+	require_arg(fcinfo, 2, "only_running");
+	require_arg(fcinfo, 3, "max_runs");
+	max_runs = PG_GETARG_INT32(3);
+	if (max_runs < 1 || max_runs > REPLAY_CHECK_MAX_RUNS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_runs must be between 1 and %d", REPLAY_CHECK_MAX_RUNS)));
+
+	InitMaterializedSRF(fcinfo, 0);
+	DurableSPIConnect();
+	CheckNamespacePrivilege(namespace, NSPRIV_CLIENT);
+	values[0] = CStringGetTextDatum(namespace);
+	values[1] = CStringGetTextDatum(type_name);
+	values[2] = PG_GETARG_DATUM(2);
+	values[3] = Int32GetDatum(max_runs);
+	n = RunPlan(&list_runs, values, NULL, true, 0);
+	run_ids = palloc(sizeof(pg_uuid_t) * Max(n, 1));
+	workflow_ids = palloc(sizeof(char *) * Max(n, 1));
+	for (i = 0; i < n; i++)
+	{
+		bool		isnull;
+
+		memcpy(&run_ids[i], DatumGetUUIDP(SPIGetDatum(i, 1, &isnull)),
+			   sizeof(pg_uuid_t));
+		workflow_ids[i] = SPIGetText(i, 2);
+	}
+	SPI_freetuptable(SPI_tuptable);
+
+	rowcxt = AllocSetContextCreate(CurrentMemoryContext,
+								   "durable replay_histories",
+								   ALLOCSET_DEFAULT_SIZES);
+	for (i = 0; i < n; i++)
+	{
+		Datum		row[3];
+		bool		nulls[3] = {false, false, false};
+		Jsonb	   *history;
+
+		CHECK_FOR_INTERRUPTS();
+		oldcxt = MemoryContextSwitchTo(rowcxt);
+		history = HistoryJson(&run_ids[i]);
+		/* Purged meanwhile */
+		if (history != NULL)
+		{
+			row[0] = CStringGetTextDatum(workflow_ids[i]);
+			row[1] = UUIDPGetDatum(&run_ids[i]);
+			row[2] = JsonbPGetDatum(history);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, row, nulls);
+		}
+		MemoryContextSwitchTo(oldcxt);
+		MemoryContextReset(rowcxt);
 	}
 	DurableSPIFinish();
 	return (Datum) 0;

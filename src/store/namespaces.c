@@ -429,6 +429,19 @@ CheckNamespacePrivilegeOf(Oid role, const char *namespace, int privilege)
 	}
 }
 
+/*
+ * Whether role has the privilege (NSPRIV_* bits) on the namespace; false for
+ * a namespace that does not exist.  SPI connected.
+ */
+bool
+HasNamespacePrivilege(Oid role, const char *namespace, int privilege)
+{
+	NamespaceEntry *entry = lookup_namespace(namespace);
+
+	return entry != NULL &&
+		(privileges_of(entry, role) & privilege) == privilege;
+}
+
 /* CheckNamespacePrivilegeOf for the caller of the API (DurableCaller). */
 void
 CheckNamespacePrivilege(const char *namespace, int privilege)

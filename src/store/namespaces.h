@@ -22,6 +22,8 @@ extern bool NamespacePrivilegesEnforced(void);
 extern void CheckNamespacePrivilege(const char *namespace, int privilege);
 extern void CheckNamespacePrivilegeOf(Oid role, const char *namespace,
 									  int privilege);
+extern bool HasNamespacePrivilege(Oid role, const char *namespace,
+								  int privilege);
 extern Datum durable_may_read_namespace(PG_FUNCTION_ARGS);
 
 /* Who may read a namespace's counters and pollers (durable.metrics) */

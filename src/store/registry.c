@@ -12,10 +12,17 @@
  * that empties every backend's copy, as for namespaces.  A database still at version 0.1.0 has no such table: nothing
  * is registered there.
  *
- * The registration functions run as their caller, whose role the functions
- * will run as; they write the table as its owner.  A binding belongs to the
- * role that made it (registered_by; replacing it keeps the owner): only that
- * role, its members and durable_admin may replace or drop it.
+ * The registration functions check their caller (DurableCaller: the current
+ * user at the call), whose role the functions will run as; they write the
+ * table as its owner.  A binding belongs to the role that made it
+ * (registered_by; replacing it keeps the owner): only that role, its members
+ * and durable_admin may replace or drop it.
+ *
+ * A workflow type registered again with running => 'keep' leaves its
+ * running workflows on the function they ran with: durable.runs'
+ * pinned_function (0.7.0) names it, and the executor calls it instead of the
+ * registration's until the run closes or durable.move_runs() moves it
+ * (docs/sql-workflows.md "Keeping running workflows on their function").
  *
  *-------------------------------------------------------------------------
  */
@@ -38,6 +45,7 @@
 #include "utils/syscache.h"
 
 #include "durable.h"
+#include "base/caller.h"
 #include "base/util.h"
 #include "store/claim_mark.h"
 #include "store/direct.h"
@@ -85,7 +93,7 @@ static KeptPlan lock_registrations = {
 	0, {InvalidOid}
 };
 static KeptPlan registration_owner = {
-	NULL, "SELECT registered_by::oid FROM durable.registrations"
+	NULL, "SELECT registered_by::oid, function::oid FROM durable.registrations"
 	" WHERE namespace OPERATOR(pg_catalog.=) $1"
 	" AND kind OPERATOR(pg_catalog.=) $2"
 	" AND type_name OPERATOR(pg_catalog.=) $3"
@@ -96,6 +104,25 @@ static KeptPlan delete_registration = {
 	NULL, "DELETE FROM durable.registrations WHERE namespace = $1"
 	" AND kind = $2 AND type_name = $3 AND task_queue = $4",
 	4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}
+};
+/*
+ * Running workflows of a type on a queue that follow its registration: kept
+ * on the function they ran with (register_workflow(..., running => 'keep')).
+ */
+static KeptPlan pin_runs = {
+	NULL, "UPDATE durable.runs SET pinned_function = $4"
+	" WHERE namespace = $1 AND workflow_type = $2 AND task_queue = $3"
+	" AND status = 'running' AND pinned_function IS NULL",
+	4, {TEXTOID, TEXTOID, TEXTOID, REGPROCEDUREOID}
+};
+/* Pinned running workflows moved to their registration's function */
+static KeptPlan unpin_runs = {
+	NULL, "UPDATE durable.runs SET pinned_function = NULL"
+	" WHERE namespace = $1 AND workflow_type = $2"
+	" AND status = 'running' AND pinned_function IS NOT NULL"
+	" AND ($3::pg_catalog.oid IS NULL OR pinned_function = $3::pg_catalog.oid)"
+	" AND ($4::pg_catalog.text IS NULL OR workflow_id = $4)",
+	4, {TEXTOID, TEXTOID, OIDOID, TEXTOID}
 };
 /* Queued decision tasks of a workflow type, from one kind to the other */
 static KeptPlan move_decision_tasks = {
@@ -228,6 +255,61 @@ LookupRegistration(char kind, const char *namespace, const char *type_name,
 	return true;
 }
 
+static int
+compare_registered(const ListCell *a, const ListCell *b)
+{
+	RegisteredWorkflow *x = lfirst(a);
+	RegisteredWorkflow *y = lfirst(b);
+	int			c = strcmp(x->namespace, y->namespace);
+
+	if (c == 0)
+		c = strcmp(x->type_name, y->type_name);
+	if (c == 0)
+		c = strcmp(x->task_queue, y->task_queue);
+	return c;
+}
+
+/*
+ * The registrations of workflow types to a function (RegisteredWorkflow),
+ * sorted by namespace, type and queue; NIL when it runs none.  A walk of the
+ * cached table, which is read first if need be (SPI connected).
+ */
+List *
+WorkflowRegistrationsOf(Oid function)
+{
+	HASH_SEQ_STATUS status;
+	RegistryEntry *entry;
+	List	   *result = NIL;
+
+	if (!registry_valid || registry_cache == NULL)
+		load_registry();
+	if (hash_get_num_entries(registry_cache) == 0)
+		return NIL;
+	hash_seq_init(&status, registry_cache);
+	while ((entry = hash_seq_search(&status)) != NULL)
+	{
+		RegisteredWorkflow *r;
+		char	   *parts;
+		char	   *sep;
+
+		if (entry->key[0] != 'w' || entry->reg.function != function)
+			continue;
+		r = palloc(sizeof(RegisteredWorkflow));
+		parts = pstrdup(entry->key + 1);
+		r->namespace = parts;
+		sep = strchr(parts, '\x1f');
+		*sep = '\0';
+		r->type_name = sep + 1;
+		sep = strchr(r->type_name, '\x1f');
+		*sep = '\0';
+		r->task_queue = sep + 1;
+		r->run_as = entry->reg.run_as;
+		result = lappend(result, r);
+	}
+	list_sort(result, compare_registered);
+	return result;
+}
+
 /* The owner of durable.registrations, who writes it for every caller. */
 static Oid
 registrations_owner(void)
@@ -244,9 +326,13 @@ registrations_owner(void)
 	return owner;
 }
 
-/* 22023 unless the function is f(jsonb) RETURNS jsonb. */
-void
-CheckFunctionSignature(Oid function)
+/*
+ * Whether a function could be a workflow or activity function: f(jsonb)
+ * RETURNS jsonb, an ordinary function that returns no set.  False for one
+ * that does not exist.
+ */
+bool
+IsWorkflowSignature(Oid function)
 {
 	HeapTuple	tup;
 	Form_pg_proc proc;
@@ -254,15 +340,24 @@ CheckFunctionSignature(Oid function)
 
 	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(function));
 	if (!HeapTupleIsValid(tup))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("function %u does not exist", function)));
+		return false;
 	proc = (Form_pg_proc) GETSTRUCT(tup);
 	ok = proc->prokind == PROKIND_FUNCTION && !proc->proretset &&
 		proc->pronargs == 1 && proc->proargtypes.values[0] == JSONBOID &&
 		proc->prorettype == JSONBOID;
 	ReleaseSysCache(tup);
-	if (!ok)
+	return ok;
+}
+
+/* 22023 unless the function is f(jsonb) RETURNS jsonb. */
+void
+CheckFunctionSignature(Oid function)
+{
+	if (!SearchSysCacheExists1(PROCOID, ObjectIdGetDatum(function)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("function %u does not exist", function)));
+	if (!IsWorkflowSignature(function))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("function %s must take one jsonb argument and return jsonb",
@@ -276,9 +371,8 @@ CheckFunctionSignature(Oid function)
  * and which may execute the function.
  */
 static Oid
-check_run_as(FunctionCallInfo fcinfo, int argno, Oid function)
+check_run_as(FunctionCallInfo fcinfo, int argno, Oid function, Oid caller)
 {
-	Oid			caller = GetUserId();
 	Oid			run_as;
 
 	if (PG_ARGISNULL(argno))
@@ -318,12 +412,13 @@ check_run_as(FunctionCallInfo fcinfo, int argno, Oid function)
  * that made it (registered_by), and only that role, its members and
  * durable_admin may change it.  Otherwise a member of durable_worker could
  * bind another team's workflow type to its own code, which would then run
- * for that team's workflows.  Returns whether the binding exists.
+ * for that team's workflows.  Returns whether the binding exists, and sets
+ * *function (unless NULL) to its function.
  */
 static bool
 check_binding_owner(Oid caller, Datum *values, bool workflow,
 					const char *namespace, const char *type_name,
-					const char *task_queue)
+					const char *task_queue, Oid *function)
 {
 	Oid			owner;
 	Oid			admin;
@@ -335,6 +430,8 @@ check_binding_owner(Oid caller, Datum *values, bool workflow,
 	if (RunPlan(&registration_owner, values, NULL, false, 1) == 0)
 		return false;
 	owner = DatumGetObjectId(SPIGetDatum(0, 1, &isnull));
+	if (function != NULL)
+		*function = DatumGetObjectId(SPIGetDatum(0, 2, &isnull));
 	SPI_freetuptable(SPI_tuptable);
 	if (has_privs_of_role(caller, owner))
 		return true;
@@ -372,6 +469,66 @@ move_tasks(bool workflow, const char *namespace, const char *type_name,
 		WakeQueueAtCommit(namespace, task_queue, to);
 }
 
+/*
+ * register_workflow(..., running => 'keep'): the running workflows that
+ * follow the binding (of old_function) keep it (SPI connected, as the
+ * table's owner).
+ */
+static void
+keep_running(const char *namespace, const char *type_name,
+			 const char *task_queue, Oid old_function, Oid run_as)
+{
+	Datum		values[4];
+
+	if (!DurableColumnExists("runs", "pinned_function"))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("durable must be updated to keep running workflows on their function"),
+				 errhint("Run ALTER EXTENSION durable UPDATE.")));
+	if (!SearchSysCacheExists1(PROCOID, ObjectIdGetDatum(old_function)))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot keep the running workflows of type \"%s\" on function %u: it does not exist",
+						type_name, old_function),
+				 errhint("Register with running => 'move'.")));
+	/* The registration's role runs the function they keep. */
+	if (pg_proc_aclcheck(old_function, run_as, ACL_EXECUTE) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("role \"%s\" may not execute function %s, which running workflows of type \"%s\" would keep",
+						GetUserNameFromId(run_as, false),
+						format_procedure(old_function), type_name),
+				 errhint("GRANT EXECUTE ON FUNCTION to that role first, or register with running => 'move'.")));
+	values[0] = CStringGetTextDatum(namespace);
+	values[1] = CStringGetTextDatum(type_name);
+	values[2] = CStringGetTextDatum(task_queue);
+	values[3] = ObjectIdGetDatum(old_function);
+	RunPlan(&pin_runs, values, NULL, false, 0);
+}
+
+/* register_workflow's running: true for 'keep', false for 'move'. */
+static bool
+check_running(FunctionCallInfo fcinfo, int argno)
+{
+	char	   *running;
+
+	if (PG_NARGS() <= argno)
+		return false;			/* the function of an older schema */
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("running must not be null")));
+	running = text_to_cstring(PG_GETARG_TEXT_PP(argno));
+	if (strcmp(running, "keep") == 0)
+		return true;
+	if (strcmp(running, "move") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("running must be \"keep\" or \"move\""),
+				 errdetail("It is \"%s\".", running)));
+	return false;
+}
+
 /* register_workflow and register_activity */
 static Datum
 register_type(FunctionCallInfo fcinfo, bool workflow)
@@ -383,9 +540,11 @@ register_type(FunctionCallInfo fcinfo, bool workflow)
 									   "task_queue");
 	char	   *namespace = CheckName(PG_ARGISNULL(3) ? NULL : PG_GETARG_TEXT_PP(3),
 									  "namespace");
-	Oid			caller = GetUserId();
+	Oid			caller = DurableCaller();
 	Oid			function;
+	Oid			old_function = InvalidOid;
 	Oid			run_as;
+	bool		keep = workflow && check_running(fcinfo, 5);
 	Oid			save_userid;
 	int			save_sec_context;
 	Datum		values[7];
@@ -396,7 +555,7 @@ register_type(FunctionCallInfo fcinfo, bool workflow)
 				 errmsg("function must not be null")));
 	function = PG_GETARG_OID(1);
 	CheckFunctionSignature(function);
-	run_as = check_run_as(fcinfo, 4, function);
+	run_as = check_run_as(fcinfo, 4, function, caller);
 	if (!OidIsValid(registrations_table()))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -415,8 +574,10 @@ register_type(FunctionCallInfo fcinfo, bool workflow)
 	values[4] = ObjectIdGetDatum(function);
 	values[5] = ObjectIdGetDatum(run_as);
 	values[6] = ObjectIdGetDatum(caller);
-	(void) check_binding_owner(caller, values, workflow, namespace, type_name,
-							   task_queue);
+	if (check_binding_owner(caller, values, workflow, namespace, type_name,
+							task_queue, &old_function) &&
+		keep && old_function != function)
+		keep_running(namespace, type_name, task_queue, old_function, run_as);
 	RunPlan(&upsert_registration, values, NULL, false, 0);
 	move_tasks(workflow, namespace, type_name, task_queue,
 			   workflow ? 'd' : 'a', workflow ? 'w' : 'x');
@@ -436,6 +597,7 @@ unregister_type(FunctionCallInfo fcinfo, bool workflow)
 									   "task_queue");
 	char	   *namespace = CheckName(PG_ARGISNULL(2) ? NULL : PG_GETARG_TEXT_PP(2),
 									  "namespace");
+	Oid			caller = DurableCaller();
 	Oid			save_userid;
 	int			save_sec_context;
 	Datum		values[4];
@@ -448,13 +610,13 @@ unregister_type(FunctionCallInfo fcinfo, bool workflow)
 						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
 	DurableSPIConnect();
 	if (NamespaceExists(namespace))
-		CheckNamespacePrivilegeOf(save_userid, namespace, NSPRIV_WORKER);
+		CheckNamespacePrivilegeOf(caller, namespace, NSPRIV_WORKER);
 	values[0] = CStringGetTextDatum(namespace);
 	values[1] = CStringGetTextDatum(workflow ? "workflow" : "activity");
 	values[2] = CStringGetTextDatum(type_name);
 	values[3] = CStringGetTextDatum(task_queue);
-	if (!check_binding_owner(save_userid, values, workflow, namespace,
-							 type_name, task_queue))
+	if (!check_binding_owner(caller, values, workflow, namespace,
+							 type_name, task_queue, NULL))
 	{
 		DurableSPIFinish();
 		SetUserIdAndSecContext(save_userid, save_sec_context);
@@ -470,7 +632,10 @@ unregister_type(FunctionCallInfo fcinfo, bool workflow)
 }
 
 PG_FUNCTION_INFO_V1(durable_register_workflow);
-/* durable.register_workflow(workflow_type, function, task_queue, namespace, run_as) */
+/*
+ * durable.register_workflow(workflow_type, function, task_queue, namespace,
+ * run_as, running)
+ */
 Datum
 durable_register_workflow(PG_FUNCTION_ARGS)
 {
@@ -503,4 +668,39 @@ durable_unregister_activity(PG_FUNCTION_ARGS)
 {
 	RequireWritableTransaction("durable.unregister_activity()");
 	return unregister_type(fcinfo, false);
+}
+
+PG_FUNCTION_INFO_V1(durable_move_runs);
+/*
+ * durable.move_runs(workflow_type, from_function, workflow_id, namespace):
+ * running workflows of the type kept on a function by register_workflow(...,
+ * running => 'keep') (those kept on from_function, or the workflow's, or all)
+ * go on with their registration's function; how many.
+ */
+Datum
+durable_move_runs(PG_FUNCTION_ARGS)
+{
+	char	   *type_name = CheckName(PG_ARGISNULL(0) ? NULL : PG_GETARG_TEXT_PP(0),
+									  "workflow_type");
+	char	   *workflow_id = CheckOptionalName(PG_ARGISNULL(2) ? NULL :
+												PG_GETARG_TEXT_PP(2),
+												"workflow_id");
+	char	   *namespace = CheckName(PG_ARGISNULL(3) ? NULL : PG_GETARG_TEXT_PP(3),
+									  "namespace");
+	Datum		values[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
+	int64		moved;
+
+	RequireWritableTransaction("durable.move_runs()");
+	DurableSPIConnect();
+	CheckNamespacePrivilege(namespace, NSPRIV_CLIENT);
+	values[0] = CStringGetTextDatum(namespace);
+	values[1] = CStringGetTextDatum(type_name);
+	values[2] = PG_ARGISNULL(1) ? (Datum) 0 : PG_GETARG_DATUM(1);
+	nulls[2] = PG_ARGISNULL(1) ? 'n' : ' ';
+	values[3] = workflow_id ? CStringGetTextDatum(workflow_id) : (Datum) 0;
+	nulls[3] = workflow_id ? ' ' : 'n';
+	moved = RunPlan(&unpin_runs, values, nulls, false, 0);
+	DurableSPIFinish();
+	PG_RETURN_INT64(moved);
 }

@@ -9,7 +9,7 @@
 -- No BEGIN: the counters of durable.metrics count at commit, so every
 -- statement commits (the database is this file's own; the roles, which are
 -- the cluster's, are dropped at the end).
-SELECT plan(39);
+SELECT plan(43);
 SET durable.test_time = '2026-01-01 00:00:00+00';
 
 CREATE ROLE lv_stranger;
@@ -136,10 +136,12 @@ CREATE TABLE lv.sources (src text PRIMARY KEY);
 INSERT INTO lv.sources SELECT v FROM lv.ext_views;
 INSERT INTO lv.sources VALUES ($$durable.list_workflows('tb')$$),
     ($$durable.count_workflows_by_status('tb')$$), ($$durable.get_history('tb-wf', 'tb')$$),
+    ($$durable.replay_histories('tb-pay', 'tb')$$),
     ('durable.task_queue_pollers()'), ('durable.metric_values()');
 -- A superuser reads ta's rows of a function through the same call for ta.
 SELECT lv.attack(src, CASE WHEN src LIKE '%''tb''%'
-                           THEN replace(replace(src, '''tb''', '''ta'''), 'tb-wf', 'ta-wf') END)
+                           THEN replace(replace(replace(src, '''tb''', '''ta'''), 'tb-wf', 'ta-wf'),
+                                        'tb-pay', 'ta-pay') END)
   FROM lv.sources ORDER BY src;
 
 -- For each source: a superuser reads values of ta there that lv_stranger does
@@ -164,6 +166,9 @@ SELECT is(lv.try($$SELECT count(*) FROM durable.count_workflows_by_status('ta') 
 SELECT is(lv.try($$SELECT count(*) FROM durable.get_history('ta-wf', 'ta') s
                     WHERE lv.trip(s.attributes)$$),
           '42501', 'get_history of ta: 42501 before a qualifier sees a row');
+SELECT is(lv.try($$SELECT count(*) FROM durable.replay_histories('ta-pay', 'ta') s
+                    WHERE lv.trip(s.history)$$),
+          '42501', 'replay_histories of ta: 42501 before a qualifier sees a row');
 SELECT is(lv.try($$SELECT count(*) FROM durable.poll_activity_tasks('ta-q', NULL, 'ta') s(task)
                     WHERE lv.trip(s.task)$$),
           '42501', 'poll_activity_tasks of ta: 42501 before a qualifier sees a task');
