@@ -315,6 +315,11 @@ if [ "$LATENCY" = 1 ]; then
         die "compiling bench/latency.c failed (is libpq-dev installed?)"
 fi
 
+# The commits of the bench database so far, and the transaction ids assigned (each
+# transaction that wrote took one): their differences over a run, divided by the
+# workflows it completed, are its commits and write transactions a workflow.
+XACTS_SQL="SELECT xact_commit, txid_current() FROM pg_stat_database WHERE datname = current_database()"
+
 # server_cpu_ms: the CPU the bench cluster's processes used so far, in ms (the
 # postmaster's own and that of its children, those ended included, from /proc).
 server_cpu_ms() {
@@ -340,7 +345,8 @@ client_cpu_ms() {
 # COUNT_SQL).  Per-transaction logs give the latencies: column 3 is the latency of one
 # script execution in microseconds (a failed one has "failed" there and is left out).
 measure() {
-    local i=$1 run=$2 name=${NAMES[$1]} prefix out tps failed before="" cpu_server cpu_client
+    local i=$1 run=$2 name=${NAMES[$1]} prefix out tps failed before="" cpu_server cpu_client \
+        xacts_before xacts_after
     prefix="$WORK/log/$name.$run"
     out="$WORK/$name.$run.out"
     mkdir -p "$WORK/log"
@@ -348,6 +354,7 @@ measure() {
     psql -X -q -c CHECKPOINT   # start every run from a clean slate of dirty buffers
     if [ -n "${COUNTS[$i]}" ]; then
         before=$(psql -X -q -A -t -F ' ' -c "${COUNTS[$i]}")
+        xacts_before=$(psql -X -q -A -t -F ' ' -c "$XACTS_SQL")
         cpu_server=$(server_cpu_ms)
         client_cpu_ms >"$WORK/cpu_client.out"
         cpu_client=$(cat "$WORK/cpu_client.out")
@@ -361,11 +368,16 @@ measure() {
         # Server and pgbench CPU a workflow completed (*.cpu: "server_ms client_ms").
         client_cpu_ms >"$WORK/cpu_client.out"
         cpu_server=$(($(server_cpu_ms) - cpu_server)) cpu_client=$(($(cat "$WORK/cpu_client.out") - cpu_client))
+        sleep 1   # the pgbench sessions' backends report their commits as they exit
+        xacts_after=$(psql -X -q -A -t -F ' ' -c "$XACTS_SQL")
         psql -X -q -A -t -F ' ' -c "${COUNTS[$i]}" |
             awk -v b="$before" -v d="$DURATION" -v cs="$cpu_server" -v cc="$cpu_client" \
+                -v xb="$xacts_before" -v xa="$xacts_after" -v xacts="$WORK/$name.xacts" \
                 -v counts="$WORK/$name.counts" -v cpu="$WORK/$name.cpu" '{ split(b, x, " ")
                 printf "%.1f %.1f\n", ($1 - x[1]) / d, ($2 - x[2]) / d >>counts
-                if ($1 > x[1]) printf "%.3f %.3f\n", cs / ($1 - x[1]), cc / ($1 - x[1]) >>cpu }'
+                if ($1 > x[1]) printf "%.3f %.3f\n", cs / ($1 - x[1]), cc / ($1 - x[1]) >>cpu
+                split(xb, p, " "); split(xa, q, " ")
+                if ($1 > x[1]) printf "%.2f %.2f\n", (q[1] - p[1]) / ($1 - x[1]), (q[2] - p[2]) / ($1 - x[1]) >>xacts }'
     fi
     tps=$(awk '/^tps = / {print $3; exit}' "$out")
     failed=$(awk -F'[: ]+' '/^number of failed transactions/ {print $5; exit}' "$out")
@@ -466,7 +478,7 @@ executors() {
 # run by SQLWF_EXECUTORS executor workers.  Appends "workflows/s activities/s seconds
 # floor_tps not_completed" to $WORK/sqlwf.runs.
 sqlwf() {
-    local run=$1 out="$WORK/sqlwf.$1.out" n=$((SQLWF_COUNT / 8 * 8)) floor_tps marker i done_n=0
+    local run=$1 out="$WORK/sqlwf.$1.out" n=$((SQLWF_COUNT / 8 * 8)) floor_tps marker i done_n=0 xid0
     # The floor: as many one-row INSERT transactions as the workflows take (start, 4
     # decision tasks, 3 activities: 8 each), by 8 clients.
     psql -X -q -c CHECKPOINT
@@ -478,6 +490,7 @@ sqlwf() {
     executors "$SQLWF_EXECUTORS"
     psql -X -q -c CHECKPOINT
     marker=$(psql -X -q -A -t -c "SELECT clock_timestamp()")
+    xid0=$(psql -X -q -A -t -c "SELECT txid_current()")
     log "run $run/$RUNS: sqlwf ($n SQL workflows started by 8 clients, $SQLWF_EXECUTORS executors)"
     pgbench -n -M prepared -c 8 -j "$THREADS" -t $((n / 8)) -f "$ROOT/bench/sqlwf_start.sql" \
         >"$out" 2>&1 || { cat "$out"; die "pgbench failed on sqlwf"; }
@@ -490,6 +503,10 @@ SQL
         [ "$done_n" -ge "$n" ] && break
         sleep 0.1
     done
+    # Write transactions a workflow: the transaction ids assigned meanwhile (the
+    # polling loop above reads only).
+    awk -v a="$(psql -X -q -A -t -c "SELECT txid_current()")" -v b="$xid0" -v n="$n" \
+        'BEGIN { printf "%.2f\n", (a - b - 1) / n }' >>"$WORK/sqlwf.xacts"
     psql -X -q -A -t -F ' ' -v marker="$marker" -v floor="$floor_tps" -v n="$n" \
         <<'SQL' >>"$WORK/sqlwf.runs"
 SELECT round(count(*) / secs, 1), round(acts / secs, 1), round(secs, 2), :floor,
@@ -766,7 +783,8 @@ SQL
 # 100-step workflows for the cost of a step.  It runs in every round right after the
 # activity cycle, and each round's rate is divided by that round's activity cycle: the
 # two ran a minute apart at most, under the same load of the machine.  Appends
-# "clients workflows/s ratio_to_activity errors node_cpu_% server_ms/wf node_ms/wf" to
+# "clients workflows/s ratio_to_activity errors node_cpu_% server_ms/wf node_ms/wf
+# writes/wf" to
 # $WORK/ts_activity.runs; ts_activity_report writes the section of the report.
 TS_BUILT=0
 ts_activity() {
@@ -792,7 +810,7 @@ ts_activity() {
         { cat "$out" "$WORK/ts_activity.err"; die "bench/ts_activity.js failed"; }
     act=$(sed -n "${run}p" "$WORK/activity.runs" | awk '{print $1}')
     awk -v act="$act" '$1 == "throughput" {
-        printf "%d %.1f %.1f %d %d %.3f %.3f\n", $5, $2, 100 * $2 / act, $3, $4, $6, $7 }' \
+        printf "%d %.1f %.1f %d %d %.3f %.3f %.2f\n", $5, $2, 100 * $2 / act, $3, $4, $6, $7, $8 }' \
         "$out" >>"$WORK/ts_activity.runs"
     log "ts_activity: $(awk '{printf "%s%d clients %.1f workflows/s (%.1f %% of the activity cycle)", (NR > 1 ? ", " : ""), $1, $2, $3}' <(tail -n "$(wc -w <<<"$TS_CLIENTS")" "$WORK/ts_activity.runs"))"
 }
@@ -804,7 +822,7 @@ ts_activity_report() {
     act=$(median "$WORK/activity.runs" 1)
     echo "ts_activity: one-activity workflows through the TypeScript SDK (bench/ts_activity.js:" \
         "8 Workers in one Node process; clients start a workflow and wait for its result," \
-        "${DURATION}s), each round right after the activity cycle; median of $RUNS round(s)"
+        "${DURATION}s), in each round after its pgbench workloads; median of $RUNS round(s)"
     for c in $TS_CLIENTS; do
         awk -v c="$c" '$1 == c' "$WORK/ts_activity.runs" >"$WORK/ts_activity.$c"
         printf '  %2d clients: %.1f workflows/s, %.1f %% of the activity cycle of its round (each round: %s); %.1f %% of queue_floor (%.1f); errors %d\n' \
@@ -812,9 +830,9 @@ ts_activity_report() {
             "$(awk '{printf "%s%.1f %%", (NR > 1 ? ", " : ""), $3}' "$WORK/ts_activity.$c")" \
             "$(awk -v a="$(median "$WORK/ts_activity.$c" 2)" -v q="$qf" 'BEGIN {printf "%.1f", 100 * a / q}')" \
             "$qf" "$(awk '{s += $4} END {print s + 0}' "$WORK/ts_activity.$c")"
-        printf '      CPU a workflow: server %.3f ms, Node %.3f ms (%d %% of a core)\n' \
+        printf '      CPU a workflow: server %.3f ms, Node %.3f ms (%d %% of a core); %.2f write transactions a workflow\n' \
             "$(median "$WORK/ts_activity.$c" 6)" "$(median "$WORK/ts_activity.$c" 7)" \
-            "$(median "$WORK/ts_activity.$c" 5)"
+            "$(median "$WORK/ts_activity.$c" 5)" "$(median "$WORK/ts_activity.$c" 8)"
     done
     if [ -f "$WORK/activity.cpu" ]; then
         printf '  the activity cycle (%.1f scripts/s, 8 clients), CPU a workflow: server %.3f ms, pgbench %.3f ms\n' \
@@ -885,7 +903,8 @@ declare -A TPS
     for name in "${NAMES[@]}"; do
         [ -f "$WORK/$name.counts" ] || continue
         echo "$name: $(median "$WORK/$name.counts" 1) workflows/s and" \
-            "$(median "$WORK/$name.counts" 2) activities/s completed (counted in durable's tables)"
+            "$(median "$WORK/$name.counts" 2) activities/s completed (counted in durable's tables);" \
+            "$(median "$WORK/$name.xacts" 1) commits and $(median "$WORK/$name.xacts" 2) write transactions a workflow"
     done
     if [ -f "$WORK/sqlwf.runs" ]; then
         wfs=$(median "$WORK/sqlwf.runs" 1)
@@ -905,7 +924,8 @@ declare -A TPS
         printf '  for context, from another machine: DBOS Transact ran 212 such workflows/s there,\n'
         printf '  %s of its one-row INSERT floor (7,219 tps / 8 = 902 workflows/s), against %s here\n' \
             "23.5 %" "$(awk -v a="$wfs" -v b="$floor_wfs" 'BEGIN { printf "%.1f %%", 100 * a / b }')"
-        echo "  workflows not completed: $(awk '{s += $5} END {print s + 0}' "$WORK/sqlwf.runs")"
+        echo "  workflows not completed: $(awk '{s += $5} END {print s + 0}' "$WORK/sqlwf.runs");" \
+            "$(median "$WORK/sqlwf.xacts" 1) write transactions a workflow (the floor: 8)"
     fi
     if [ -f "$WORK/ts_activity.runs" ]; then
         echo

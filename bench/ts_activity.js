@@ -13,11 +13,12 @@
 //    shape of the activity cycle (bench/activity_cycle.sql) with 8 pgbench
 //    clients; then the same with each further number of clients that CLIENTS
 //    lists ("8 32": 8, then 32).  Prints "throughput WORKFLOWS_PER_S ERRORS
-//    NODE_CPU_PCT CLIENTS SERVER_MS NODE_MS": the workflows of type ts_one that
+//    NODE_CPU_PCT CLIENTS SERVER_MS NODE_MS WRITES": the workflows of type ts_one that
 //    completed in those seconds (counted in durable.runs) / DURATION, the
 //    errors, the CPU the Node process used (% of one core), the clients, and
 //    the CPU a workflow of the server's processes (0 without
-//    DURABLE_BENCH_POSTMASTER) and of the Node process, in ms.
+//    DURABLE_BENCH_POSTMASTER) and of the Node process, in ms, and the write
+//    transactions a workflow (transaction ids assigned over the run).
 // 2. steps (unless STEPS is 0): workflows of 3 and of 100 sequential activities, 8 at a time, about
 //    2,400 steps each; prints "steps N MS_PER_STEP WORKFLOWS DECISION_TASKS
 //    CACHE_HITS" for each: wall time / steps completed, and how many of the
@@ -93,12 +94,15 @@ async function main() {
     workers.push({ w, done: w.run() });
   }
   const client = new sdk.Client({ pool: clientPool, taskQueue: QUEUE });
+  // Transaction ids assigned so far (each transaction that wrote took one).
+  const txid = async () => Number((await pool.query('SELECT txid_current() AS x')).rows[0].x);
   const completed = async (type) => Number((await pool.query(
     "SELECT count(*) AS n FROM durable.runs WHERE workflow_type = $1 AND status = 'completed'", [type])).rows[0].n);
 
   // 1. Throughput, with each number of clients.
   for (const clients of inflight) {
     const before = await completed('ts_one');
+    const xid0 = await txid();
     const server0 = serverCpuMs();
     const cpu0 = process.cpuUsage();
     const end = Date.now() + duration * 1000;
@@ -116,10 +120,11 @@ async function main() {
     const cpu = process.cpuUsage(cpu0);
     const serverMs = serverCpuMs() - server0;
     const after = await completed('ts_one');
+    const writes = (await txid()) - xid0 - 1;
     const n = Math.max(1, after - before);
     const cpuPct = (cpu.user + cpu.system) / 1e4 / duration;
     console.log(`throughput ${((after - before) / duration).toFixed(1)} ${errors} ${cpuPct.toFixed(0)} ${clients} `
-      + `${(serverMs / n).toFixed(3)} ${((cpu.user + cpu.system) / 1e3 / n).toFixed(3)}`);
+      + `${(serverMs / n).toFixed(3)} ${((cpu.user + cpu.system) / 1e3 / n).toFixed(3)} ${(writes / n).toFixed(2)}`);
   }
 
   // 2. Cost per step: 3-step and 100-step workflows, 8 at a time.
