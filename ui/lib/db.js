@@ -210,6 +210,29 @@ async function history(pool, ns, workflowId, runId, from, count) {
   return rows;
 }
 
+// The code versions a run recorded (RecordMarker "Version": get_version, patched,
+// deprecate_patch; docs/sql-workflows.md "Changing workflow code"), in history order.
+async function codeVersions(pool, ns, workflowId, runId) {
+  const { rows } = await pool.query(`
+    SELECT event_id, attributes->'details' AS details
+      FROM durable.get_history($1, $2, $3::uuid)
+     WHERE event_type = 'MarkerRecorded' AND attributes->>'markerName' = 'Version'
+     ORDER BY event_id`, [workflowId, ns, runId]);
+  return rows;
+}
+
+// The decision task failure since the run's last completed decision task, if any:
+// a run whose code no longer replays its history shows NonDeterministicWorkflow here.
+async function decisionFailure(pool, ns, workflowId, runId) {
+  const { rows } = await pool.query(`
+    WITH h AS (SELECT event_id, event_type, attributes FROM durable.get_history($1, $2, $3::uuid))
+    SELECT event_id, attributes FROM h
+     WHERE event_type = 'DecisionTaskFailed'
+       AND event_id > coalesce((SELECT max(event_id) FROM h WHERE event_type = 'DecisionTaskCompleted'), 0)
+     ORDER BY event_id DESC LIMIT 1`, [workflowId, ns, runId]);
+  return rows[0] || null;
+}
+
 async function event(pool, ns, workflowId, runId, eventId) {
   const { rows } = await pool.query(`
     SELECT event_id, event_time, event_type, attributes
@@ -333,7 +356,7 @@ function badArgument(name, msg) {
 
 module.exports = {
   createPool, features, forgetFeatures, namespaces, listWorkflows, countByStatus,
-  describe, runsOf, history, event, resetPoints, scheduledEvents, activityAttempts,
+  describe, runsOf, history, codeVersions, decisionFailure, event, resetPoints, scheduledEvents, activityAttempts,
   children, signal, cancel, terminate, reset, restart, taskQueues, stuckTasks,
   metricValues, notAvailable, badArgument, STATUSES,
 };

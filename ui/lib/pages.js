@@ -260,6 +260,16 @@ async function workflowPage(ctx, f) {
   const running = d.status === 'running';
   let start = new Date(d.startTime).getTime();
 
+  // The code versions it recorded, and a divergence from its code (a failed
+  // decision task's NonDeterministicWorkflow since its last completed one).
+  let versions = [];
+  let diverged = null;
+  try {
+    versions = await db.codeVersions(ctx.pool, ns, wid, runId);
+    const f = running ? await db.decisionFailure(ctx.pool, ns, wid, runId) : null;
+    if (f && f.attributes && f.attributes.cause === 'NonDeterministicWorkflow') diverged = f;
+  } catch (e) { parts.push(errorBox(e)); }
+
   // Summary
   const kv = (k, v) => html`<dt>${k}</dt><dd>${v}</dd>`;
   const links = [];
@@ -277,6 +287,8 @@ async function workflowPage(ctx, f) {
       ${kv('Workflow id', html`<span class="wid">${d.workflowId}</span>`)}
       ${kv('Run id', d.runId)}
       ${kv('Type', d.workflowType)}
+      ${d.function ? kv('Function', html`${d.function}${d.functionPinned ? html` <span class="muted">kept on it (registered with running =&gt; keep)</span>` : ''}`) : ''}
+      ${versions.length ? kv('Code versions', versions.map((v, i) => html`${i ? ', ' : ''}<span class="version">${v.details && v.details.changeId}: ${v.details && v.details.version}${v.details && v.details.deprecated ? ' (deprecated)' : ''}</span>`)) : ''}
       ${kv('Task queue', html`${d.taskQueue}${d.taskQueueWithoutPollers === true ? html` <span class="warn">no poller for a minute</span>` : ''}`)}
       ${kv('Attempt', d.attempt)}
       ${kv('Started', time(d.startTime))}
@@ -286,6 +298,7 @@ async function workflowPage(ctx, f) {
       ${d.origin ? kv('Origin', html`${d.origin.kind} by ${d.origin.identity || '?'} at ${time(d.origin.time)}: ${d.origin.reason || ''}`) : ''}
       ${links}
     </dl>
+    ${diverged ? html`<h3>Diverged from its code</h3><div class="failure-box" id="divergence"><p class="reason">Its code no longer replays its history (NonDeterministicWorkflow, event ${diverged.event_id}); the decision task is retried until code that replays it is deployed.</p>${json(diverged.attributes && diverged.attributes.details)}</div>` : ''}
     ${d.failure ? html`<h3>Failure</h3><div class="failure-box">${d.failure.reason ? html`<p class="reason">${d.failure.reason}</p>` : ''}${json(d.failure)}</div>` : ''}
     ${d.result !== null && d.result !== undefined ? html`<h3>Result</h3>${json(d.result)}` : ''}
     ${d.taskFailure ? html`<h3>Engine failure, retried</h3>${json(d.taskFailure)}` : ''}

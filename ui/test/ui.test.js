@@ -88,6 +88,13 @@ function decide(t) {
       if (has('TimerStarted')) return [];
       return [{ decisionType: 'StartTimer', timerId: 'reminder', startToFireTimeoutSeconds: 3600 }];
     }
+    case 'versioned':
+      // Records the version of a change of its code, then waits (decisionLoop
+      // fails its task as non-deterministic once it is poked).
+      if (has('TimerStarted')) return [];
+      return [{ decisionType: 'RecordMarker', markerName: 'Version',
+        details: { id: 1, changeId: 'gift-wrap', version: 1 } },
+      { decisionType: 'StartTimer', timerId: '2', startToFireTimeoutSeconds: 3600 }];
     default:
       return [{ decisionType: 'FailWorkflowExecution', reason: `unknown type ${t.workflowType}` }];
   }
@@ -99,6 +106,16 @@ async function decisionLoop(c) {
         wait => '0.5 seconds') AS t`, [QUEUE]);
     const t = rows[0].t;
     if (!t) continue;
+    if (t.workflowType === 'versioned' &&
+        t.history.some((e) => e.eventType === 'WorkflowExecutionSignaled')) {
+      // New code that no longer replays the run: the first attempt fails as
+      // non-deterministic (a DecisionTaskFailed), later ones are left to time out.
+      if (t.attempt === 1) {
+        await c.query(`SELECT durable.fail_decision_task($1, 'NonDeterministicWorkflow', $2::jsonb)`,
+          [t.taskToken, JSON.stringify({ message: 'history has TimerStarted (timerId 2) at event 6, but the code issued ScheduleActivityTask activityId 2 at number 2' })]);
+      }
+      continue;
+    }
     await c.query('SELECT durable.complete_decision_task($1, $2::jsonb)', [t.taskToken, JSON.stringify(decide(t))]);
   }
 }
@@ -185,9 +202,18 @@ async function main() {
   await start('waiter', 'approval-1', { order: 7 });
   await start('waiter', 'long-1', null);
   await start('greet', XSS_ID, { name: '<script>window.__xss=2</script>' });
+  await start('versioned', 'versioned-1', null);
+  // A SQL workflow: its page names the function that runs it.
+  await admin.query(`
+    DROP ROLE IF EXISTS ui_sql_app; CREATE ROLE ui_sql_app;
+    CREATE OR REPLACE FUNCTION public.ui_sqlgreet(input jsonb) RETURNS jsonb LANGUAGE sql AS $$ SELECT input $$;
+    SELECT durable.register_workflow('sqlgreet', 'public.ui_sqlgreet(jsonb)', 'ui_sql', run_as => 'ui_sql_app');
+    SELECT durable.start_workflow('sqlgreet', '{"hi": 1}', 'sqlgreet-1', 'ui_sql');`);
   await until('the workflows to settle', async () =>
     (await status(admin, 'charge-1')) === 'failed' && (await status(admin, 'charge-2')) === 'failed' &&
     (await status(admin, 'order-7')) === 'completed' && (await status(admin, 'greet-1')) === 'completed' &&
+    (await status(admin, 'sqlgreet-1')) === 'completed' &&
+    (await admin.query(`SELECT 1 FROM durable.get_history('versioned-1') WHERE event_type = 'TimerStarted'`)).rows.length > 0 &&
     (await admin.query(`SELECT 1 FROM durable.activity_attempts WHERE workflow_id = 'sync-1'
         AND outcome = 'failed'`)).rows.length > 0 &&
     worker.held.length > 0, 60000);
@@ -305,6 +331,21 @@ async function main() {
     await page.waitForFunction(() => document.querySelector('#summary .status').textContent === 'completed', { timeout: 30000 });
     assert.match(await text('#summary'), /"by": "ops"/);
     await shot('workflow-signaled');
+  });
+
+  await step('code versions and a divergence from the code; the function of a SQL workflow', async () => {
+    await go('/workflow?namespace=default&workflow_id=versioned-1');
+    assert.match(await text('#summary'), /Code versions\s*gift-wrap: 1/);
+    assert.strictEqual(await page.$('#divergence'), null, 'no divergence while its code replays it');
+    await admin.query(`SELECT durable.signal_workflow('versioned-1', 'poke')`);
+    await until('the non-deterministic failure', async () => (await admin.query(`SELECT 1
+        FROM durable.get_history('versioned-1') WHERE event_type = 'DecisionTaskFailed'`)).rows.length > 0);
+    await go('/workflow?namespace=default&workflow_id=versioned-1');
+    assert.match(await text('#divergence'), /NonDeterministicWorkflow/);
+    assert.match(await text('#divergence'), /history has TimerStarted \(timerId 2\) at event 6/);
+    await shot('workflow-diverged');
+    await go('/workflow?namespace=default&workflow_id=sqlgreet-1');
+    assert.match(await text('#summary'), /Function\s*(public\.)?ui_sqlgreet\(jsonb\)/);
   });
 
   await step('a retrying activity: attempt of maximum, last failure, next attempt', async () => {
