@@ -20,7 +20,7 @@ export {
 export type { ActivityContext, ActivityInfo, ActivityFunction, ActivityWorkerOptions } from './activity';
 export { WorkflowWorker, Worker } from './worker';
 export type { WorkflowWorkerOptions, WorkerOptions, WorkflowWorkerStats } from './worker';
-export { ContinueAsNew } from './workflow';
+export { ContinueAsNew, DEFAULT_VERSION } from './workflow';
 export type {
   WorkflowContext, WorkflowFunction, WorkflowInfo, ActivityOptions, ChildWorkflowOptions, ChildWorkflowHandle,
   ContinueAsNewOptions,
