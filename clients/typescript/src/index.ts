@@ -27,3 +27,5 @@ export type {
   ExternalWorkflowOptions, ParentClosePolicy,
 } from './workflow';
 export type { Logger } from './backoff';
+export { replayHistories, replayHistory } from './replayer';
+export type { ReplayHistoriesOptions, ReplayHistoryOptions, ReplayResult, ReplayEvent } from './replayer';

@@ -8,7 +8,7 @@ import { InvalidArgumentError, LimitExceededError, NonDeterminismError, StaleTas
 import { Duration, JsonObject, JsonValue, toSeconds } from './json';
 import { Logger, consoleLogger, defaultIdentity } from './backoff';
 import { Poller } from './poller';
-import { RawEvent, WorkflowFunction, WorkflowRun } from './workflow';
+import { RawEvent, WorkflowFunction, WorkflowRun, nonDeterminismMessage } from './workflow';
 import { ActivityFunction, ActivityWorker } from './activity';
 
 export interface WorkflowWorkerOptions extends ConnectionOptions {
@@ -253,7 +253,7 @@ export class WorkflowWorker {
       if (e instanceof NonDeterminismError) {
         this.stats.nonDeterministic++;
         await this.failTask(t, 'NonDeterministicWorkflow', {
-          message: `non-deterministic workflow ${t.workflowType} (${t.workflowId}): ${e.message}`,
+          message: nonDeterminismMessage(t.workflowType, t.workflowId, e.message),
           workerIdentity: this.identity,
         }, first);
         return null;

@@ -338,6 +338,15 @@ function checkBound(v: unknown, what: string): number {
   return v;
 }
 
+/** The events that close a run. */
+const CLOSING_EVENTS = new Set(['WorkflowExecutionCompleted', 'WorkflowExecutionFailed', 'WorkflowExecutionCanceled',
+  'WorkflowExecutionContinuedAsNew', 'WorkflowExecutionTimedOut', 'WorkflowExecutionTerminated']);
+
+/** The message of a NonDeterministicWorkflow failure (the worker's, and the replayer's). */
+export function nonDeterminismMessage(workflowType: string, workflowId: string, message: string): string {
+  return `non-deterministic workflow ${workflowType} (${workflowId}): ${message}`;
+}
+
 /** durable's default activity retry policy (docs/api.md "Activities: retries, timeouts, heartbeats"). */
 const DEFAULT_ACTIVITY_RETRY: RetryPolicy = {
   initialInterval: 1000, backoffCoefficient: 2, maximumInterval: 100000, maximumAttempts: 10,
@@ -401,6 +410,8 @@ export class WorkflowRun {
   private readonly versions = new Map<string, number>();
   /** Whether the code runs in a decision task of the past (one that completed). */
   private replaying = false;
+  /** The replayer's run: nothing is sent, a side effect's function is never called. */
+  private replayOnly = false;
   /** Non-determinism found while the code ran (a version out of range): fails the task. */
   private fatal: NonDeterminismError | null = null;
   private cancelRequestedFlag = false;
@@ -450,7 +461,7 @@ export class WorkflowRun {
    * Applies history from lastEventId + 1 to the end; returns the decisions of
    * the last activation (the current task).  Throws NonDeterminismError.
    */
-  async advance(history: RawEvent[]): Promise<JsonObject[]> {
+  async advance(history: RawEvent[], closedAfter = false): Promise<JsonObject[]> {
     for (const e of history) {
       if (e.eventType === 'MarkerRecorded' && e.eventId > this.lastEventId) {
         const d = e.attributes.details;
@@ -472,7 +483,11 @@ export class WorkflowRun {
       this.lastEventId = e.eventId;
       if (e.eventType === 'DecisionTaskStarted') {
         const next = history[i + 1];
-        if (next === undefined) {
+        if (next === undefined && closedAfter) {
+          // replayStored: the run closed at the event before.
+          this.checkAwaiting(`the run closed at event ${e.eventId - 1}`, true);
+          decisions = [];
+        } else if (next === undefined) {
           this.replaying = false;
           await this.activate(e);
           // Kept: a cached run matches them against the events they write.
@@ -499,6 +514,49 @@ export class WorkflowRun {
     }
     if (decisions === null) throw new Error('the history of a decision task does not end with DecisionTaskStarted');
     return decisions;
+  }
+
+  /**
+   * The replayer (replayHistories): replays a stored history to its end, as
+   * a worker would at the run's next decision task, and sends nothing.  A
+   * running run gets one more activation after its last event, where the
+   * code may make new commands (they are dropped) but runs no side effect's
+   * function; a closed run's last commands are checked against its history
+   * (its closing is not compared).  Throws NonDeterminismError.
+   */
+  async replayStored(history: RawEvent[]): Promise<void> {
+    this.replayOnly = true;
+    const last = history[history.length - 1];
+    if (last === undefined) throw new Error('the history is empty');
+    if (CLOSING_EVENTS.has(last.eventType)) {
+      // No decision task after the close: the events are matched, and the
+      // commands of the last completed task must have theirs.
+      const synthetic = [...history, { eventId: last.eventId + 1, eventTime: last.eventTime,
+        eventType: 'DecisionTaskStarted', attributes: {} }];
+      await this.advance(synthetic, true);
+      return;
+    }
+    if (last.eventType === 'DecisionTaskStarted') {
+      await this.advance(history);
+      return;
+    }
+    await this.advance([...history, { eventId: last.eventId + 1, eventTime: last.eventTime,
+      eventType: 'DecisionTaskStarted', attributes: {} }]);
+  }
+
+  /**
+   * The commands the code issued in the last completed decision task must
+   * each have had its event by the time the next one starts (`when` says
+   * what comes next); a closing command may lack one only when the run
+   * closed.
+   */
+  private checkAwaiting(when: string, closed: boolean): void {
+    const c = this.awaiting.find((x) => !closed || x.kind !== 'close');
+    if (c === undefined) return;
+    throw new NonDeterminismError(`the code issued ${describeCommand(c)}` +
+      (c.seq !== null ? ` at number ${c.seq}` : '') +
+      ` in the decision task completed at event ${this.awaitingFrom}, but history has no event for it ` +
+      `(${when})`);
   }
 
   /** Whether the code has returned (the last decisions closed the run). */
@@ -633,13 +691,7 @@ export class WorkflowRun {
 
   /** One activation: deliver what arrived, run the code until it blocks. */
   private async activate(started: RawEvent): Promise<void> {
-    if (this.awaiting.length > 0) {
-      const c = this.awaiting[0];
-      throw new NonDeterminismError(`the code issued ${describeCommand(c)}` +
-        (c.seq !== null ? ` at number ${c.seq}` : '') +
-        ` in the decision task completed at event ${this.awaitingFrom}, but history has no event for it ` +
-        `(the next decision task started at event ${started.eventId})`);
-    }
+    this.checkAwaiting(`the next decision task started at event ${started.eventId}`, false);
     this.lastStartedEventId = started.eventId;
     this.currentTime = new Date(started.eventTime);
     const inbox = this.inbox;
@@ -959,6 +1011,11 @@ export class WorkflowRun {
         let value: JsonValue;
         if (run.markers.has(seq)) {
           value = run.markers.get(seq) as JsonValue;
+        } else if (run.replayOnly) {
+          // The replayer does not run it: the code stops here, as at a new command.
+          run.push({ kind: 'marker', seq, key: `marker SideEffect id ${seq}`,
+            decision: { decisionType: 'RecordMarker', markerName: 'SideEffect', details: { id: seq } } });
+          return new Promise<T>(() => undefined);
         } else {
           try {
             value = json(fn(), 'the value of sideEffect');
