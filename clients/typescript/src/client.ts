@@ -95,6 +95,19 @@ export interface WorkflowDescription {
   pendingTimers: JsonObject[];
   cancelRequested: boolean;
   historyLength: number;
+  /**
+   * For a run of a type that a SQL function runs on its task queue (durable
+   * 0.7.0): that function, as regprocedure text, schema-qualified
+   * (`app.remind(jsonb)`): the one the run is kept on, or its registration's.
+   * Absent when no function runs the type there (a worker of the SDK does).
+   */
+  function?: string;
+  /**
+   * With `function`: whether the run is kept on that function by a later
+   * registration with `running => 'keep'` (docs/sql-workflows.md "Keeping
+   * running workflows on their function").
+   */
+  functionPinned?: boolean;
   [field: string]: JsonValue | undefined;
 }
 

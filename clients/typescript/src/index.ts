@@ -20,10 +20,12 @@ export {
 export type { ActivityContext, ActivityInfo, ActivityFunction, ActivityWorkerOptions } from './activity';
 export { WorkflowWorker, Worker } from './worker';
 export type { WorkflowWorkerOptions, WorkerOptions, WorkflowWorkerStats } from './worker';
-export { ContinueAsNew } from './workflow';
+export { ContinueAsNew, DEFAULT_VERSION } from './workflow';
 export type {
   WorkflowContext, WorkflowFunction, WorkflowInfo, ActivityOptions, ChildWorkflowOptions, ChildWorkflowHandle,
   ContinueAsNewOptions,
   ExternalWorkflowOptions, ParentClosePolicy,
 } from './workflow';
 export type { Logger } from './backoff';
+export { replayHistories, replayHistory } from './replayer';
+export type { ReplayHistoriesOptions, ReplayHistoryOptions, ReplayResult, ReplayEvent } from './replayer';

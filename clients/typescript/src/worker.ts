@@ -8,7 +8,7 @@ import { InvalidArgumentError, LimitExceededError, NonDeterminismError, StaleTas
 import { Duration, JsonObject, JsonValue, toSeconds } from './json';
 import { Logger, consoleLogger, defaultIdentity } from './backoff';
 import { Poller } from './poller';
-import { RawEvent, WorkflowFunction, WorkflowRun } from './workflow';
+import { RawEvent, WorkflowFunction, WorkflowRun, nonDeterminismMessage } from './workflow';
 import { ActivityFunction, ActivityWorker } from './activity';
 
 export interface WorkflowWorkerOptions extends ConnectionOptions {
@@ -253,7 +253,7 @@ export class WorkflowWorker {
       if (e instanceof NonDeterminismError) {
         this.stats.nonDeterministic++;
         await this.failTask(t, 'NonDeterministicWorkflow', {
-          message: `non-deterministic workflow ${t.workflowType} (${t.workflowId}): ${e.message}`,
+          message: nonDeterminismMessage(t.workflowType, t.workflowId, e.message),
           workerIdentity: this.identity,
         }, first);
         return null;
@@ -283,7 +283,7 @@ export class WorkflowWorker {
         }
         // With a cache, the next task brings only the events after this one's
         // (partial history): the run's state here has the rest.
-        const after = this.maxCached > 0 && !run.isClosed ? run.lastEventId : null;
+        const after = this.maxCached > 0 && !run.isClosed ? storedThrough(t, run.lastEventId) : null;
         const rows = await this.completeEager(
           [t.taskToken, JSON.stringify(decisions), this.identity, eager.freeSlots], after);
         returned = (rows[0]?.r ?? null) as EagerAnswer | null;
@@ -406,6 +406,23 @@ export class WorkflowWorker {
     this.cache.clear();
     await this.connection.close();
   }
+}
+
+/**
+ * The last event of the task's history that the run has stored, at most
+ * last: history_after must not pass it.  A retried decision task (attempt 2
+ * on) is transient: its DecisionTaskScheduled and DecisionTaskStarted are in
+ * the task's history but written only when it completes, so the events
+ * before them are the stored ones.  The next task's history then starts with
+ * them, which the cached run already has (cachedFor skips them).
+ */
+function storedThrough(t: RawDecisionTask, last: number): number {
+  if (t.attempt <= 1) return last;
+  for (let i = t.history.length - 1; i >= 0; i--) {
+    const e = t.history[i];
+    if (e.eventType === 'DecisionTaskScheduled') return Math.min(last, e.eventId - 1);
+  }
+  return last;
 }
 
 export interface WorkerOptions extends ConnectionOptions {

@@ -17,7 +17,7 @@
 import { createHash } from 'node:crypto';
 import {
   ActivityFailure, ApplicationFailure, CancelledError, ChildWorkflowFailure, ExternalWorkflowError,
-  NonDeterminismError,
+  InvalidArgumentError, NonDeterminismError,
 } from './errors';
 import { Duration, JsonObject, JsonValue, RetryPolicy, retryPolicyJson, toJsonText, toSeconds } from './json';
 import { NON_RETRYABLE_REASON } from './activity';
@@ -151,7 +151,32 @@ export interface WorkflowContext {
   cancelExternal(workflowId: string, options?: ExternalWorkflowOptions): Promise<void>;
   /** Merges attributes into the run's search attributes (list() finds runs by them). */
   upsertSearchAttributes(attributes: JsonObject): void;
+  /**
+   * The version of a change of the code in this run, as Cadence's GetVersion
+   * and durable.get_version() of SQL workflows: a run that reaches the call
+   * in the decision task being run records maxSupported (a RecordMarker
+   * `Version`); a replay gets the recorded version back; a run that passed
+   * this point before the call existed gets DEFAULT_VERSION (-1).  The same
+   * change id again returns the same version.  A version outside
+   * [minSupported, maxSupported] fails the decision task as non-deterministic.
+   */
+  getVersion(changeId: string, minSupported: number, maxSupported: number): number;
+  /** Temporal's shorthand on the same marker: getVersion(changeId, -1, 1) === 1. */
+  patched(changeId: string): boolean;
+  /**
+   * What patched(changeId) becomes once no run that took the old branch is
+   * open: accepts the change's marker, or none, and records the marker,
+   * marked deprecated, for new runs.  A deprecated marker that the code no
+   * longer asks for is passed over on replay, so the call can go later.
+   */
+  deprecatePatch(changeId: string): void;
 }
+
+/** getVersion()'s answer for a run that passed the change before the call existed. */
+export const DEFAULT_VERSION = -1;
+
+/** The longest change id, in UTF-8 bytes (durable's names). */
+const MAX_NAME_BYTES = 1000;
 
 /**
  * A workflow: a function of its context and input.  It must be
@@ -212,7 +237,7 @@ function commandEventKey(e: RawEvent): { kind: CommandKind; key: string } | null
     case 'StartChildWorkflowExecutionInitiated':
       return { kind: 'child', key: `workflowId ${str(a.workflowId)} type ${str(a.workflowType)}` };
     case 'MarkerRecorded':
-      return { kind: 'marker', key: `marker ${str(a.markerName)} ${markerId(a.details)}` };
+      return { kind: 'marker', key: markerKey(str(a.markerName), a.details) };
     case 'SignalExternalWorkflowExecutionInitiated':
       return { kind: 'signalExternal', key: `workflowId ${str(a.workflowId)} signal ${str(a.signalName)}` };
     case 'RequestCancelExternalWorkflowExecutionInitiated':
@@ -248,6 +273,78 @@ function str(v: JsonValue | undefined): string {
 function markerId(details: JsonValue | undefined): string {
   if (details !== null && typeof details === 'object' && !Array.isArray(details)) return `id ${str(details.id)}`;
   return 'id null';
+}
+
+/** The marker of getVersion(), patched() and deprecatePatch(). */
+const VERSION_MARKER = 'Version';
+
+/** The key of a marker: its name and id, and for a version marker its change. */
+function markerKey(name: string, details: JsonValue | undefined): string {
+  const key = `marker ${name} ${markerId(details)}`;
+  if (name === VERSION_MARKER && details !== null && typeof details === 'object' && !Array.isArray(details)) {
+    return `${key} change ${str(details.changeId)}`;
+  }
+  return key;
+}
+
+/** A version marker of history. */
+interface VersionMarker {
+  changeId: string;
+  /** The recorded version (not checked yet: it must be an integer). */
+  version: JsonValue;
+  deprecated: boolean;
+  eventId: number;
+}
+
+/** The version marker an event records, with its command number, or null. */
+function versionMarkerOf(e: RawEvent): { id: number; marker: VersionMarker } | null {
+  const d = e.attributes.details;
+  if (e.eventType !== 'MarkerRecorded' || e.attributes.markerName !== VERSION_MARKER || d === null ||
+      typeof d !== 'object' || Array.isArray(d) || typeof d.id !== 'number' || typeof d.changeId !== 'string') {
+    return null;
+  }
+  return { id: d.id, marker: { changeId: d.changeId, version: d.version ?? null, deprecated: d.deprecated === true,
+    eventId: e.eventId } };
+}
+
+/** The bytes of a name as durable counts them (UTF-8). */
+function byteLength(s: string): number {
+  return Buffer.byteLength(s, 'utf8');
+}
+
+/** getVersion()'s change id, or InvalidArgumentError naming the argument (SQLSTATEs of get_version). */
+function checkChangeId(changeId: unknown): string {
+  if (changeId === null || changeId === undefined) {
+    throw new InvalidArgumentError('changeId must not be null', { sqlstate: '22004' }, 'changeId');
+  }
+  if (typeof changeId !== 'string') {
+    throw new InvalidArgumentError(`changeId must be a string, not ${typeof changeId}`, { sqlstate: '22023' }, 'changeId');
+  }
+  if (changeId === '') throw new InvalidArgumentError('changeId must not be empty', { sqlstate: '22023' }, 'changeId');
+  if (byteLength(changeId) > MAX_NAME_BYTES) {
+    throw new InvalidArgumentError(`changeId must be at most ${MAX_NAME_BYTES} bytes`, { sqlstate: '22023' }, 'changeId');
+  }
+  return changeId;
+}
+
+/** A bound of getVersion(): an integer (int4, as get_version's). */
+function checkBound(v: unknown, what: string): number {
+  if (v === null || v === undefined) {
+    throw new InvalidArgumentError(`${what} must not be null`, { sqlstate: '22004' }, what);
+  }
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < -2147483648 || v > 2147483647) {
+    throw new InvalidArgumentError(`${what} must be an integer`, { sqlstate: '22023' }, what);
+  }
+  return v;
+}
+
+/** The events that close a run. */
+const CLOSING_EVENTS = new Set(['WorkflowExecutionCompleted', 'WorkflowExecutionFailed', 'WorkflowExecutionCanceled',
+  'WorkflowExecutionContinuedAsNew', 'WorkflowExecutionTimedOut', 'WorkflowExecutionTerminated']);
+
+/** The message of a NonDeterministicWorkflow failure (the worker's, and the replayer's). */
+export function nonDeterminismMessage(workflowType: string, workflowId: string, message: string): string {
+  return `non-deterministic workflow ${workflowType} (${workflowId}): ${message}`;
 }
 
 /** durable's default activity retry policy (docs/api.md "Activities: retries, timeouts, heartbeats"). */
@@ -305,6 +402,18 @@ export class WorkflowRun {
   private readonly signalQueues = new Map<string, JsonValue[]>();
   private readonly signalWaiters = new Map<string, SignalWaiter[]>();
   private readonly markers = new Map<number, JsonValue>();
+  /** The version markers of history, by command number. */
+  private readonly versionMarkers = new Map<number, VersionMarker>();
+  /** The deprecated version markers passed over (their command numbers). */
+  private readonly passedOver = new Set<number>();
+  /** The version of each change id asked for in this run. */
+  private readonly versions = new Map<string, number>();
+  /** Whether the code runs in a decision task of the past (one that completed). */
+  private replaying = false;
+  /** The replayer's run: nothing is sent, a side effect's function is never called. */
+  private replayOnly = false;
+  /** Non-determinism found while the code ran (a version out of range): fails the task. */
+  private fatal: NonDeterminismError | null = null;
   private cancelRequestedFlag = false;
   private cancelToRaise = false;
   private closed = false;
@@ -352,7 +461,7 @@ export class WorkflowRun {
    * Applies history from lastEventId + 1 to the end; returns the decisions of
    * the last activation (the current task).  Throws NonDeterminismError.
    */
-  async advance(history: RawEvent[]): Promise<JsonObject[]> {
+  async advance(history: RawEvent[], closedAfter = false): Promise<JsonObject[]> {
     for (const e of history) {
       if (e.eventType === 'MarkerRecorded' && e.eventId > this.lastEventId) {
         const d = e.attributes.details;
@@ -360,6 +469,8 @@ export class WorkflowRun {
             typeof d.id === 'number') {
           this.markers.set(d.id, d.value ?? null);
         }
+        const v = versionMarkerOf(e);
+        if (v !== null) this.versionMarkers.set(v.id, v.marker);
       }
     }
     let decisions: JsonObject[] | null = null;
@@ -372,11 +483,17 @@ export class WorkflowRun {
       this.lastEventId = e.eventId;
       if (e.eventType === 'DecisionTaskStarted') {
         const next = history[i + 1];
-        if (next === undefined) {
+        if (next === undefined && closedAfter) {
+          // replayStored: the run closed at the event before.
+          this.checkAwaiting(`the run closed at event ${e.eventId - 1}`, true);
+          decisions = [];
+        } else if (next === undefined) {
+          this.replaying = false;
           await this.activate(e);
           // Kept: a cached run matches them against the events they write.
           decisions = this.newCommands.map((c) => c.decision);
         } else if (next.eventType === 'DecisionTaskCompleted') {
+          this.replaying = true;
           await this.activate(e);
         }
         // A task that failed or timed out decided nothing: its events go to the next.
@@ -399,12 +516,56 @@ export class WorkflowRun {
     return decisions;
   }
 
+  /**
+   * The replayer (replayHistories): replays a stored history to its end, as
+   * a worker would at the run's next decision task, and sends nothing.  A
+   * running run gets one more activation after its last event, where the
+   * code may make new commands (they are dropped) but runs no side effect's
+   * function; a closed run's last commands are checked against its history
+   * (its closing is not compared).  Throws NonDeterminismError.
+   */
+  async replayStored(history: RawEvent[]): Promise<void> {
+    this.replayOnly = true;
+    const last = history[history.length - 1];
+    if (last === undefined) throw new Error('the history is empty');
+    if (CLOSING_EVENTS.has(last.eventType)) {
+      // No decision task after the close: the events are matched, and the
+      // commands of the last completed task must have theirs.
+      const synthetic = [...history, { eventId: last.eventId + 1, eventTime: last.eventTime,
+        eventType: 'DecisionTaskStarted', attributes: {} }];
+      await this.advance(synthetic, true);
+      return;
+    }
+    if (last.eventType === 'DecisionTaskStarted') {
+      await this.advance(history);
+      return;
+    }
+    await this.advance([...history, { eventId: last.eventId + 1, eventTime: last.eventTime,
+      eventType: 'DecisionTaskStarted', attributes: {} }]);
+  }
+
+  /**
+   * The commands the code issued in the last completed decision task must
+   * each have had its event by the time the next one starts (`when` says
+   * what comes next); a closing command may lack one only when the run
+   * closed.
+   */
+  private checkAwaiting(when: string, closed: boolean): void {
+    const c = this.awaiting.find((x) => !closed || x.kind !== 'close');
+    if (c === undefined) return;
+    throw new NonDeterminismError(`the code issued ${describeCommand(c)}` +
+      (c.seq !== null ? ` at number ${c.seq}` : '') +
+      ` in the decision task completed at event ${this.awaitingFrom}, but history has no event for it ` +
+      `(${when})`);
+  }
+
   /** Whether the code has returned (the last decisions closed the run). */
   get isClosed(): boolean {
     return this.closed;
   }
 
   private match(e: RawEvent, kind: CommandKind, key: string): void {
+    if (this.passOver(e, key)) return;
     const c = this.awaiting.shift();
     const hist = `history has ${e.eventType} (${key}) at event ${e.eventId}`;
     if (c === undefined) {
@@ -434,15 +595,103 @@ export class WorkflowRun {
     }
   }
 
+  /**
+   * Whether e is a deprecated version marker that the code no longer asks
+   * for (docs/sql-workflows.md "Changing workflow code"): one whose number
+   * the code passed over, or the next number when the code issued no other
+   * command for the event.  Its number is taken, as durable.deprecate_patch()'s
+   * SQL replay does.
+   */
+  private passOver(e: RawEvent, key: string): boolean {
+    const v = versionMarkerOf(e);
+    if (v === null || !v.marker.deprecated) return false;
+    if (this.passedOver.has(v.id)) return true;
+    const c = this.awaiting[0];
+    if (v.id === this.seq + 1 && (c === undefined || c.kind !== 'marker' || c.key !== key)) {
+      this.seq = v.id;
+      this.passedOver.add(v.id);
+      return true;
+    }
+    return false;
+  }
+
+  /** The deprecated version markers of history at the next command numbers are passed over. */
+  private skipDeprecated(): void {
+    for (;;) {
+      const m = this.versionMarkers.get(this.seq + 1);
+      if (m === undefined || !m.deprecated) return;
+      this.passedOver.add(++this.seq);
+    }
+  }
+
+  /** The number of the next command: the next one, after deprecated markers the code no longer asks for. */
+  private nextSeq(): number {
+    this.skipDeprecated();
+    return ++this.seq;
+  }
+
+  /** The number the next command will take. */
+  private peekSeq(): number {
+    this.skipDeprecated();
+    return this.seq + 1;
+  }
+
+  /**
+   * The version of a change in this run (getVersion, patched, deprecatePatch):
+   * the one this run gave it already; the one recorded by the version marker
+   * that history has as the next command; DEFAULT_VERSION, taking no number,
+   * when history has another command there or the code runs in a decision
+   * task of the past; else, in the current task, newVersion, recorded by a
+   * RecordMarker decision.  With a range, a version outside it is
+   * non-determinism (the decision task fails).
+   */
+  private changeVersion(changeId: string, newVersion: number, deprecated: boolean,
+    range: [number, number] | null): number {
+    if (this.closed) throw new Error('the workflow has returned');
+    if (this.fatal !== null) throw this.fatal;
+    let version = this.versions.get(changeId);
+    if (version === undefined) {
+      // Deprecated markers of other changes, which the code no longer asks for.
+      for (;;) {
+        const m = this.versionMarkers.get(this.seq + 1);
+        if (m === undefined || !m.deprecated || m.changeId === changeId) break;
+        this.passedOver.add(++this.seq);
+      }
+      const n = this.seq + 1;
+      const m = this.versionMarkers.get(n);
+      if (m !== undefined && m.changeId === changeId) {
+        if (typeof m.version !== 'number' || !Number.isInteger(m.version)) {
+          this.fail(new NonDeterminismError(`history event ${m.eventId} records a version marker of change ` +
+            `"${changeId}" without an integer version`));
+        }
+        version = m.version as number;
+        this.seq = n;
+        this.push(versionCommand(n, changeId, version, m.deprecated));
+      } else if (m !== undefined || this.replaying) {
+        version = DEFAULT_VERSION;
+      } else {
+        version = newVersion;
+        this.seq = n;
+        this.push(versionCommand(n, changeId, version, deprecated));
+      }
+      this.versions.set(changeId, version);
+    }
+    if (range !== null && (version < range[0] || version > range[1])) {
+      this.fail(new NonDeterminismError(`change "${changeId}": the run has version ${version}, ` +
+        `but the workflow supports versions ${range[0]} to ${range[1]}`));
+    }
+    return version;
+  }
+
+  /** Non-determinism found by a call of the code: the task fails whatever the code does with the error. */
+  private fail(e: NonDeterminismError): never {
+    this.fatal ??= e;
+    throw this.fatal;
+  }
+
   /** One activation: deliver what arrived, run the code until it blocks. */
   private async activate(started: RawEvent): Promise<void> {
-    if (this.awaiting.length > 0) {
-      const c = this.awaiting[0];
-      throw new NonDeterminismError(`the code issued ${describeCommand(c)}` +
-        (c.seq !== null ? ` at number ${c.seq}` : '') +
-        ` in the decision task completed at event ${this.awaitingFrom}, but history has no event for it ` +
-        `(the next decision task started at event ${started.eventId})`);
-    }
+    this.checkAwaiting(`the next decision task started at event ${started.eventId}`, false);
     this.lastStartedEventId = started.eventId;
     this.currentTime = new Date(started.eventTime);
     const inbox = this.inbox;
@@ -458,6 +707,7 @@ export class WorkflowRun {
     // Every continuation the deliveries and the code queued runs before the
     // next turn of the event loop: then the code is blocked on the context.
     await new Promise<void>((r) => setImmediate(r));
+    if (this.fatal !== null) throw this.fatal;
   }
 
   private opFor(map: Map<number, number> | Map<string, number>, key: number | string): Op | undefined {
@@ -628,7 +878,7 @@ export class WorkflowRun {
       this.cancelToRaise = false;
       return Promise.reject(new CancelledError());
     }
-    const seq = ++this.seq;
+    const seq = this.nextSeq();
     const c = make(seq);
     if (c !== null) this.push(c);
     return new Promise<T>((resolve, reject) => {
@@ -742,10 +992,10 @@ export class WorkflowRun {
           childId = options.workflowId ?? `${run.info.workflowId}/${seq}`;
           d.workflowId = childId;
           return { kind: 'child', seq, key: `workflowId ${childId} type ${workflowType}`, decision: d };
-        }, options.workflowId ?? `${run.info.workflowId}/${run.seq + 1}`);
+        }, options.workflowId ?? `${run.info.workflowId}/${run.peekSeq()}`);
       },
       startChild<O>(workflowType: string, input?: unknown, options: ChildWorkflowOptions = {}): ChildWorkflowHandle<O> {
-        const workflowId = options.workflowId ?? `${run.info.workflowId}/${run.seq + 1}`;
+        const workflowId = options.workflowId ?? `${run.info.workflowId}/${run.peekSeq()}`;
         const result = ctx.child<O>(workflowType, input, { ...options, workflowId });
         result.catch(() => undefined); // a result the code never awaits is no unhandled rejection
         return {
@@ -757,10 +1007,15 @@ export class WorkflowRun {
       },
       sideEffect<T>(fn: () => T): Promise<T> {
         if (run.closed) return Promise.reject(new Error('the workflow has returned'));
-        const seq = ++run.seq;
+        const seq = run.nextSeq();
         let value: JsonValue;
         if (run.markers.has(seq)) {
           value = run.markers.get(seq) as JsonValue;
+        } else if (run.replayOnly) {
+          // The replayer does not run it: the code stops here, as at a new command.
+          run.push({ kind: 'marker', seq, key: `marker SideEffect id ${seq}`,
+            decision: { decisionType: 'RecordMarker', markerName: 'SideEffect', details: { id: seq } } });
+          return new Promise<T>(() => undefined);
         } else {
           try {
             value = json(fn(), 'the value of sideEffect');
@@ -809,13 +1064,41 @@ export class WorkflowRun {
         }), workflowId);
       },
       upsertSearchAttributes(attributes: JsonObject): void {
-        const seq = ++run.seq;
+        const seq = run.nextSeq();
         run.push({ kind: 'upsert', seq, key: 'searchAttributes', decision: {
           decisionType: 'UpsertWorkflowSearchAttributes', searchAttributes: json(attributes, 'searchAttributes') } });
+      },
+      getVersion(changeId: string, minSupported: number, maxSupported: number): number {
+        const id = checkChangeId(changeId);
+        const min = checkBound(minSupported, 'minSupported');
+        const max = checkBound(maxSupported, 'maxSupported');
+        if (min < DEFAULT_VERSION) {
+          throw new InvalidArgumentError('minSupported must be at least -1 (DEFAULT_VERSION)', { sqlstate: '22023' },
+            'minSupported');
+        }
+        if (min > max) {
+          throw new InvalidArgumentError(`minSupported (${min}) must not be greater than maxSupported (${max})`,
+            { sqlstate: '22023' }, 'minSupported');
+        }
+        return run.changeVersion(id, max, false, [min, max]);
+      },
+      patched(changeId: string): boolean {
+        return run.changeVersion(checkChangeId(changeId), 1, false, [DEFAULT_VERSION, 1]) === 1;
+      },
+      deprecatePatch(changeId: string): void {
+        run.changeVersion(checkChangeId(changeId), 1, true, null);
       },
     };
     return ctx;
   }
+}
+
+/** The RecordMarker of a version (the marker of durable.get_version()). */
+function versionCommand(n: number, changeId: string, version: number, deprecated: boolean): Command {
+  const details: JsonObject = { id: n, changeId, version };
+  if (deprecated) details.deprecated = true;
+  return { kind: 'marker', seq: n, key: markerKey(VERSION_MARKER, details),
+    decision: { decisionType: 'RecordMarker', markerName: VERSION_MARKER, details } };
 }
 
 function failDecision(err: unknown): JsonObject {

@@ -281,3 +281,43 @@ test('statements are prepared once a connection with a pg pool, sent as text oth
     await off.end();
   }
 });
+
+test('describe() has function and functionPinned for a type a SQL function runs', async () => {
+  await pool.query(`
+    CREATE ROLE describe_app;
+    CREATE SCHEMA describe_app AUTHORIZATION describe_app;
+    CREATE FUNCTION describe_app.remind(input jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
+    BEGIN
+        RETURN durable.wait_signal('go');
+    END $$;
+    CREATE FUNCTION describe_app.remind_v2(input jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
+    BEGIN
+        RETURN durable.wait_signal('go');
+    END $$;
+    GRANT EXECUTE ON FUNCTION describe_app.remind(jsonb), describe_app.remind_v2(jsonb) TO describe_app;
+  `);
+  await pool.query("SELECT durable.register_workflow('remind', 'describe_app.remind(jsonb)', $1, run_as => 'describe_app')",
+    [client.taskQueue]);
+  const kept = await client.start('remind', null, { workflowId: 'describe-kept' });
+  await pool.query('SELECT durable.run_tasks()');
+  let d = await kept.describe();
+  assert.equal(d.function, 'describe_app.remind(jsonb)');
+  assert.equal(d.functionPinned, false);
+  await pool.query(`SELECT durable.register_workflow('remind', 'describe_app.remind_v2(jsonb)', $1,
+    run_as => 'describe_app', running => 'keep')`, [client.taskQueue]);
+  d = await kept.describe();
+  const fn: string | undefined = d.function;
+  const pinned: boolean | undefined = d.functionPinned;
+  assert.equal(fn, 'describe_app.remind(jsonb)');
+  assert.equal(pinned, true);
+  const fresh = await client.start('remind', null, { workflowId: 'describe-new' });
+  d = await fresh.describe();
+  assert.equal(d.function, 'describe_app.remind_v2(jsonb)');
+  assert.equal(d.functionPinned, false);
+  // A type no function runs: neither field.
+  const other = await client.start('order', null, { workflowId: 'describe-external' });
+  d = await other.describe();
+  assert.equal(d.function, undefined);
+  assert.equal(d.functionPinned, undefined);
+  for (const h of [kept, fresh, other]) await h.terminate('test over');
+});

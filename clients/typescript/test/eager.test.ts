@@ -149,3 +149,24 @@ test('a partial history for a run the worker no longer keeps: the events before 
   assert.equal(ww.historyReads, 1, 'the events up to 4 read with get_history');
   assert.equal(ww.nonDeterministic, 0);
 });
+
+test('partial history after a retried decision task: its transient events are not yet stored', async () => {
+  // The first attempt of the first decision task is claimed and failed (as a
+  // worker that crashed on it would); the Worker answers the retry, whose
+  // DecisionTaskScheduled and DecisionTaskStarted are written only with its
+  // answer: history_after must not name them.
+  const q = client.taskQueue;
+  await pool.query(`SELECT durable.start_workflow('steps', '{"n": 2}', 'eager-retried', $1)`, [q]);
+  const d = (await pool.query(`SELECT durable.poll_decision_task($1, 'doomed') AS t`, [q])).rows[0].t;
+  await pool.query(`SELECT durable.fail_decision_task($1, 'WorkflowWorkerError', '{"message": "crashed"}', 'doomed')`,
+    [d.taskToken]);
+  const w = startWorker({ steps }, { async add(input: { i: number }) { return input.i; } });
+  const h = client.getHandle('eager-retried');
+  assert.equal(await h.result({ timeout: 15000 }), 0 + 1 + 100 + 200);
+  const ww = w.workflowWorker!.stats;
+  assert.ok(ww.partialHistories >= 3, `partial histories: ${ww.partialHistories}`);
+  assert.equal(ww.cacheHits, ww.partialHistories, 'each answered from the cached state');
+  assert.equal(ww.nonDeterministic, 0);
+  const types = (await h.history()).map((e) => e.eventType);
+  assert.equal(types.filter((t) => t === 'DecisionTaskFailed').length, 1);
+});

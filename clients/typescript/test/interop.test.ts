@@ -61,7 +61,22 @@ before(async () => {
         END IF;
         RETURN jsonb_build_object('greeting', g, 'refused', refused);
     END $$;
-    GRANT EXECUTE ON FUNCTION app.sql_double(jsonb), app.sql_child(jsonb), app.sql_greeter(jsonb) TO interop_app;
+    -- A workflow with a change of its code (durable.get_version), the twin of
+    -- tsVersioned below: the two take over each other's runs.
+    CREATE FUNCTION app.sql_versioned(input jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
+    DECLARE v int; g jsonb; again int;
+    BEGIN
+        v := durable.get_version('welcome', -1, 1);
+        IF v = 1 THEN
+            g := durable.activity('tsGreet', jsonb_build_object('name', input->>'name'),
+                                  '{"startToCloseTimeoutSeconds": 30}');
+        END IF;
+        PERFORM durable.wait_signal('go');
+        again := durable.get_version('welcome', -1, 1);
+        RETURN jsonb_build_object('version', v, 'again', again, 'greeting', g, 'finishedBy', 'sql');
+    END $$;
+    GRANT EXECUTE ON FUNCTION app.sql_double(jsonb), app.sql_child(jsonb), app.sql_greeter(jsonb),
+        app.sql_versioned(jsonb) TO interop_app;
     SELECT durable.register_activity('sqlDouble', 'app.sql_double(jsonb)', 'interop', run_as => 'interop_app');
     SELECT durable.register_workflow('sqlChild', 'app.sql_child(jsonb)', 'interop', run_as => 'interop_app');
     SELECT durable.register_workflow('sqlGreeter', 'app.sql_greeter(jsonb)', 'interop', run_as => 'interop_app');
@@ -99,6 +114,15 @@ before(async () => {
     const g = await ctx.activity('tsGreet', { name: input.name }, { startToCloseTimeout: '30s' });
     return { greeting: g, refused: null };
   };
+  // The TypeScript twin of app.sql_versioned.
+  const versioned: WorkflowFunction = async (ctx: WorkflowContext, input: { name: string }) => {
+    const version = ctx.getVersion('welcome', -1, 1);
+    const greeting = version === 1
+      ? await ctx.activity('tsGreet', { name: input.name }, { startToCloseTimeout: '30s' }) : null;
+    await ctx.waitSignal('go');
+    const again = ctx.getVersion('welcome', -1, 1);
+    return { version, again, greeting, finishedBy: 'ts' };
+  };
   const activities: Record<string, ActivityFunction> = {
     tsGreet: (input: { name: string }) => {
       tsCalls.push(`greet ${input.name}`);
@@ -110,7 +134,7 @@ before(async () => {
     },
   };
   worker = new Worker({
-    pool: asPool(pool), taskQueue: 'interop', pollWait: 1000, workflows: { tsParent, tsGreeter }, activities,
+    pool: asPool(pool), taskQueue: 'interop', pollWait: 1000, workflows: { tsParent, tsGreeter, versioned }, activities,
     logger: new MemoryLogger(),
   });
   void worker.run();
@@ -174,5 +198,44 @@ test('a SQL workflow calls TypeScript activities; its history is that of the sam
   assert.match(r.refused, /tsRefuse/);
   assert.match(r.refused, /Refused/);
   assert.deepEqual(tsCalls, ['greet Ann', 'greet Bob', 'greet Cy', 'refuse']);
+  assert.deepEqual(loopErrors, [], 'durable.run_tasks() raised nothing');
+});
+
+test('a version marker of SQL get_version() is understood by TypeScript getVersion(), and the other way round', async () => {
+  const register = "SELECT durable.register_workflow('versioned', 'app.sql_versioned(jsonb)', 'interop', run_as => 'interop_app')";
+  const unregister = "SELECT durable.unregister_workflow('versioned', 'interop')";
+  const blocked = async (id: string): Promise<void> => {
+    for (let i = 0; i < 750; i++) {
+      const n = (await client.getHandle(id).history()).filter((e) => e.eventType === 'DecisionTaskCompleted').length;
+      if (n >= 2) return;
+      await sleep(20);
+    }
+    throw new Error(`${id} did not reach its signal wait`);
+  };
+  const marker = async (id: string): Promise<unknown[]> => (await client.getHandle(id).history())
+    .filter((e) => e.eventType === 'MarkerRecorded').map((e) => [e.attributes.markerName, e.attributes.details]);
+
+  // SQL records the marker, TypeScript finishes the run.
+  await pool.query(register);
+  const a = await client.start('versioned', { name: 'Sql' }, { workflowId: 'versioned-sql-first' });
+  await blocked(a.workflowId);
+  await pool.query(unregister);
+  await a.signal('go');
+  assert.deepEqual(await a.result({ timeout: 20000 }),
+    { version: 1, again: 1, greeting: 'hello Sql from TypeScript', finishedBy: 'ts' });
+
+  // TypeScript records the marker, SQL finishes the run.
+  const b = await client.start('versioned', { name: 'Ts' }, { workflowId: 'versioned-ts-first' });
+  await blocked(b.workflowId);
+  await pool.query(register);
+  await b.signal('go');
+  assert.deepEqual(await b.result({ timeout: 20000 }),
+    { version: 1, again: 1, greeting: 'hello Ts from TypeScript', finishedBy: 'sql' });
+
+  // The same marker, whoever wrote it.
+  const expected = [['Version', { id: 1, changeId: 'welcome', version: 1 }]];
+  assert.deepEqual(await marker(a.workflowId), expected);
+  assert.deepEqual(await marker(b.workflowId), expected);
+  assert.equal(worker?.workflowWorker?.stats.nonDeterministic, 0);
   assert.deepEqual(loopErrors, [], 'durable.run_tasks() raised nothing');
 });
