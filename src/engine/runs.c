@@ -912,7 +912,7 @@ EnqueueReadyTask(RunState *rs, const char *task_queue, char kind,
 	b->attempts[b->n] = attempt;
 	b->n++;
 	DurableSPIOweWrites(1);
-	WakeQueueAtCommit(rs->namespace, task_queue, kind);
+	WakeQueueAtCommit(rs->namespace, task_queue, kind, 1);
 }
 
 /*

@@ -456,6 +456,7 @@ move_tasks(bool workflow, const char *namespace, const char *type_name,
 		   const char *task_queue, char from, char to)
 {
 	Datum		values[5];
+	uint64		moved;
 
 	values[0] = CStringGetTextDatum(namespace);
 	values[1] = CStringGetTextDatum(task_queue);
@@ -464,9 +465,10 @@ move_tasks(bool workflow, const char *namespace, const char *type_name,
 	values[4] = CharGetDatum(from);
 	/* Tasks move to another queue under their old ids: claim_mark.c */
 	ClaimMarkLower(0);
-	if (RunPlan(workflow ? &move_decision_tasks : &move_activity_tasks,
-				values, NULL, false, 0) > 0)
-		WakeQueueAtCommit(namespace, task_queue, to);
+	moved = RunPlan(workflow ? &move_decision_tasks : &move_activity_tasks,
+					values, NULL, false, 0);
+	if (moved > 0)
+		WakeQueueAtCommit(namespace, task_queue, to, moved);
 }
 
 /*

@@ -419,11 +419,13 @@ register_callbacks(void)
 }
 
 /*
- * A task was queued: when this transaction commits, wake one more of the
- * queue's pollers, or for an executor task the executors of this database.
+ * ntasks tasks were queued: when this transaction commits, wake as many
+ * more of the queue's pollers, or for executor tasks the executors of this
+ * database.
  */
 void
-WakeQueueAtCommit(const char *namespace, const char *task_queue, char kind)
+WakeQueueAtCommit(const char *namespace, const char *task_queue, char kind,
+				  uint64 ntasks)
 {
 	uint64		key;
 	int			i;
@@ -441,8 +443,8 @@ WakeQueueAtCommit(const char *namespace, const char *task_queue, char kind)
 	{
 		if (pending_tasks[i].key == key)
 		{
-			if (pending_tasks[i].count < INT_MAX)
-				pending_tasks[i].count++;
+			pending_tasks[i].count = (int) Min((uint64) INT_MAX,
+											   (uint64) pending_tasks[i].count + ntasks);
 			return;
 		}
 	}
@@ -450,7 +452,7 @@ WakeQueueAtCommit(const char *namespace, const char *task_queue, char kind)
 	{
 		pending_tasks[n_pending_tasks].key = key;
 		pending_tasks[n_pending_tasks].bucket = queue_bucket(key);
-		pending_tasks[n_pending_tasks].count = 1;
+		pending_tasks[n_pending_tasks].count = (int) Min((uint64) INT_MAX, ntasks);
 		n_pending_tasks++;
 		return;
 	}

@@ -16,7 +16,7 @@
 
 extern bool durable_notify_workflow_closed;
 extern void WakeQueueAtCommit(const char *namespace, const char *task_queue,
-							  char kind);
+							  char kind, uint64 ntasks);
 extern void WorkflowClosedAtCommit(const char *namespace,
 								   const char *workflow_id,
 								   const pg_uuid_t *run_id,
