@@ -42,7 +42,8 @@
  * constr, the tuple descriptor): a few comparisons a call, nothing looked up.
  *
  * A decision task's history is read the same way, through the primary key of
- * durable.history, and its jsonb is built directly.
+ * durable.history, from the first event or from a later one (a replay that
+ * read the start already: sqlwf/replay.c), and its jsonb is built directly.
  *
  * Tables are opened by name each call; when the extension was dropped
  * meanwhile (a poll that waited for DROP EXTENSION's locks) the call gets a
@@ -556,7 +557,14 @@ DirectInsertReadyTasks(const char *namespace, pg_uuid_t *run_id, int n,
 void
 BeginHistoryScan(HistoryScan *hs, pg_uuid_t *run_id)
 {
-	ScanKeyData key;
+	BeginHistoryScanFrom(hs, run_id, 0);
+}
+
+/* The same from event from_event_id on (0: from the first). */
+void
+BeginHistoryScanFrom(HistoryScan *hs, pg_uuid_t *run_id, int64 from_event_id)
+{
+	ScanKeyData key[2];
 	Oid			pkey;
 	int			i;
 
@@ -568,10 +576,12 @@ BeginHistoryScan(HistoryScan *hs, pg_uuid_t *run_id)
 	for (i = 0; i < lengthof(history_columns); i++)
 		hs->att[i] = column_index_typed(hs->rel, history_columns[i].name,
 										history_columns[i].type) + 1;
-	ScanKeyInit(&key, hs->att[0], BTEqualStrategyNumber, F_UUID_EQ,
+	ScanKeyInit(&key[0], hs->att[0], BTEqualStrategyNumber, F_UUID_EQ,
 				UUIDPGetDatum(run_id));
+	ScanKeyInit(&key[1], hs->att[1], BTGreaterEqualStrategyNumber, F_INT8GE,
+				Int64GetDatum(from_event_id));
 	hs->scan = systable_beginscan(hs->rel, pkey, true, GetActiveSnapshot(),
-								  1, &key);
+								  from_event_id > 0 ? 2 : 1, key);
 }
 
 /*

@@ -61,6 +61,8 @@ typedef struct HistoryEvent
 } HistoryEvent;
 
 extern void BeginHistoryScan(HistoryScan *hs, pg_uuid_t *run_id);
+extern void BeginHistoryScanFrom(HistoryScan *hs, pg_uuid_t *run_id,
+								 int64 from_event_id);
 extern bool HistoryScanNext(HistoryScan *hs, HistoryEvent *ev);
 extern void EndHistoryScan(HistoryScan *hs);
 
