@@ -28,6 +28,13 @@
 # the fastest peer's figure for workflows of three no-op steps, from another machine
 # (DBOS Transact, 212 workflows/s; bench/README.md).
 #
+# The workload sqlwf_steps (WORKLOADS names it, or is empty), each round: the cost of a
+# step of a SQL workflow as it gets longer.  STEPS_TOTAL (2400) steps as SQL workflows of
+# 3 and then of STEPS_LONG (100) sequential no-op SQL activities (bench_steps), all started
+# at once and run by STEPS_EXECUTORS (SQLWF_EXECUTORS, 8) executors; wall ms a step (from
+# the starts' commit to the last close, over the steps) and the executors' CPU ms a step
+# of each, and the ratios long / 3 steps, which should be about 1.
+#
 # Long workloads, run only when WORKLOADS names them (once, in the first round), each
 # reported in its own section below the table with its ratios to a rate measured in the
 # same run (see "Long workloads" below to add one):
@@ -77,6 +84,9 @@ LAT_RATE=${LAT_RATE:-50}
 LAT_SECONDS=${LAT_SECONDS:-20}
 SQLWF_COUNT=${SQLWF_COUNT:-2000}
 SQLWF_EXECUTORS=${SQLWF_EXECUTORS:-8}
+STEPS_TOTAL=${STEPS_TOTAL:-2400}
+STEPS_LONG=${STEPS_LONG:-100}
+STEPS_EXECUTORS=${STEPS_EXECUTORS:-$SQLWF_EXECUTORS}
 HELD_NORMAL_SECONDS=${HELD_NORMAL_SECONDS:-60}
 HELD_MINUTES=${HELD_MINUTES:-10}
 HELD_RECOVERY_SECONDS=${HELD_RECOVERY_SECONDS:-90}
@@ -92,9 +102,9 @@ MODE=${1:-bench}
 if grep -qw ts_activity <<<"$WORKLOADS"; then WORKLOADS="$WORKLOADS queue_floor activity"; fi
 case "$MODE" in bench | explain) ;; *) echo "usage: bench/run.sh [explain]" >&2; exit 2 ;; esac
 export CLIENTS THREADS DURATION RUNS BENCH_PORT PGBENCH_OPTS WORKLOADS LATENCY TIMERS \
-    LAT_WAITERS LAT_RATE LAT_SECONDS SQLWF_COUNT SQLWF_EXECUTORS HELD_NORMAL_SECONDS \
-    HELD_MINUTES HELD_RECOVERY_SECONDS OPEN_SMALL OPEN_LARGE FAIR_EXECUTORS FAIR_BACKLOG \
-    FAIR_SLOW FAIR_SECONDS TS_CLIENTS
+    LAT_WAITERS LAT_RATE LAT_SECONDS SQLWF_COUNT SQLWF_EXECUTORS STEPS_TOTAL STEPS_LONG \
+    STEPS_EXECUTORS HELD_NORMAL_SECONDS HELD_MINUTES HELD_RECOVERY_SECONDS OPEN_SMALL \
+    OPEN_LARGE FAIR_EXECUTORS FAIR_BACKLOG FAIR_SLOW FAIR_SECONDS TS_CLIENTS
 
 if is_root; then
     ensure_packages
@@ -211,6 +221,17 @@ BEGIN
 END $$;
 SELECT durable.register_workflow('bench_sqlwf', 'bench_sqlwf(jsonb)', 'sqlwf', run_as => 'bench_app');
 SELECT durable.register_activity('bench_noop', 'bench_noop(jsonb)', 'sqlwf', run_as => 'bench_app');
+-- sqlwf_steps: input->'n' no-op SQL activities in a row.
+CREATE FUNCTION bench_steps(input jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE
+    last jsonb;
+BEGIN
+    FOR i IN 1 .. (input->>'n')::int LOOP
+        last := durable.activity('bench_noop', to_jsonb(i));
+    END LOOP;
+    RETURN jsonb_build_object('last', last);
+END $$;
+SELECT durable.register_workflow('bench_steps', 'bench_steps(jsonb)', 'sqlwf', run_as => 'bench_app');
 EOF
 
 # Anything the server complained about (WARNING and worse, crashes).
@@ -522,6 +543,62 @@ SELECT round(count(*) / secs, 1), round(acts / secs, 1), round(secs, 2), :floor,
 SQL
     executors 0
     log "sqlwf: $(tail -n 1 "$WORK/sqlwf.runs" | awk '{printf "%s workflows/s, %s activities/s over %s s; floor %s tps; %s not completed", $1, $2, $3, $4, $5}')"
+}
+
+# executor_cpu: CPU time (ms, user and system) the executors of the bench database
+# have used so far.
+executor_cpu() {
+    local pid tck total=0
+    tck=$(getconf CLK_TCK)
+    for pid in $(psql -X -q -A -t -c "SELECT pid FROM pg_stat_activity
+        WHERE backend_type = 'durable executor' AND datname = current_database()"); do
+        total=$((total + $(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0)))
+    done
+    echo $((total * 1000 / tck))
+}
+
+# steps_run RUN N: STEPS_TOTAL / N workflows of N no-op SQL activities (bench_steps),
+# started in one transaction, run by the executors (already on); appends "N workflows
+# ms_a_step seconds not_completed executor_cpu_ms_a_step" to $WORK/sqlwf_steps.runs.  The
+# time runs from the commit of the starts (the executors see none of them before) to the
+# last close.
+steps_run() {
+    local run=$1 steps=$2 n=$(( (STEPS_TOTAL + $2 - 1) / $2 )) marker i done_n=0 cpu0 cpu1
+    psql -X -q -c CHECKPOINT
+    log "run $run/$RUNS: sqlwf_steps ($n SQL workflows of $steps steps, $STEPS_EXECUTORS executors)"
+    cpu0=$(executor_cpu)
+    marker=$(psql -X -q -A -t -v ON_ERROR_STOP=1 -c "SELECT count(durable.start_workflow('bench_steps',
+        jsonb_build_object('n', $steps), 'steps-$run-$steps-' || i, task_queue => 'sqlwf'))
+        FROM generate_series(1, $n) i" -c "SELECT clock_timestamp()" | tail -n 1)
+    for ((i = 0; i < 6000; i++)); do
+        done_n=$(psql -X -q -A -t -v prefix="steps-$run-$steps-" <<'SQL'
+SELECT count(*) FROM durable.runs
+ WHERE workflow_id LIKE :'prefix' || '%' AND status <> 'running';
+SQL
+)
+        [ "$done_n" -ge "$n" ] && break
+        sleep 0.1
+    done
+    cpu1=$(executor_cpu)
+    psql -X -q -A -t -F ' ' -v marker="$marker" -v n="$n" -v steps="$steps" \
+        -v cpu="$((cpu1 - cpu0))" -v prefix="steps-$run-$steps-" <<'SQL' >>"$WORK/sqlwf_steps.runs"
+SELECT :steps, :n, round((1000 * secs / (:n * :steps))::numeric, 3), round(secs::numeric, 2),
+       :n - count(*) FILTER (WHERE status = 'completed'), round(:cpu::numeric / (:n * :steps), 3)
+  FROM (SELECT r.status,
+               extract(epoch FROM max(r.close_time) OVER () - :'marker'::timestamptz) AS secs
+          FROM durable.runs r
+         WHERE r.workflow_id LIKE :'prefix' || '%') x
+ GROUP BY secs;
+SQL
+    log "sqlwf_steps: $(tail -n 1 "$WORK/sqlwf_steps.runs" | awk '{printf "%s workflows of %s steps: %s ms a step (executors CPU %s ms) over %s s; %s not completed", $2, $1, $3, $6, $4, $5}')"
+}
+
+# sqlwf_steps RUN: the cost of a step of 3-step and of STEPS_LONG-step (100) SQL workflows.
+sqlwf_steps() {
+    executors "$STEPS_EXECUTORS"
+    steps_run "$1" 3
+    steps_run "$1" "$STEPS_LONG"
+    executors 0
 }
 
 # ---- Long workloads -------------------------------------------------------------------
@@ -854,6 +931,7 @@ for ((run = 1; run <= RUNS; run++)); do
     for i in "${!NAMES[@]}"; do measure "$i" "$run"; done
     if grep -qw ts_activity <<<"$WORKLOADS"; then ts_activity "$run"; fi
     if [ -z "$WORKLOADS" ] || grep -qw sqlwf <<<"$WORKLOADS"; then sqlwf "$run"; fi
+    if [ -z "$WORKLOADS" ] || grep -qw sqlwf_steps <<<"$WORKLOADS"; then sqlwf_steps "$run"; fi
     if [ "$run" = 1 ]; then
         for long in $LONG_WORKLOADS; do
             if grep -qw "$long" <<<"$WORKLOADS"; then "$long" "$run"; fi
@@ -931,6 +1009,25 @@ declare -A TPS
         echo
         ts_activity_report
     fi
+    if [ -f "$WORK/sqlwf_steps.runs" ]; then
+        awk '$1 == 3' "$WORK/sqlwf_steps.runs" >"$WORK/sqlwf_steps.short"
+        awk -v l="$STEPS_LONG" '$1 == l' "$WORK/sqlwf_steps.runs" >"$WORK/sqlwf_steps.long"
+        echo
+        echo "sqlwf_steps: about $STEPS_TOTAL steps as SQL workflows of 3 and of $STEPS_LONG sequential" \
+            "no-op SQL activities, started at once, run by $STEPS_EXECUTORS executor workers"
+        for f in short long; do
+            printf '  %3d-step workflows: %.3f ms/step, executors CPU %.3f ms/step (%d workflows; %.2f s from the starts to the last close)\n' \
+                "$(awk 'NR == 1 {print $1}' "$WORK/sqlwf_steps.$f")" "$(median "$WORK/sqlwf_steps.$f" 3)" \
+                "$(median "$WORK/sqlwf_steps.$f" 6)" "$(awk 'NR == 1 {print $2}' "$WORK/sqlwf_steps.$f")" \
+                "$(median "$WORK/sqlwf_steps.$f" 4)"
+        done
+        printf '  %d steps / 3 steps, ms a step: %s; executors CPU a step: %s\n' "$STEPS_LONG" \
+            "$(awk -v a="$(median "$WORK/sqlwf_steps.long" 3)" -v b="$(median "$WORK/sqlwf_steps.short" 3)" \
+                'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')" \
+            "$(awk -v a="$(median "$WORK/sqlwf_steps.long" 6)" -v b="$(median "$WORK/sqlwf_steps.short" 6)" \
+                'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')"
+        echo "  workflows not completed: $(awk '{s += $5} END {print s + 0}' "$WORK/sqlwf_steps.runs")"
+    fi
     for long in $LONG_WORKLOADS; do
         if [ -f "$WORK/$long.report" ]; then
             echo
@@ -976,6 +1073,12 @@ declare -A TPS
         if [ -f "$WORK/sqlwf.runs" ]; then
             echo "  sqlwf (workflows/s activities/s seconds floor_tps): $(awk \
                 '{printf "%s%s %s %s %s", (NR > 1 ? " | " : ""), $1, $2, $3, $4}' "$WORK/sqlwf.runs")"
+        fi
+        if [ -f "$WORK/sqlwf_steps.runs" ]; then
+            echo "  sqlwf_steps (ms a step and executors CPU ms a step, 3 steps, $STEPS_LONG steps): $(awk \
+                -v l="$STEPS_LONG" '$1 == 3 {a[++n] = $3 " " $6} $1 == l {b[++m] = $3 " " $6}
+                 END {for (i = 1; i <= n; i++) printf "%s%s %s", (i > 1 ? " | " : ""), a[i], b[i]}' \
+                "$WORK/sqlwf_steps.runs")"
         fi
         if [ -f "$WORK/latency.runs" ]; then
             echo "  latency (p50 p99 max ms from the return): $(awk \

@@ -392,9 +392,13 @@ lock_run(pg_uuid_t *run_id, RunState *rs)
 	return true;
 }
 
-/* Run a claimed decision task of a SQL workflow. */
+/*
+ * Run a claimed decision task of a SQL workflow; history is the run's as
+ * the chain's earlier decision tasks read it (ReplayWorkflow).
+ */
 static void
-execute_decision_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt)
+execute_decision_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt,
+					  ReplayHistory *history)
 {
 	RunState	rs;
 	Registration reg;
@@ -443,7 +447,7 @@ execute_decision_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt)
 		FailDecisionTask(&rs, now, cause, JsonFinish(&jb), identity, true);
 		return;
 	}
-	switch (ReplayWorkflow(&rs, &reg, now, &decisions, &failure))
+	switch (ReplayWorkflow(&rs, &reg, now, history, &decisions, &failure))
 	{
 		case REPLAY_NON_DETERMINISTIC:
 			ereport(LOG,
@@ -699,10 +703,11 @@ TasksCanBePutOff(void)
 /*
  * Run the task just claimed (the last SPI result), task number position of
  * its chain; its run id goes to *run_id, and the first task of a chain to
- * hand.
+ * hand.  history: the chain's (ReplayWorkflow).
  */
 static void
-execute_claimed_task(pg_uuid_t *run_id, TaskInHand *hand, int position)
+execute_claimed_task(pg_uuid_t *run_id, TaskInHand *hand, int position,
+					 ReplayHistory *history)
 {
 	int64		scheduled_id;
 	int32		attempt;
@@ -741,7 +746,7 @@ execute_claimed_task(pg_uuid_t *run_id, TaskInHand *hand, int position)
 	SPI_freetuptable(SPI_tuptable);
 
 	if (kind == 'w')
-		execute_decision_task(run_id, scheduled_id, attempt);
+		execute_decision_task(run_id, scheduled_id, attempt, history);
 	else
 		execute_activity_task(run_id, scheduled_id, attempt, namespace,
 							  task_queue);
@@ -765,6 +770,12 @@ executor_kinds(void)
  * undoes the steps of the chain together with their writes, and they run
  * again.  Returns how many tasks ran (0: none was ready); hand says which
  * task runs, for the caller to blame if this fails.
+ *
+ * The run's history, as the chain's decision tasks index it, is kept from
+ * one to the next (ReplayWorkflow), so that each reads and parses only the
+ * events appended since the last, not the whole history again.  It lives in
+ * the chain's SPI context, freed by the chain's end, its commit or its
+ * abort: an abort of the chain undoes the events it read.
  */
 static int
 execute_tasks(int max_tasks, int chain_limit, TaskInHand *hand)
@@ -773,10 +784,12 @@ execute_tasks(int max_tasks, int chain_limit, TaskInHand *hand)
 	TimestampTz began = GetCurrentTimestamp();
 	int			n = 0;
 	int			claimed;
+	ReplayHistory *history;
 
 	hand->can_put_off = TasksCanBePutOff();
 	chain_locked_run = false;
 	DurableSPIConnect();
+	history = ReplayHistoryCreate(CurrentMemoryContext);
 	/* The namespace with the fewest tasks running first (executor_share.c) */
 	claimed = ExecutorShareClaim();
 	if (claimed < 0)
@@ -784,7 +797,7 @@ execute_tasks(int max_tasks, int chain_limit, TaskInHand *hand)
 						  &claim_executor_task, NULL, NULL, false, 1);
 	if (claimed > 0)
 	{
-		execute_claimed_task(&run_id, hand, 0);
+		execute_claimed_task(&run_id, hand, 0, history);
 		n++;
 		/* A chain of this run brought an executor down: no chain */
 		if (DurableIsExecutor && ExecutorRunAlone(&run_id, false))
@@ -800,10 +813,11 @@ execute_tasks(int max_tasks, int chain_limit, TaskInHand *hand)
 			if (RunPlan(hand->can_put_off ? &claim_run_task_v3 :
 						&claim_run_task, values, NULL, false, 1) == 0)
 				break;
-			execute_claimed_task(&run_id, hand, n);
+			execute_claimed_task(&run_id, hand, n, history);
 			n++;
 		}
 	}
+	ReplayHistoryFree(history);
 	DurableSPIFinish();
 	return n;
 }

@@ -103,6 +103,52 @@ typedef struct HistorySignal
 	bool		consumed;
 } HistorySignal;
 
+/*
+ * A run's history as replay indexes it (history_read): the commands by
+ * number, their outcomes, the signals, the cancel request and the completed
+ * decision tasks, from the events before next_event_id.  The executor keeps
+ * one across the decision tasks of a chain (ReplayHistoryCreate), so that
+ * each task reads and parses only the events appended since the last one.
+ */
+struct ReplayHistory
+{
+	MemoryContext cxt;			/* holds all of it */
+	bool		valid;			/* false: read again from the first event */
+	pg_uuid_t	run_id;
+	int64		next_event_id;	/* the events before this one are indexed */
+
+	Jsonb	   *input;
+	TimestampTz start_time;
+
+	/* The completed decision tasks, with room for one more (index_history) */
+	int			ntasks;
+	int			task_capacity;
+	int64	   *task_ids;		/* DecisionTaskStarted event ids */
+	int64	   *task_completed_ids; /* their DecisionTaskCompleted */
+	TimestampTz *task_times;
+	int64		pending_started;	/* a DecisionTaskStarted not completed yet */
+	TimestampTz pending_time;
+
+	int			ncommands;		/* highest command number in history */
+	int			capacity;
+	HistoryCommand *commands;	/* by number - 1 */
+	int32	   *cmd_of_event;	/* command number of each event id, or 0 */
+	int64		cmd_of_event_size;
+	int			nsignals;
+	int			sig_capacity;
+	HistorySignal *signals;
+	int64		cancel_event_id;	/* 0: no cancel request */
+	char	   *history_error;	/* history this code cannot have made */
+	int64		nd_event_id;	/* where */
+	char	   *nd_history;		/* what history has there */
+};
+
+/*
+ * A history the executor keeps past this size (history and parsed
+ * payloads) is forgotten after its task: the next task reads it again.
+ */
+#define REPLAY_HISTORY_MAX_BYTES	(32 * 1024 * 1024)
+
 typedef struct ReplayContext
 {
 	MemoryContext mcxt;			/* outlives the function's subtransaction */
@@ -140,6 +186,10 @@ typedef struct ReplayContext
 } ReplayContext;
 
 static ReplayContext *replay = NULL;
+
+static ReplayOutcome replay_workflow(RunState *rs, Registration *reg,
+									 TimestampTz now, ReplayHistory *history,
+									 Jsonb **decisions, Jsonb **failure);
 
 /* ----------------
  * Reading history
@@ -214,22 +264,22 @@ command_number(const char *s)
 
 /* The slot of command n, growing the array; NULL for a bad number. */
 static HistoryCommand *
-command_slot(ReplayContext *ctx, int n, int *capacity)
+command_slot(ReplayHistory *h, int n)
 {
 	if (n <= 0)
 		return NULL;
-	if (n > *capacity)
+	if (n > h->capacity)
 	{
-		int			newcap = Max(n, *capacity * 2);
+		int			newcap = Max(n, h->capacity * 2);
 
-		ctx->commands = repalloc(ctx->commands, sizeof(HistoryCommand) * newcap);
-		memset(&ctx->commands[*capacity], 0,
-			   sizeof(HistoryCommand) * (newcap - *capacity));
-		*capacity = newcap;
+		h->commands = repalloc(h->commands, sizeof(HistoryCommand) * newcap);
+		memset(&h->commands[h->capacity], 0,
+			   sizeof(HistoryCommand) * (newcap - h->capacity));
+		h->capacity = newcap;
 	}
-	if (n > ctx->ncommands)
-		ctx->ncommands = n;
-	return &ctx->commands[n - 1];
+	if (n > h->ncommands)
+		h->ncommands = n;
+	return &h->commands[n - 1];
 }
 
 /*
@@ -237,21 +287,21 @@ command_slot(ReplayContext *ctx, int n, int *capacity)
  * have made is remembered as a history error (non-determinism).
  */
 static void
-note_command(ReplayContext *ctx, int n, int *capacity, CommandKind kind,
-			 char *name, int64 event_id, int32 *cmd_of_event)
+note_command(ReplayHistory *h, int n, CommandKind kind, char *name,
+			 int64 event_id)
 {
-	HistoryCommand *c = command_slot(ctx, n, capacity);
+	HistoryCommand *c = command_slot(h, n);
 
 	if (c == NULL || c->present)
 	{
-		if (ctx->history_error == NULL)
+		if (h->history_error == NULL)
 		{
-			ctx->history_error =
+			h->history_error =
 				psprintf("history event %lld records a %s that durable's replay did not number",
 						 (long long) event_id, command_kind_names[kind]);
-			ctx->nd_event_id = event_id;
-			ctx->nd_history = psprintf("%s not numbered by durable's replay",
-									   command_kind_names[kind]);
+			h->nd_event_id = event_id;
+			h->nd_history = psprintf("%s not numbered by durable's replay",
+									 command_kind_names[kind]);
 		}
 		return;
 	}
@@ -259,56 +309,102 @@ note_command(ReplayContext *ctx, int n, int *capacity, CommandKind kind,
 	c->kind = kind;
 	c->name = name;
 	c->event_id = event_id;
-	cmd_of_event[event_id] = n;
+	h->cmd_of_event[event_id] = n;
 }
 
+/* An outcome event of the command that event ref_event_id recorded */
 static void
-note_outcome(ReplayContext *ctx, int32 *cmd_of_event, int64 last_event_id,
-			 int64 ref_event_id, int64 event_id, const char *type, Jsonb *attrs)
+note_outcome(ReplayHistory *h, int64 last_event_id, int64 ref_event_id,
+			 int64 event_id, const char *type, Jsonb *attrs)
 {
 	int			n;
 
 	if (ref_event_id <= 0 || ref_event_id > last_event_id)
 		return;
-	n = cmd_of_event[ref_event_id];
-	if (n <= 0 || ctx->commands[n - 1].outcome_id != 0)
+	n = h->cmd_of_event[ref_event_id];
+	if (n <= 0 || h->commands[n - 1].outcome_id != 0)
 		return;
-	ctx->commands[n - 1].outcome_id = event_id;
-	ctx->commands[n - 1].outcome_type = pstrdup(type);
-	ctx->commands[n - 1].outcome_attrs = attrs;
+	h->commands[n - 1].outcome_id = event_id;
+	h->commands[n - 1].outcome_type = pstrdup(type);
+	/* The event's copy lives only as long as the scan (history_read) */
+	h->commands[n - 1].outcome_attrs = attrs == NULL ? NULL :
+		(Jsonb *) DatumGetPointer(datumCopy(JsonbPGetDatum(attrs), false, -1));
+}
+
+/* An empty history of no run, in cxt */
+static void
+history_init(ReplayHistory *h, MemoryContext cxt)
+{
+	memset(h, 0, sizeof(*h));
+	h->cxt = cxt;
+}
+
+/* Forget all of it: the next read starts at the first event. */
+static void
+history_reset(ReplayHistory *h)
+{
+	MemoryContext cxt = h->cxt;
+
+	MemoryContextReset(cxt);
+	history_init(h, cxt);
 }
 
 /*
- * Index the run's history before event last (SPI connected, in ctx->mcxt):
- * the commands by number, their outcomes, the signals, the cancel request
- * and the decision tasks the code may run in.  The current task's
- * DecisionTaskStarted is not written yet: its id is last, its time now.
+ * Bring h up to the run's events before event last (SPI connected): the
+ * commands by number, their outcomes, the signals, the cancel request and
+ * the completed decision tasks.  Only the events from h->next_event_id on
+ * are read, unless h holds another run or a later bound: a run's history is
+ * only appended to, and while the executor holds the run locked nobody else
+ * appends to it.  Everything kept is allocated in h->cxt; the events are
+ * read into a context of the scan's own, deleted after it.
  */
 static void
-index_history(ReplayContext *ctx, int64 last, TimestampTz now)
+history_read(ReplayHistory *h, RunState *rs, int64 last, bool checking)
 {
-	RunState   *rs = ctx->rs;
-	int32	   *cmd_of_event = palloc0(sizeof(int32) * (last + 1));
-	int			capacity = 16;
-	int			sig_capacity = 4;
-	int			task_capacity = 8;
-	int64		pending_started = 0;
-	TimestampTz pending_time = 0;
+	MemoryContext oldcxt = CurrentMemoryContext;
+	MemoryContext scancxt;
 	HistoryScan hs;
 	HistoryEvent ev;
 
-	ctx->commands = palloc0(sizeof(HistoryCommand) * capacity);
-	ctx->signals = palloc0(sizeof(HistorySignal) * sig_capacity);
-	ctx->task_ids = palloc(sizeof(int64) * task_capacity);
-	ctx->task_completed_ids = palloc(sizeof(int64) * task_capacity);
-	ctx->task_times = palloc(sizeof(TimestampTz) * task_capacity);
+	if (!h->valid ||
+		memcmp(&h->run_id, &rs->run_id, sizeof(pg_uuid_t)) != 0 ||
+		h->next_event_id > last)
+	{
+		if (h->commands != NULL)
+			history_reset(h);
+		h->run_id = rs->run_id;
+		h->capacity = 16;
+		h->commands = MemoryContextAllocZero(h->cxt, sizeof(HistoryCommand) * h->capacity);
+		h->sig_capacity = 4;
+		h->signals = MemoryContextAllocZero(h->cxt, sizeof(HistorySignal) * h->sig_capacity);
+		h->task_capacity = 8;
+		h->task_ids = MemoryContextAlloc(h->cxt, sizeof(int64) * h->task_capacity);
+		h->task_completed_ids = MemoryContextAlloc(h->cxt, sizeof(int64) * h->task_capacity);
+		h->task_times = MemoryContextAlloc(h->cxt, sizeof(TimestampTz) * h->task_capacity);
+		h->cmd_of_event_size = last + 1;
+		h->cmd_of_event = MemoryContextAllocZero(h->cxt, sizeof(int32) * h->cmd_of_event_size);
+	}
+	else if (last + 1 > h->cmd_of_event_size)
+	{
+		int64		size = Max(last + 1, h->cmd_of_event_size * 2);
+
+		h->cmd_of_event = repalloc(h->cmd_of_event, sizeof(int32) * size);
+		memset(&h->cmd_of_event[h->cmd_of_event_size], 0,
+			   sizeof(int32) * (size - h->cmd_of_event_size));
+		h->cmd_of_event_size = size;
+	}
+	/* Until this read is done, h holds nothing that can be used */
+	h->valid = false;
+	scancxt = AllocSetContextCreate(CurrentMemoryContext, "durable replay scan",
+									ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(scancxt);
 
 	/*
 	 * The run's events in order, through the primary key of durable.history:
 	 * a kept plan planned on a nearly empty table would scan the whole table
 	 * from then on.
 	 */
-	BeginHistoryScan(&hs, &rs->run_id);
+	BeginHistoryScanAfter(&hs, &rs->run_id, Max(h->next_event_id - 1, 0));
 	while (HistoryScanNext(&hs, &ev))
 	{
 		int64		id = ev.event_id;
@@ -318,61 +414,62 @@ index_history(ReplayContext *ctx, int64 last, TimestampTz now)
 
 		/* Read here anyway: the task's schedule-to-start (metrics.c) */
 		if (id == rs->decision_scheduled_id && !rs->decision_started_time_null &&
-			!ctx->checking)
+			!checking)
 			MetricsObserve(rs->namespace, rs->task_queue,
 						   MH_DECISION_SCHEDULE_TO_START,
 						   TimestampDiffSeconds(rs->decision_started_time,
 												time));
 		if (id >= last)
 			break;
+		MemoryContextSwitchTo(h->cxt);
 		if (strcmp(type, "WorkflowExecutionStarted") == 0)
 		{
-			ctx->input = attr_jsonb(attrs, "input");
-			ctx->start_time = time;
+			h->input = attr_jsonb(attrs, "input");
+			h->start_time = time;
 		}
 		else if (strcmp(type, "DecisionTaskStarted") == 0)
 		{
-			pending_started = id;
-			pending_time = time;
+			h->pending_started = id;
+			h->pending_time = time;
 		}
-		else if (strcmp(type, "DecisionTaskCompleted") == 0 && pending_started != 0)
+		else if (strcmp(type, "DecisionTaskCompleted") == 0 && h->pending_started != 0)
 		{
-			if (ctx->ntasks + 1 >= task_capacity)
+			/* Room is kept for one more: the task being run (index_history) */
+			if (h->ntasks + 1 >= h->task_capacity)
 			{
-				task_capacity *= 2;
-				ctx->task_ids = repalloc(ctx->task_ids, sizeof(int64) * task_capacity);
-				ctx->task_completed_ids = repalloc(ctx->task_completed_ids,
-												   sizeof(int64) * task_capacity);
-				ctx->task_times = repalloc(ctx->task_times, sizeof(TimestampTz) * task_capacity);
+				h->task_capacity *= 2;
+				h->task_ids = repalloc(h->task_ids, sizeof(int64) * h->task_capacity);
+				h->task_completed_ids = repalloc(h->task_completed_ids,
+												 sizeof(int64) * h->task_capacity);
+				h->task_times = repalloc(h->task_times, sizeof(TimestampTz) * h->task_capacity);
 			}
-			ctx->task_ids[ctx->ntasks] = pending_started;
-			ctx->task_completed_ids[ctx->ntasks] = id;
-			ctx->task_times[ctx->ntasks] = pending_time;
-			ctx->ntasks++;
-			pending_started = 0;
+			h->task_ids[h->ntasks] = h->pending_started;
+			h->task_completed_ids[h->ntasks] = id;
+			h->task_times[h->ntasks] = h->pending_time;
+			h->ntasks++;
+			h->pending_started = 0;
 		}
 		else if (strcmp(type, "ActivityTaskScheduled") == 0)
-			note_command(ctx, command_number(attr_text(attrs, "activityId")),
-						 &capacity, CMD_ACTIVITY, attr_text(attrs, "activityType"),
-						 id, cmd_of_event);
+			note_command(h, command_number(attr_text(attrs, "activityId")),
+						 CMD_ACTIVITY, attr_text(attrs, "activityType"), id);
 		else if (strcmp(type, "ActivityTaskCompleted") == 0 ||
 				 strcmp(type, "ActivityTaskFailed") == 0 ||
 				 strcmp(type, "ActivityTaskTimedOut") == 0 ||
 				 strcmp(type, "ActivityTaskCanceled") == 0)
-			note_outcome(ctx, cmd_of_event, last,
-						 attr_int(attrs, "scheduledEventId"), id, type, attrs);
+			note_outcome(h, last, attr_int(attrs, "scheduledEventId"), id,
+						 type, attrs);
 		else if (strcmp(type, "TimerStarted") == 0)
-			note_command(ctx, command_number(attr_text(attrs, "timerId")),
-						 &capacity, CMD_TIMER, NULL, id, cmd_of_event);
+			note_command(h, command_number(attr_text(attrs, "timerId")),
+						 CMD_TIMER, NULL, id);
 		else if (strcmp(type, "TimerFired") == 0)
-			note_outcome(ctx, cmd_of_event, last,
-						 attr_int(attrs, "startedEventId"), id, type, attrs);
+			note_outcome(h, last, attr_int(attrs, "startedEventId"), id, type,
+						 attrs);
 		else if (strcmp(type, "TimerCanceled") == 0)
 		{
 			int64		ref = attr_int(attrs, "startedEventId");
 
-			if (ref > 0 && ref < last && cmd_of_event[ref] > 0)
-				ctx->commands[cmd_of_event[ref] - 1].timer_canceled = true;
+			if (ref > 0 && ref < last && h->cmd_of_event[ref] > 0)
+				h->commands[h->cmd_of_event[ref] - 1].timer_canceled = true;
 		}
 		else if (strcmp(type, "StartChildWorkflowExecutionInitiated") == 0)
 		{
@@ -386,10 +483,9 @@ index_history(ReplayContext *ctx, int64 last, TimestampTz now)
 				if (JsonbExtractScalar(&control->root, &v))
 					n = numeric_command_number(&v);
 			}
-			note_command(ctx, n, &capacity, CMD_CHILD,
-						 attr_text(attrs, "workflowType"), id, cmd_of_event);
-			if (n > 0 && n <= ctx->ncommands)
-				ctx->commands[n - 1].child_id = attr_text(attrs, "workflowId");
+			note_command(h, n, CMD_CHILD, attr_text(attrs, "workflowType"), id);
+			if (n > 0 && n <= h->ncommands)
+				h->commands[n - 1].child_id = attr_text(attrs, "workflowId");
 		}
 		else if (strcmp(type, "StartChildWorkflowExecutionFailed") == 0 ||
 				 strcmp(type, "ChildWorkflowExecutionCompleted") == 0 ||
@@ -397,45 +493,86 @@ index_history(ReplayContext *ctx, int64 last, TimestampTz now)
 				 strcmp(type, "ChildWorkflowExecutionCanceled") == 0 ||
 				 strcmp(type, "ChildWorkflowExecutionTimedOut") == 0 ||
 				 strcmp(type, "ChildWorkflowExecutionTerminated") == 0)
-			note_outcome(ctx, cmd_of_event, last,
-						 attr_int(attrs, "initiatedEventId"), id, type, attrs);
+			note_outcome(h, last, attr_int(attrs, "initiatedEventId"), id,
+						 type, attrs);
 		else if (strcmp(type, "MarkerRecorded") == 0)
 		{
 			Jsonb	   *details = attr_jsonb(attrs, "details");
 			int			n = details ? numeric_command_number(JsonGetField(details, "id")) : 0;
 
-			note_command(ctx, n, &capacity, CMD_MARKER,
-						 attr_text(attrs, "markerName"), id, cmd_of_event);
-			if (n > 0 && n <= ctx->ncommands)
+			note_command(h, n, CMD_MARKER, attr_text(attrs, "markerName"), id);
+			if (n > 0 && n <= h->ncommands)
 			{
-				ctx->commands[n - 1].marker_value = attr_jsonb(details, "value");
-				ctx->commands[n - 1].marker_details = details;
+				h->commands[n - 1].marker_value = attr_jsonb(details, "value");
+				h->commands[n - 1].marker_details = details;
 			}
 		}
 		else if (strcmp(type, "WorkflowExecutionSignaled") == 0)
 		{
-			if (ctx->nsignals == sig_capacity)
+			if (h->nsignals == h->sig_capacity)
 			{
-				sig_capacity *= 2;
-				ctx->signals = repalloc(ctx->signals, sizeof(HistorySignal) * sig_capacity);
+				h->sig_capacity *= 2;
+				h->signals = repalloc(h->signals, sizeof(HistorySignal) * h->sig_capacity);
 			}
-			ctx->signals[ctx->nsignals].event_id = id;
-			ctx->signals[ctx->nsignals].name = attr_text(attrs, "signalName");
-			ctx->signals[ctx->nsignals].input = attr_jsonb(attrs, "input");
-			ctx->signals[ctx->nsignals].consumed = false;
-			ctx->nsignals++;
+			h->signals[h->nsignals].event_id = id;
+			h->signals[h->nsignals].name = attr_text(attrs, "signalName");
+			h->signals[h->nsignals].input = attr_jsonb(attrs, "input");
+			h->signals[h->nsignals].consumed = false;
+			h->nsignals++;
 		}
 		else if (strcmp(type, "WorkflowExecutionCancelRequested") == 0 &&
-				 ctx->cancel_event_id == 0)
-			ctx->cancel_event_id = id;
+				 h->cancel_event_id == 0)
+			h->cancel_event_id = id;
+		MemoryContextSwitchTo(scancxt);
 	}
 	EndHistoryScan(&hs);
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextDelete(scancxt);
+	h->next_event_id = last;
+	h->valid = true;
+}
 
-	/* The decision task being run now */
-	ctx->task_ids[ctx->ntasks] = last;
-	ctx->task_completed_ids[ctx->ntasks] = 0;
-	ctx->task_times[ctx->ntasks] = now;
-	ctx->ntasks++;
+/*
+ * Index the run's history before event last into ctx (SPI connected), from
+ * h (NULL: a history of this call only, in ctx->mcxt) brought up to last.
+ * The current task's DecisionTaskStarted is not written yet: its id is last,
+ * its time now.  The replay marks signals consumed and timers canceled, so
+ * it gets copies of those; the rest of h it only reads.
+ */
+static void
+index_history(ReplayContext *ctx, ReplayHistory *h, int64 last,
+			  TimestampTz now)
+{
+	ReplayHistory local;
+
+	if (h == NULL)
+	{
+		history_init(&local, ctx->mcxt);
+		h = &local;
+	}
+	history_read(h, ctx->rs, last, ctx->checking);
+
+	ctx->input = h->input;
+	ctx->start_time = h->start_time;
+	ctx->ncommands = h->ncommands;
+	ctx->commands = palloc(sizeof(HistoryCommand) * Max(h->ncommands, 1));
+	memcpy(ctx->commands, h->commands, sizeof(HistoryCommand) * h->ncommands);
+	ctx->nsignals = h->nsignals;
+	ctx->signals = palloc(sizeof(HistorySignal) * Max(h->nsignals, 1));
+	memcpy(ctx->signals, h->signals, sizeof(HistorySignal) * h->nsignals);
+	ctx->cancel_event_id = h->cancel_event_id;
+	ctx->history_error = h->history_error;
+	ctx->nd_event_id = h->nd_event_id;
+	ctx->nd_history = h->nd_history;
+
+	/* The decision task being run now, in the room kept for it */
+	h->task_ids[h->ntasks] = last;
+	h->task_completed_ids[h->ntasks] = 0;
+	h->task_times[h->ntasks] = now;
+	ctx->task_ids = h->task_ids;
+	ctx->task_completed_ids = h->task_completed_ids;
+	ctx->task_times = h->task_times;
+	ctx->ntasks = h->ntasks + 1;
 	ctx->horizon = 0;
 }
 
@@ -1389,14 +1526,58 @@ check_unissued(ReplayContext *ctx, ErrorData *error, bool timed_out)
 }
 
 /*
+ * A history for the decision tasks of one run that an executor runs in one
+ * transaction, in a memory context of its own under parent: see
+ * ReplayWorkflow.
+ */
+ReplayHistory *
+ReplayHistoryCreate(MemoryContext parent)
+{
+	ReplayHistory *h = MemoryContextAlloc(parent, sizeof(ReplayHistory));
+
+	history_init(h, AllocSetContextCreate(parent, "durable replay history",
+										  ALLOCSET_DEFAULT_SIZES));
+	return h;
+}
+
+void
+ReplayHistoryFree(ReplayHistory *h)
+{
+	MemoryContextDelete(h->cxt);
+	pfree(h);
+}
+
+/*
  * Run the workflow function of a started decision task (the run locked,
  * DecisionTaskStarted appended) and return its decisions; or, for
  * non-determinism, the failure details of the decision task.  The
  * function's own writes are always rolled back.
+ *
+ * history (NULL: none) is the run's history as an earlier decision task of
+ * the same transaction indexed it, which the executor keeps from one task
+ * of a chain to the next: only the events appended since are read.  Nobody
+ * else appends to the run's history meanwhile, since the executor holds the
+ * run's lock until the end of the transaction, and the chain's own writes
+ * are read back (BeginHistoryScanAfter runs with the current command id).
+ * A history of another run or past this task's events is read again from
+ * the start, and one that grew past REPLAY_HISTORY_MAX_BYTES is not kept.
  */
 ReplayOutcome
 ReplayWorkflow(RunState *rs, Registration *reg, TimestampTz now,
-			   Jsonb **decisions, Jsonb **failure)
+			   ReplayHistory *history, Jsonb **decisions, Jsonb **failure)
+{
+	ReplayOutcome outcome;
+
+	outcome = replay_workflow(rs, reg, now, history, decisions, failure);
+	if (history != NULL &&
+		MemoryContextMemAllocated(history->cxt, true) > REPLAY_HISTORY_MAX_BYTES)
+		history_reset(history);
+	return outcome;
+}
+
+static ReplayOutcome
+replay_workflow(RunState *rs, Registration *reg, TimestampTz now,
+				ReplayHistory *history, Jsonb **decisions, Jsonb **failure)
 {
 	ReplayContext ctx;
 	FmgrInfo	flinfo;
@@ -1410,7 +1591,7 @@ ReplayWorkflow(RunState *rs, Registration *reg, TimestampTz now,
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.mcxt = CurrentMemoryContext;
 	ctx.rs = rs;
-	index_history(&ctx, rs->decision_started_id, now);
+	index_history(&ctx, history, rs->decision_started_id, now);
 	*failure = NULL;
 	*decisions = NULL;
 	if (ctx.history_error != NULL)
@@ -1507,7 +1688,7 @@ ReplayCheck(RunState *rs, Oid function, Oid run_as, TimestampTz now,
 	ctx.mcxt = CurrentMemoryContext;
 	ctx.rs = rs;
 	ctx.checking = true;
-	index_history(&ctx, rs->last_event_id + 1, now);
+	index_history(&ctx, NULL, rs->last_event_id + 1, now);
 	if (ctx.history_error != NULL)
 	{
 		out->event_id = ctx.nd_event_id;

@@ -19,10 +19,15 @@ typedef enum ReplayOutcome
 } ReplayOutcome;
 
 
+/* A run's history kept across the decision tasks of a chain (replay.c) */
+typedef struct ReplayHistory ReplayHistory;
+
 extern Jsonb *ErrorDetailsJson(ErrorData *edata);
+extern ReplayHistory *ReplayHistoryCreate(MemoryContext parent);
+extern void ReplayHistoryFree(ReplayHistory *history);
 extern ReplayOutcome ReplayWorkflow(RunState *rs, Registration *reg,
-									TimestampTz now, Jsonb **decisions,
-									Jsonb **failure);
+									TimestampTz now, ReplayHistory *history,
+									Jsonb **decisions, Jsonb **failure);
 /* What replay_check() found for one run (ReplayCheck) */
 typedef struct ReplayCheckResult
 {

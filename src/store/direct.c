@@ -42,7 +42,8 @@
  * constr, the tuple descriptor): a few comparisons a call, nothing looked up.
  *
  * A decision task's history is read the same way, through the primary key of
- * durable.history, and its jsonb is built directly.
+ * durable.history, from the first event or from a later one (a replay that
+ * read the start already: sqlwf/replay.c), and its jsonb is built directly.
  *
  * Tables are opened by name each call; when the extension was dropped
  * meanwhile (a poll that waited for DROP EXTENSION's locks) the call gets a
