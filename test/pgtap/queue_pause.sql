@@ -3,7 +3,7 @@
 -- tasks still queue and timers still fire; who paused it, when and why show in
 -- durable.task_queues and describe_workflow; resuming hands the tasks out again.
 BEGIN;
-SELECT plan(30);
+SELECT plan(31);
 SET LOCAL durable.test_time = '2026-05-01 00:00:00+00';
 
 CREATE ROLE qp_client; GRANT durable_client TO qp_client;
@@ -84,6 +84,13 @@ SELECT set_config('durable.test_time', '2026-05-01 00:02:00+00', true);
 SELECT durable.tick();
 SELECT is((SELECT ready_tasks FROM durable.task_queues WHERE task_queue = 'tq' AND kind = 'decision'),
     1::bigint, 'a timer fires while paused and its task queues');
+
+-- A dropped namespace takes its paused queues with it.
+SELECT durable.create_namespace('qpns');
+SELECT durable.pause_task_queue('x', 'qpns');
+SELECT durable.drop_namespace('qpns');
+SELECT is((SELECT count(*) FROM durable.paused_task_queues WHERE namespace = 'qpns'), 0::bigint,
+    'drop_namespace forgets its paused queues');
 
 SELECT * FROM finish();
 ROLLBACK;
