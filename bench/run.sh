@@ -13,7 +13,8 @@
 # figure is the median of the runs, and rounds alternate the workloads), BENCH_PORT
 # (54331), PGBENCH_OPTS (extra pgbench options for every workload), WORKLOADS (names to
 # run, default all), LATENCY (1: run bench/latency.c after the workloads of each round;
-# 0: skip it), LAT_WAITERS (4), LAT_RATE (50 starts a second), LAT_SECONDS (20).
+# 0: skip it), LAT_WAITERS (4), LAT_RATE (50 starts a second), LAT_SECONDS (20),
+# BENCH_SETUP_SQL (SQL run once after the setup).
 #
 # The workload list (WORKLOADS names it, or is empty) is bench/list_workflows.sh, run once
 # after the rounds in a database of its own: 1,000,000 runs loaded, then the mean ms of
@@ -104,7 +105,7 @@ case "$MODE" in bench | explain) ;; *) echo "usage: bench/run.sh [explain]" >&2;
 export CLIENTS THREADS DURATION RUNS BENCH_PORT PGBENCH_OPTS WORKLOADS LATENCY TIMERS \
     LAT_WAITERS LAT_RATE LAT_SECONDS SQLWF_COUNT SQLWF_EXECUTORS STEPS_TOTAL STEPS_LONG \
     STEPS_EXECUTORS HELD_NORMAL_SECONDS HELD_MINUTES HELD_RECOVERY_SECONDS OPEN_SMALL \
-    OPEN_LARGE FAIR_EXECUTORS FAIR_BACKLOG FAIR_SLOW FAIR_SECONDS TS_CLIENTS
+    OPEN_LARGE FAIR_EXECUTORS FAIR_BACKLOG FAIR_SLOW FAIR_SECONDS TS_CLIENTS BENCH_SETUP_SQL
 
 if is_root; then
     ensure_packages
@@ -233,6 +234,11 @@ BEGIN
 END $$;
 SELECT durable.register_workflow('bench_steps', 'bench_steps(jsonb)', 'sqlwf', run_as => 'bench_app');
 EOF
+# BENCH_SETUP_SQL: SQL run once after the setup, e.g. to measure the activity cycle with
+# another queue paused (docs/task-queues.md "Pausing a queue").
+if [ -n "${BENCH_SETUP_SQL:-}" ]; then
+    psql -X -q -v ON_ERROR_STOP=1 -c "$BENCH_SETUP_SQL" >/dev/null
+fi
 
 # Anything the server complained about (WARNING and worse, crashes).
 # (Executors stopped by the sqlwf workload's `executors 0` say FATAL as they go: expected.)

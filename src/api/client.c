@@ -181,6 +181,18 @@ static KeptPlan describe_function = {
 };
 
 /*
+ * Whether the run's task queue is paused (0.7.0, store/queue_pause.c): its
+ * tasks are queued and not handed out until the queue is resumed.
+ */
+static KeptPlan describe_paused = {
+	NULL, "SELECT $2 || pg_catalog.jsonb_build_object('taskQueuePaused',"
+	" EXISTS (SELECT 1 FROM durable.paused_task_queues p"
+	"   WHERE p.namespace = r.namespace AND p.task_queue = r.task_queue))"
+	" FROM durable.runs r WHERE r.run_id = $1",
+	2, {UUIDOID, JSONBOID}
+};
+
+/*
  * The options that start_workflow and signal_with_start share, from argument
  * first on: task_queue, namespace, retry_policy, id_reuse_policy,
  * execution_timeout, run_timeout, decision_timeout, cron_schedule, delay,
@@ -506,6 +518,16 @@ durable_describe_workflow(PG_FUNCTION_ARGS)
 		args[0] = UUIDPGetDatum(&rs.run_id);
 		args[1] = result;
 		if (RunPlan(&describe_function, args, NULL, true, 1) != 1)
+			elog(ERROR, "run %s vanished", UuidToCString(&rs.run_id));
+		result = SPIGetDatum(0, 1, &isnull);
+	}
+	if (TaskQueuePausesStored())
+	{
+		Datum		args[2];
+
+		args[0] = UUIDPGetDatum(&rs.run_id);
+		args[1] = result;
+		if (RunPlan(&describe_paused, args, NULL, true, 1) != 1)
 			elog(ERROR, "run %s vanished", UuidToCString(&rs.run_id));
 		result = SPIGetDatum(0, 1, &isnull);
 	}

@@ -1005,10 +1005,12 @@ schedule_decision(RunState *rs, TimestampTz now)
 	 * the next decision task starts it in the same transaction
 	 * (StartTakenDecisionTask, engine/decision_task.c), as Cadence's
 	 * ReturnNewDecisionTask does; it is not queued for another poller.  A
-	 * SQL workflow's task still goes to the executors.
+	 * SQL workflow's task still goes to the executors, and a task of a
+	 * paused queue is queued (store/queue_pause.c).
 	 */
 	if (rs->take_decision &&
-		ReadyTaskKind(rs, rs->task_queue, 'd', rs->workflow_type) == 'd')
+		ReadyTaskKind(rs, rs->task_queue, 'd', rs->workflow_type) == 'd' &&
+		!TaskQueuePaused(rs->namespace, rs->task_queue, NULL))
 	{
 		rs->decision_taken = true;
 		return;

@@ -185,6 +185,17 @@ static KeptPlan claim_run_task_v3 = {
 	"   ORDER BY task_id LIMIT 1 FOR UPDATE SKIP LOCKED)" CLAIM_RETURNING,
 	2, {UUIDOID, CHARARRAYOID}
 };
+/* The same from 0.7.0: not while its queue is paused (queue_pause.c) */
+static KeptPlan claim_run_task_v7 = {
+	NULL, "DELETE FROM durable.ready_tasks WHERE ctid ="
+	" (SELECT t.ctid FROM durable.ready_tasks t WHERE t.run_id = $1"
+	"   AND t.kind = ANY ($2) AND t.not_before IS NULL"
+	"   AND NOT EXISTS (SELECT 1 FROM durable.paused_task_queues p"
+	"     WHERE p.namespace = t.namespace AND p.task_queue = t.task_queue)"
+	"   ORDER BY t.task_id LIMIT 1 FOR UPDATE OF t SKIP LOCKED)"
+	CLAIM_RETURNING,
+	2, {UUIDOID, CHARARRAYOID}
+};
 /*
  * failures counts the put-offs in a row of one cause: engine failures, or
  * waits for a locked run (last_error 55P03).  A put-off of the other cause
@@ -810,7 +821,8 @@ execute_tasks(int max_tasks, int chain_limit, TaskInHand *hand)
 
 			values[0] = UUIDPGetDatum(&run_id);
 			values[1] = executor_kinds();
-			if (RunPlan(hand->can_put_off ? &claim_run_task_v3 :
+			if (RunPlan(TaskQueuePausesStored() ? &claim_run_task_v7 :
+						hand->can_put_off ? &claim_run_task_v3 :
 						&claim_run_task, values, NULL, false, 1) == 0)
 				break;
 			execute_claimed_task(&run_id, hand, n, history);

@@ -895,6 +895,12 @@ DirectClaimReadyTask(const char *namespace, const char *task_queue, char kind,
 
 	CommandCounterIncrement();
 	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	/* A paused queue hands nothing out (queue_pause.c): same snapshot. */
+	if (TaskQueuePaused(namespace, task_queue, snapshot))
+	{
+		UnregisterSnapshot(snapshot);
+		return false;
+	}
 	rel = DurableOpenTable("ready_tasks", RowExclusiveLock);
 	(void) direct_check_table(rel);		/* a DELETE checks no constraint */
 	CheckCmdReplicaIdentity(rel, CMD_DELETE);
@@ -1345,4 +1351,70 @@ DirectStartActivityAttempt(pg_uuid_t *run_id, int64 scheduled_event_id,
 	table_close(rel, NoLock);
 	UnregisterSnapshot(snapshot);
 	return result;
+}
+
+/* The OID of durable.paused_task_queues, or InvalidOid before 0.7.0. */
+static Oid
+paused_relid(void)
+{
+	Oid			nsp = get_namespace_oid("durable", true);
+
+	return OidIsValid(nsp) ? get_relname_relid("paused_task_queues", nsp) :
+		InvalidOid;
+}
+
+/* Whether the schema has durable.paused_task_queues (0.7.0). */
+bool
+TaskQueuePausesStored(void)
+{
+	return OidIsValid(paused_relid());
+}
+
+/*
+ * Whether a queue is paused, as the snapshot sees durable.paused_task_queues
+ * (NULL: the transaction's current snapshot).  Never before 0.7.0.
+ */
+bool
+TaskQueuePaused(const char *namespace, const char *task_queue,
+				Snapshot snapshot)
+{
+	Oid			relid = paused_relid();
+	Relation	rel;
+	Relation	index;
+	Oid			indexid;
+	TupleDesc	desc;
+	ScanKeyData keys[2];
+	IndexScanDesc scan;
+	TupleTableSlot *slot;
+	bool		found;
+	bool		own_snapshot = (snapshot == NULL);
+
+	if (!OidIsValid(relid))
+		return false;
+	rel = table_open(relid, AccessShareLock);
+	indexid = RelationGetPrimaryKeyIndex(rel);
+	if (!OidIsValid(indexid))
+		elog(ERROR, "durable.paused_task_queues has no primary key");
+	desc = RelationGetDescr(rel);
+	index = index_open(indexid, AccessShareLock);
+	if (own_snapshot)
+		snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	/* (namespace, task_queue), compared in the columns' collation */
+	ScanKeyEntryInitialize(&keys[0], 0, 1, BTEqualStrategyNumber,
+						   InvalidOid, TupleDescAttr(desc, 0)->attcollation,
+						   F_TEXTEQ, CStringGetTextDatum(namespace));
+	ScanKeyEntryInitialize(&keys[1], 0, 2, BTEqualStrategyNumber,
+						   InvalidOid, TupleDescAttr(desc, 1)->attcollation,
+						   F_TEXTEQ, CStringGetTextDatum(task_queue));
+	slot = table_slot_create(rel, NULL);
+	scan = index_beginscan(rel, index, snapshot, 2, 0);
+	index_rescan(scan, keys, 2, NULL, 0);
+	found = index_getnext_slot(scan, ForwardScanDirection, slot);
+	index_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	if (own_snapshot)
+		UnregisterSnapshot(snapshot);
+	index_close(index, AccessShareLock);
+	table_close(rel, AccessShareLock);
+	return found;
 }

@@ -13,6 +13,7 @@
 #include "storage/lockdefs.h"
 #include "utils/jsonb.h"
 #include "utils/relcache.h"
+#include "utils/snapshot.h"
 #include "utils/timestamp.h"
 #include "utils/uuid.h"
 
@@ -39,6 +40,9 @@ extern int	DirectDeleteRunTimers(pg_uuid_t *run_id, const char *except_kind);
 extern void DirectSetTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id,
 						   TimestampTz due_at, bool set_attempt, int32 attempt);
 extern void RequireWritableTransaction(const char *funcname);
+extern bool TaskQueuePaused(const char *namespace, const char *task_queue,
+							Snapshot snapshot);
+extern bool TaskQueuePausesStored(void);
 extern void DirectUpdateRun(pg_uuid_t *run_id, int n,
 							const char *const *names, const Datum *values,
 							const bool *isnull);

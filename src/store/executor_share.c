@@ -143,6 +143,18 @@ static KeptPlan claim_namespace_task = {
 	" attempt, task_id",
 	2, {TEXTOID, INT8OID}
 };
+/* The same from 0.7.0: no task of a paused queue (queue_pause.c) */
+static KeptPlan claim_namespace_task_v7 = {
+	NULL, "DELETE FROM durable.ready_tasks WHERE ctid ="
+	" (SELECT t.ctid FROM durable.ready_tasks t WHERE t.namespace = $1"
+	"   AND t.task_id >= $2 AND t.kind IN ('w', 'x') AND t.not_before IS NULL"
+	"   AND NOT EXISTS (SELECT 1 FROM durable.paused_task_queues p"
+	"     WHERE p.namespace = t.namespace AND p.task_queue = t.task_queue)"
+	"   ORDER BY t.task_id LIMIT 1 FOR UPDATE OF t SKIP LOCKED)"
+	" RETURNING namespace, task_queue, kind, run_id, scheduled_event_id,"
+	" attempt, task_id",
+	2, {TEXTOID, INT8OID}
+};
 static KeptPlan load_limits = {
 	NULL, "SELECT name, COALESCE(max_executors, 0),"
 	" COALESCE(pg_catalog.date_part('epoch', max_task_timeout), 0)::float8"
@@ -513,6 +525,7 @@ ExecutorShareClaim(void)
 	Candidate	cand[EXECUTOR_SHARE_SCAN_MAX];
 	int			n;
 	int			claimed = 0;
+	bool		paused_stored = TaskQueuePausesStored();
 
 	/*
 	 * The table first, locked and checked to still exist (a DROP EXTENSION
@@ -558,7 +571,8 @@ ExecutorShareClaim(void)
 			break;
 		values[0] = CStringGetTextDatum(cand[best].namespace);
 		values[1] = Int64GetDatum(cand[best].oldest);
-		claimed = RunPlan(&claim_namespace_task, values, NULL, false, 1);
+		claimed = RunPlan(paused_stored ? &claim_namespace_task_v7 :
+						  &claim_namespace_task, values, NULL, false, 1);
 		if (claimed == 0)
 		{
 			/* Every task of it was taken meanwhile: the next namespace. */

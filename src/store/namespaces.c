@@ -148,6 +148,12 @@ static KeptPlan delete_namespace_grants = {
 	NULL, "DELETE FROM durable.namespace_grants WHERE namespace OPERATOR(pg_catalog.=) $1",
 	1, {TEXTOID}
 };
+/* Its paused queues (0.7.0, queue_pause.c) go with it. */
+static KeptPlan delete_namespace_pauses = {
+	NULL, "DELETE FROM durable.paused_task_queues"
+	" WHERE namespace OPERATOR(pg_catalog.=) $1",
+	1, {TEXTOID}
+};
 static KeptPlan namespace_owner = {
 	NULL, "SELECT owner::pg_catalog.oid FROM durable.namespaces"
 	" WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
@@ -796,6 +802,8 @@ durable_drop_namespace(PG_FUNCTION_ARGS)
 	RunPlan(&delete_namespace, values, NULL, false, 0);
 	if (NamespacePrivilegesEnforced())
 		RunPlan(&delete_namespace_grants, values, NULL, false, 0);
+	if (TaskQueuePausesStored())
+		RunPlan(&delete_namespace_pauses, values, NULL, false, 0);
 	DurableSPIFinish();
 	PG_RETURN_VOID();
 }

@@ -462,6 +462,23 @@ WakeQueueAtCommit(const char *namespace, const char *task_queue, char kind,
 }
 
 /*
+ * A queue was resumed (queue_pause.c): when this transaction commits, wake
+ * every poll waiting on it, for decision and activity tasks, and the
+ * executors of this database.
+ */
+void
+WakeWholeQueueAtCommit(const char *namespace, const char *task_queue)
+{
+	if (wait_buckets == NULL)
+		return;
+	WakeExecutorsAtCommit();
+	register_callbacks();
+	pending_wake[queue_bucket(queue_key(namespace, task_queue, 'd'))] = true;
+	pending_wake[queue_bucket(queue_key(namespace, task_queue, 'a'))] = true;
+	any_pending_wake = true;
+}
+
+/*
  * The NOTIFY payload of a close: {namespace, workflowId, runId, status}.  A
  * namespace and workflow id of up to 1000 bytes each may need six times that
  * in JSON (\u0001): when the whole does not fit NOTIFY's limit, the ids are

@@ -17,6 +17,8 @@
 extern bool durable_notify_workflow_closed;
 extern void WakeQueueAtCommit(const char *namespace, const char *task_queue,
 							  char kind, uint64 ntasks);
+extern void WakeWholeQueueAtCommit(const char *namespace,
+								   const char *task_queue);
 extern void WorkflowClosedAtCommit(const char *namespace,
 								   const char *workflow_id,
 								   const pg_uuid_t *run_id,
