@@ -181,13 +181,15 @@ static KeptPlan describe_function = {
 };
 
 /*
- * Whether the run's task queue is paused (0.7.0, store/queue_pause.c): its
- * tasks are queued and not handed out until the queue is resumed.
+ * taskQueuePaused: true when the run's task queue is paused (0.7.0,
+ * store/queue_pause.c): its tasks are queued and not handed out until the
+ * queue is resumed.  Left out otherwise, so that the description of a run
+ * on a queue that was never paused is what it was before.
  */
 static KeptPlan describe_paused = {
-	NULL, "SELECT $2 || pg_catalog.jsonb_build_object('taskQueuePaused',"
-	" EXISTS (SELECT 1 FROM durable.paused_task_queues p"
-	"   WHERE p.namespace = r.namespace AND p.task_queue = r.task_queue))"
+	NULL, "SELECT CASE WHEN EXISTS (SELECT 1 FROM durable.paused_task_queues p"
+	"   WHERE p.namespace = r.namespace AND p.task_queue = r.task_queue)"
+	" THEN $2 || '{\"taskQueuePaused\": true}'::pg_catalog.jsonb ELSE $2 END"
 	" FROM durable.runs r WHERE r.run_id = $1",
 	2, {UUIDOID, JSONBOID}
 };

@@ -1391,7 +1391,8 @@ TaskQueuePaused(const char *namespace, const char *task_queue,
 
 	if (!OidIsValid(relid))
 		return false;
-	rel = table_open(relid, AccessShareLock);
+	/* 55000, not a missing OID, when the extension was dropped meanwhile */
+	rel = DurableOpenTable("paused_task_queues", AccessShareLock);
 	indexid = RelationGetPrimaryKeyIndex(rel);
 	if (!OidIsValid(indexid))
 		elog(ERROR, "durable.paused_task_queues has no primary key");

@@ -108,6 +108,11 @@ export interface WorkflowDescription {
    * running workflows on their function").
    */
   functionPinned?: boolean;
+  /**
+   * true while the run's task queue is paused (durable 0.7.0,
+   * docs/task-queues.md "Pausing a queue"); absent otherwise.
+   */
+  taskQueuePaused?: boolean;
   [field: string]: JsonValue | undefined;
 }
 
