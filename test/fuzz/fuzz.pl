@@ -1425,6 +1425,11 @@ sub main
 			$h->do("SET statement_timeout = '30s'");
 			$h->do('CREATE EXTENSION IF NOT EXISTS durable');
 			run_setup($h);
+			# The clients pause queues at random (pause_task_queue), 'sq' among
+			# them: a paused queue hands nothing out by design, so the check
+			# resumes them first and asks whether the engine serves.
+			$h->do(q{SELECT durable.resume_task_queue(task_queue, namespace)
+			           FROM durable.paused_task_queues});
 			$h->do(q{SELECT durable.start_workflow('fzwf', '{"ops": [{"op": "act", "type": "echo", "input": 1}]}',
 			          'health-sql', 'sq', id_reuse_policy => 'allow_duplicate')});
 			my $done;
