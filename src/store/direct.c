@@ -1389,10 +1389,14 @@ TaskQueuePaused(const char *namespace, const char *task_queue,
 	bool		found;
 	bool		own_snapshot = (snapshot == NULL);
 
-	if (!OidIsValid(relid))
+	/*
+	 * Before 0.7.0 there is no such table.  A table dropped with the extension
+	 * since the lookup pauses nothing either: the caller's next table of
+	 * durable's (DurableOpenTable) reports the drop with 55000.
+	 */
+	rel = OidIsValid(relid) ? try_table_open(relid, AccessShareLock) : NULL;
+	if (rel == NULL)
 		return false;
-	/* 55000, not a missing OID, when the extension was dropped meanwhile */
-	rel = DurableOpenTable("paused_task_queues", AccessShareLock);
 	indexid = RelationGetPrimaryKeyIndex(rel);
 	if (!OidIsValid(indexid))
 		elog(ERROR, "durable.paused_task_queues has no primary key");
