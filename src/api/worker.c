@@ -48,6 +48,7 @@
 #include "store/namespaces.h"
 #include "store/pollers.h"
 #include "store/spi.h"
+#include "store/task_limits.h"
 #include "store/wait.h"
 #include "engine/activities.h"
 #include "engine/decision_task.h"
@@ -303,12 +304,32 @@ claim_one(PollRequest *pr, char kind, pg_uuid_t *run_id, int64 *scheduled_id,
 								scheduled_id, attempt);
 }
 
+/*
+ * Ask the queue's limits (store/task_limits.c) for one more task start;
+ * false when they hold the poll back.
+ */
+static bool
+admit_one(PollRequest *pr, char kind, TaskLimitClaim *tc)
+{
+	long		retry_ms;
+
+	pr->now = DurableNow();
+	if (TaskLimitAdmit(tc, pr->namespace, pr->task_queue, kind, pr->now,
+					   &retry_ms))
+		return true;
+	ClaimRetryAfter(retry_ms);
+	return false;
+}
+
 /* Claim and start a decision task: DecisionTaskStarted and its timeout. */
 static void *
 claim_decision_task(void *arg)
 {
 	PollRequest *pr = (PollRequest *) arg;
+	TaskLimitClaim tc;
 
+	if (!admit_one(pr, 'd', &tc))
+		return NULL;
 	for (;;)
 	{
 		pg_uuid_t	run_id;
@@ -318,10 +339,17 @@ claim_decision_task(void *arg)
 		char	   *token;
 
 		if (!claim_one(pr, 'd', &run_id, &scheduled_id, &attempt))
+		{
+			TaskLimitAbandon(&tc);
 			return NULL;
+		}
 		if (!LoadRunById(&run_id, false, &rs) ||
 			!StartDecisionTask(&rs, scheduled_id, pr->now, pr->identity, true))
+		{
+			TaskLimitStale(&tc, &run_id, scheduled_id, attempt);
 			continue;			/* stale: the run moved on */
+		}
+		TaskLimitStarted(&tc, &run_id, rs.decision_scheduled_id, attempt);
 
 		token = make_token('D', rs.namespace, rs.workflow_id, &run_id,
 						   rs.decision_scheduled_id, rs.decision_started_id,
@@ -365,7 +393,10 @@ static void *
 claim_activity_task(void *arg)
 {
 	PollRequest *pr = (PollRequest *) arg;
+	TaskLimitClaim tc;
 
+	if (!admit_one(pr, 'a', &tc))
+		return NULL;
 	for (;;)
 	{
 		pg_uuid_t	run_id;
@@ -374,10 +405,17 @@ claim_activity_task(void *arg)
 		ActivityState a;
 
 		if (!claim_one(pr, 'a', &run_id, &scheduled_id, &attempt))
+		{
+			TaskLimitAbandon(&tc);
 			return NULL;
+		}
 		if (!StartActivityAttempt(&run_id, scheduled_id, attempt, pr->now,
 								  pr->identity, &a))
+		{
+			TaskLimitStale(&tc, &run_id, scheduled_id, attempt);
 			continue;			/* stale: canceled, timed out or run closed */
+		}
+		TaskLimitStarted(&tc, &run_id, scheduled_id, a.attempt);
 		return activity_task_json(&a);
 	}
 }

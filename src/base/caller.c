@@ -87,6 +87,7 @@ static const char *const engine_functions[] = {
 	"resume_task_queue",
 	"revoke_namespace",
 	"run_tasks",
+	"set_task_queue_limits",
 	"signal_with_start",
 	"signal_workflow",
 	"start_workflow",

@@ -34,6 +34,7 @@
 #include "store/metrics.h"
 #include "store/namespaces.h"
 #include "store/spi.h"
+#include "store/task_limits.h"
 #include "store/timer_rows.h"
 #include "engine/activities.h"
 #include "engine/runs.h"
@@ -487,6 +488,9 @@ log_activity_attempt(ActivityState *a, TimestampTz now, const char *outcome,
 	JSONB_DATUM(11, details);
 	TS_DATUM(12, next_retry);
 	RunPlan(&log_attempt, values, nulls, false, 0);
+	/* Its slot under the queue's concurrency limit is free (task_limits.c). */
+	TaskLimitEnded(a->namespace, a->task_queue, 'a', &a->run_id,
+				   a->scheduled_event_id);
 }
 
 /*
@@ -629,12 +633,14 @@ ScheduleActivity(RunState *rs, TimestampTz now, ActivityRequest *req,
 	 * for activities and the activity is on the decision task's own queue
 	 * (StartActivityAttempt, api/worker.c); it is not queued.  A SQL
 	 * activity still goes to the executors, and an activity of a paused
-	 * queue is queued (store/queue_pause.c).
+	 * queue, or of a queue with limits, is queued (store/queue_pause.c,
+	 * store/task_limits.c: the limits are decided where a poll claims).
 	 */
 	if (req->eager && rs->n_eager < rs->eager_activities &&
 		strcmp(req->task_queue, rs->task_queue) == 0 &&
 		ReadyTaskKind(rs, req->task_queue, 'a', req->activity_type) == 'a' &&
-		!TaskQueuePaused(rs->namespace, req->task_queue, NULL))
+		!TaskQueuePaused(rs->namespace, req->task_queue, NULL) &&
+		!TaskQueueLimited(rs->namespace, req->task_queue, 'a'))
 	{
 		if (rs->eager_ids == NULL)
 			rs->eager_ids = palloc(sizeof(int64) * rs->eager_activities);
@@ -751,6 +757,9 @@ CompleteActivity(RunState *rs, ActivityState *a, TimestampTz now,
 	MetricsAdd(a->namespace, a->task_queue, MV_ACTIVITY_COMPLETED, 1);
 	if (!a->finished_in_db)
 		log_activity_attempt(a, now, "completed", NULL, NULL, TS_NONE);
+	else
+		TaskLimitEnded(a->namespace, a->task_queue, 'a', &a->run_id,
+					   a->scheduled_event_id);
 	JsonBegin(&jb);
 	JsonAddInt(&jb, "scheduledEventId", a->scheduled_event_id);
 	JsonAddJsonb(&jb, "result", result);

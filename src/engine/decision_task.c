@@ -31,6 +31,7 @@
 #include "base/util.h"
 #include "store/direct.h"
 #include "store/metrics.h"
+#include "store/task_limits.h"
 #include "store/timer_rows.h"
 #include "engine/decision_task.h"
 #include "engine/decisions.h"
@@ -128,6 +129,10 @@ StartTakenDecisionTask(RunState *rs, TimestampTz now, const char *identity)
 static void
 end_decision_task(RunState *rs)
 {
+	/* Its slot under the queue's concurrency limit is free (task_limits.c). */
+	if (rs->decision_started_id != 0)
+		TaskLimitEnded(rs->namespace, rs->task_queue, 'd', &rs->run_id,
+					   rs->decision_scheduled_id);
 	rs->decision_scheduled_id = 0;
 	rs->decision_started_id = 0;
 	rs->decision_started_time_null = true;

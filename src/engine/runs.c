@@ -25,6 +25,7 @@
 #include "store/namespaces.h"
 #include "store/registry.h"
 #include "store/spi.h"
+#include "store/task_limits.h"
 #include "store/timer_rows.h"
 #include "store/wait.h"
 #include "engine/runs.h"
@@ -1006,11 +1007,13 @@ schedule_decision(RunState *rs, TimestampTz now)
 	 * (StartTakenDecisionTask, engine/decision_task.c), as Cadence's
 	 * ReturnNewDecisionTask does; it is not queued for another poller.  A
 	 * SQL workflow's task still goes to the executors, and a task of a
-	 * paused queue is queued (store/queue_pause.c).
+	 * paused queue, or of a queue with limits, is queued
+	 * (store/queue_pause.c, store/task_limits.c).
 	 */
 	if (rs->take_decision &&
 		ReadyTaskKind(rs, rs->task_queue, 'd', rs->workflow_type) == 'd' &&
-		!TaskQueuePaused(rs->namespace, rs->task_queue, NULL))
+		!TaskQueuePaused(rs->namespace, rs->task_queue, NULL) &&
+		!TaskQueueLimited(rs->namespace, rs->task_queue, 'd'))
 	{
 		rs->decision_taken = true;
 		return;

@@ -154,6 +154,18 @@ static KeptPlan delete_namespace_pauses = {
 	" WHERE namespace OPERATOR(pg_catalog.=) $1",
 	1, {TEXTOID}
 };
+/* And its queues' limits (0.8.0, task_limits.c): a table namespaces.c
+ * knows by name only, as task_limits.c calls CheckNamespaceOwner. */
+static KeptPlan delete_namespace_limits = {
+	NULL, "DELETE FROM durable.task_queue_limits"
+	" WHERE namespace OPERATOR(pg_catalog.=) $1",
+	1, {TEXTOID}
+};
+static KeptPlan delete_namespace_starts = {
+	NULL, "DELETE FROM durable.task_starts"
+	" WHERE namespace OPERATOR(pg_catalog.=) $1",
+	1, {TEXTOID}
+};
 static KeptPlan namespace_owner = {
 	NULL, "SELECT owner::pg_catalog.oid FROM durable.namespaces"
 	" WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
@@ -541,27 +553,21 @@ grantee_argument(FunctionCallInfo fcinfo, int argno)
 	return role;
 }
 
-/* grant_namespace and revoke_namespace */
-static void
-change_grant(FunctionCallInfo fcinfo, bool grant)
+/*
+ * The caller must be the namespace's owner (or a member of it), a
+ * durable_admin member or a superuser, to do what action says ("set the
+ * limits of a task queue of"); SPI connected.  The namespace's row stays
+ * locked until the transaction ends.  WF002 if it does not exist.
+ */
+void
+CheckNamespaceOwner(const char *namespace, const char *action)
 {
-	char	   *namespace = CheckName(PG_ARGISNULL(0) ? NULL : PG_GETARG_TEXT_PP(0),
-									  "namespace");
-	Oid			grantee = grantee_argument(fcinfo, 1);
-	char	   *privilege = CheckName(PG_ARGISNULL(2) ? NULL : PG_GETARG_TEXT_PP(2),
-									  "privilege");
 	Oid			caller = DurableCaller();
 	Oid			owner;
 	Oid			admin = get_role_oid("durable_admin", true);
-	Datum		values[4];
+	Datum		values[1];
 	bool		isnull;
 
-	if (privilege_bit(privilege) == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("privilege must be \"client\" or \"worker\""),
-				 errdetail("It is \"%s\".", privilege)));
-	DurableSPIConnect();
 	values[0] = CStringGetTextDatum(namespace);
 	if (RunPlan(&namespace_owner, values, NULL, false, 1) == 0)
 		ereport(ERROR,
@@ -575,10 +581,33 @@ change_grant(FunctionCallInfo fcinfo, bool grant)
 		!(OidIsValid(owner) && has_privs_of_role(caller, owner)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied to %s privileges on namespace \"%s\"",
-						grant ? "grant" : "revoke", namespace),
+				 errmsg("permission denied to %s namespace \"%s\"",
+						action, namespace),
 				 errdetail("Only the namespace's owner and durable_admin members may."),
 				 errhint("Ask a durable_admin member.")));
+}
+
+/* grant_namespace and revoke_namespace */
+static void
+change_grant(FunctionCallInfo fcinfo, bool grant)
+{
+	char	   *namespace = CheckName(PG_ARGISNULL(0) ? NULL : PG_GETARG_TEXT_PP(0),
+									  "namespace");
+	Oid			grantee = grantee_argument(fcinfo, 1);
+	char	   *privilege = CheckName(PG_ARGISNULL(2) ? NULL : PG_GETARG_TEXT_PP(2),
+									  "privilege");
+	Oid			caller = DurableCaller();
+	Datum		values[4];
+
+	if (privilege_bit(privilege) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("privilege must be \"client\" or \"worker\""),
+				 errdetail("It is \"%s\".", privilege)));
+	DurableSPIConnect();
+	CheckNamespaceOwner(namespace, grant ? "grant privileges on" :
+						"revoke privileges on");
+	values[0] = CStringGetTextDatum(namespace);
 	values[1] = ObjectIdGetDatum(grantee);
 	values[2] = CStringGetTextDatum(privilege);
 	values[3] = ObjectIdGetDatum(caller);
@@ -804,6 +833,11 @@ durable_drop_namespace(PG_FUNCTION_ARGS)
 		RunPlan(&delete_namespace_grants, values, NULL, false, 0);
 	if (TaskQueuePausesStored())
 		RunPlan(&delete_namespace_pauses, values, NULL, false, 0);
+	if (DurableColumnExists("task_queue_limits", "max_concurrent"))
+	{
+		RunPlan(&delete_namespace_limits, values, NULL, false, 0);
+		RunPlan(&delete_namespace_starts, values, NULL, false, 0);
+	}
 	DurableSPIFinish();
 	PG_RETURN_VOID();
 }

@@ -20,6 +20,7 @@ extern Jsonb *NamespaceActivityPolicy(const char *namespace);
 #define NSPRIV_WORKER	0x02
 extern bool NamespacePrivilegesEnforced(void);
 extern void CheckNamespacePrivilege(const char *namespace, int privilege);
+extern void CheckNamespaceOwner(const char *namespace, const char *action);
 extern void CheckNamespacePrivilegeOf(Oid role, const char *namespace,
 									  int privilege);
 extern bool HasNamespacePrivilege(Oid role, const char *namespace,

@@ -152,6 +152,9 @@ typedef struct PendingClose
 } PendingClose;
 static List *pending_closes = NIL;
 
+/* When a claim held back by a rate limit may try again (ClaimRetryAfter) */
+static long claim_retry_ms = 0;
+
 /* The PGPROCs there can be: backends, auxiliary processes, prepared xacts */
 static int
 total_procs(void)
@@ -894,6 +897,7 @@ WaitForTask(const char *namespace, const char *task_queue, char kind,
 			uint64		generation = pg_atomic_read_u64(&bucket->generation);
 			long		remaining;
 
+			claim_retry_ms = 0;
 			result = claim(arg);
 			/* Taken, or taken by a poller that was awake: the wakeup is used. */
 			w->woken = false;	/* out of the list: no commit writes it */
@@ -902,6 +906,9 @@ WaitForTask(const char *namespace, const char *task_queue, char kind,
 			remaining = (long) ((deadline - GetCurrentTimestamp()) / 1000);
 			if (remaining <= 0)
 				break;
+			/* A rate limit has a token again then: no commit wakes the poll. */
+			if (claim_retry_ms > 0 && claim_retry_ms < remaining)
+				remaining = claim_retry_ms;
 			if (drop_xmin)
 				release_xmin();
 
@@ -940,6 +947,17 @@ WaitForTask(const char *namespace, const char *task_queue, char kind,
 	}
 	PG_END_TRY();
 	return result;
+}
+
+/*
+ * Called by a claim of WaitForTask that found nothing because a rate limit
+ * held it back (store/task_limits.c): try again after ms even if no commit
+ * wakes the poll.
+ */
+void
+ClaimRetryAfter(long ms)
+{
+	claim_retry_ms = ms;
 }
 
 /*

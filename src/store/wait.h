@@ -26,6 +26,7 @@ extern void WorkflowClosedAtCommit(const char *namespace,
 extern void *WaitForTask(const char *namespace, const char *task_queue,
 						 char kind, double wait_ms, FmgrInfo *flinfo,
 						 void *(*claim) (void *), void *arg);
+extern void ClaimRetryAfter(long ms);
 extern void *WaitForWorkflowClose(const char *namespace,
 								  const char *workflow_id, double wait_ms,
 								  FmgrInfo *flinfo, void *(*check) (void *),

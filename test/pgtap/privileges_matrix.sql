@@ -103,6 +103,10 @@ INSERT INTO pm.expect_functions VALUES
   '42501', '42501', 'ok', '42501', '42501'),
  ('revoke_namespace(text,text,text)', $$SELECT durable.revoke_namespace('secret', 'pm_client', 'client')$$,
   '42501', '42501', 'ok', '42501', '42501'),
+ -- the namespace's owner or durable_admin, as the grants
+ ('set_task_queue_limits(text,text,integer,double precision,integer,text)',
+  $$SELECT durable.set_task_queue_limits('q', 'activity', 2, namespace => 'secret')$$,
+  '42501', '42501', 'ok', '42501', '42501'),
  -- client
  ('start_workflow(text,jsonb,text,text,text,jsonb,text,interval,interval,interval,text,interval,jsonb,jsonb)',
   $$SELECT durable.start_workflow('pm', NULL, 'pm-new', 'q', 'secret')$$, 'ok', '42501', 'ok', '42501', '42501'),
@@ -232,6 +236,8 @@ INSERT INTO pm.expect_relations VALUES
  ('buffered_events', '42501', '42501', 'ok', '42501', '42501'),
  ('ready_tasks', '42501', '42501', 'rows', '42501', '42501'),
  ('paused_task_queues', '42501', '42501', 'none', '42501', '42501'),
+ ('task_queue_limits', '42501', '42501', 'none', '42501', '42501'),
+ ('task_starts', '42501', '42501', 'none', '42501', '42501'),
  ('timers', '42501', '42501', 'ok', '42501', '42501'),
  ('activities', '42501', '42501', 'rows', '42501', '42501'),
  ('activity_attempt_log', '42501', '42501', 'ok', '42501', '42501'),
