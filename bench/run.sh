@@ -324,7 +324,14 @@ workload floor floor_insert.sql
 workload start start_workflow.sql "" floor
 # The activity cycle and its floor: 7 transactions a script execution each.
 workload queue_floor floor_queue.sql "" "" "-M prepared"
-workload activity activity_cycle.sql "" queue_floor "-M prepared" "$CYCLE_COUNTS"
+workload activity activity_cycle.sql "" queue_floor "-M prepared -D queue=bench" "$CYCLE_COUNTS"
+# The same on a queue whose decision and activity tasks have limits that never bind (a
+# concurrency limit above the clients, a rate limit above any rate): what a limit costs
+# (docs/task-queues.md "Limits").
+LIMITS_SQL="SELECT durable.set_task_queue_limits('bench_limited', k, max_concurrent => 10000,
+    rate => 1000000, burst => 1000000) FROM unnest(ARRAY['decision', 'activity']) k"
+workload activity_limited activity_cycle.sql "$LIMITS_SQL" queue_floor \
+    "-M prepared -D queue=bench_limited" "$CYCLE_COUNTS"
 # The same workflow with eager dispatch: 5 transactions a script execution.
 workload activity_eager activity_eager.sql "" queue_floor "-M prepared" "$CYCLE_COUNTS"
 # A floor must run before the workloads compared with it (it may not be left out).
@@ -622,7 +629,7 @@ cycle_rate() {
     local tag=$1 secs=$2 out="$WORK/$1.out"
     mkdir -p "$WORK/log"
     # shellcheck disable=SC2086
-    pgbench -n -c "$CLIENTS" -j "$THREADS" -T "$secs" $PGBENCH_OPTS -M prepared \
+    pgbench -n -c "$CLIENTS" -j "$THREADS" -T "$secs" $PGBENCH_OPTS -M prepared -D queue=bench \
         --log --log-prefix="$WORK/log/$tag" -f "$ROOT/bench/activity_cycle.sql" >"$out" 2>&1 ||
         { cat "$out" >&2; tail -n 20 "$WORK/server.log" >&2; die "pgbench failed on $tag"; }
     cat "$WORK/log/$tag".* | awk -v d="$secs" '$3 ~ /^[0-9]+$/ {
