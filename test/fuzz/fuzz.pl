@@ -1427,9 +1427,13 @@ sub main
 			run_setup($h);
 			# The clients pause queues at random (pause_task_queue), 'sq' among
 			# them: a paused queue hands nothing out by design, so the check
-			# resumes them first and asks whether the engine serves.
+			# resumes them first and asks whether the engine serves.  It removes
+			# the limits they set (set_task_queue_limits) too: a rate of one
+			# task a day on 'health' would hold the check back just as well.
 			$h->do(q{SELECT durable.resume_task_queue(task_queue, namespace)
 			           FROM durable.paused_task_queues});
+			$h->do(q{SELECT durable.set_task_queue_limits(task_queue, kind, namespace => namespace)
+			           FROM durable.task_queue_limits});
 			$h->do(q{SELECT durable.start_workflow('fzwf', '{"ops": [{"op": "act", "type": "echo", "input": 1}]}',
 			          'health-sql', 'sq', id_reuse_policy => 'allow_duplicate')});
 			my $done;
