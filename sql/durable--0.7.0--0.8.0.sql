@@ -17,24 +17,21 @@
 -- ---------------------------------------------------------------------------
 -- Limits of a task queue (docs/task-queues.md "Limits"): at most
 -- max_concurrent tasks of a queue and kind started and not finished, and at
--- most rate task starts a second with a burst (a token bucket whose state,
--- tokens at refilled_at, is kept in the row).  Decided where a poll claims a
--- task (src/store/task_limits.c): the claim locks the queue's row, so that
--- claimers of a limited queue take turns and never over-admit.
+-- most rate task starts a second with a burst.  Decided where a poll claims
+-- a task (src/store/task_limits.c), under an admission lock of the queue
+-- held while the claim decides and starts, not to its commit.
 -- durable.task_starts holds one row a task started under a concurrency
--- limit; a row whose task has ended is dropped when its attempt ends, or by
--- the next claim that finds the queue full.  Set by the namespace's owner or
--- a durable_admin member, as grants are.
+-- limit, counted by each claim; a row whose task has ended is dropped when
+-- its attempt ends, or by the next claim that finds the queue full.  The
+-- state of a rate limit is in shared memory.  Set by the namespace's owner
+-- or a durable_admin member, as grants are.
 CREATE TABLE durable.task_queue_limits (
     namespace       text NOT NULL,
     task_queue      text NOT NULL,
     kind            text NOT NULL CHECK (kind IN ('decision', 'activity')),
     max_concurrent  integer CHECK (max_concurrent >= 1),
     rate            float8 CHECK (rate > 0 AND rate <= 1e6),
-    burst           integer CHECK (burst >= 1),
-    tokens          float8,
-    refilled_at     timestamptz,
-    started         bigint NOT NULL DEFAULT 0,
+    burst           integer CHECK (burst >= 1 AND burst <= 1000000),
     set_at          timestamptz NOT NULL,
     set_by          text NOT NULL,
     PRIMARY KEY (namespace, task_queue, kind),

@@ -26,6 +26,7 @@
 #include "store/executor_share.h"
 #include "store/metrics.h"
 #include "store/pollers.h"
+#include "store/task_limits.h"
 #include "store/wait.h"
 #include "store/worker_slots.h"
 #include "engine/workflow.h"
@@ -52,6 +53,7 @@ durable_shmem_request(void)
 	RequestAddinShmemSpace(ClaimMarkShmemSize());
 	RequestAddinShmemSpace(DueMarkShmemSize());
 	ExecutorShareShmemRequest();
+	RequestAddinShmemSpace(TaskLimitsShmemSize());
 }
 
 /* Set up the shared memory of every module. */
@@ -69,6 +71,7 @@ durable_shmem_startup(void)
 	ClaimMarkShmemInit();
 	DueMarkShmemInit();
 	ExecutorShareShmemInit();
+	TaskLimitsShmemInit();
 	LWLockRelease(AddinShmemInitLock);
 }
 

@@ -345,10 +345,7 @@ claim_decision_task(void *arg)
 		}
 		if (!LoadRunById(&run_id, false, &rs) ||
 			!StartDecisionTask(&rs, scheduled_id, pr->now, pr->identity, true))
-		{
-			TaskLimitStale(&tc, &run_id, scheduled_id, attempt);
 			continue;			/* stale: the run moved on */
-		}
 		TaskLimitStarted(&tc, &run_id, rs.decision_scheduled_id, attempt);
 
 		token = make_token('D', rs.namespace, rs.workflow_id, &run_id,
@@ -411,10 +408,7 @@ claim_activity_task(void *arg)
 		}
 		if (!StartActivityAttempt(&run_id, scheduled_id, attempt, pr->now,
 								  pr->identity, &a))
-		{
-			TaskLimitStale(&tc, &run_id, scheduled_id, attempt);
 			continue;			/* stale: canceled, timed out or run closed */
-		}
 		TaskLimitStarted(&tc, &run_id, scheduled_id, a.attempt);
 		return activity_task_json(&a);
 	}

@@ -6,29 +6,36 @@
  *
  * durable.task_queue_limits holds one row a (namespace, task queue, kind)
  * with limits: at most max_concurrent tasks started and not finished, and
- * at most rate starts a second with a burst, a token bucket whose state
- * (tokens at refilled_at) is kept in the row.  A queue without a row costs
- * a claim one probe of the table's primary key (TaskQueueLimited).
+ * at most rate starts a second with a burst.  A queue without a row costs a
+ * claim one probe of the table's primary key (TaskQueueLimited), which also
+ * reads the limits.
  *
- * A claim of a limited queue (TaskLimitAdmit) opens a subtransaction and
- * locks the queue's row: claimers of the queue take turns, so that what one
- * counts is what the one before it left.  It counts the rows of
- * durable.task_starts of the queue, one a task started under the limit, with
- * a snapshot taken after the lock (each SPI statement's, in READ COMMITTED).
- * A row whose task has ended is dropped when the attempt ends
- * (TaskLimitEnded, from the engine's paths that end a task), and otherwise
- * by the first claim that finds the queue full: it deletes the rows whose
- * task is no longer started (a closed run, a terminated or reset one) before
- * it decides.  So a row left behind never holds a slot for long, and the
- * count never misses a started task: the row is written in the transaction
- * that starts the task.
+ * A claim of a limited queue (TaskLimitAdmit) takes the queue's admission
+ * lock, a heavyweight lock of its own (an advisory lock tag no SQL function
+ * makes), and keeps it only while it decides, claims and starts: it lets go
+ * as soon as the start is written, not at commit, so that claimers of a
+ * limited queue wait for each other's claim but never for each other's
+ * commit (a lock held to commit would put the queue's every claim behind a
+ * WAL flush, and cap it at one claim a flush).  What makes that exact:
  *
- * When the limit holds the claim back, the subtransaction is rolled back,
- * which releases the row: a poll that waits holds no lock.  When a task is
- * started, its row is written, the bucket loses a token, and the lock is
- * kept until the poll's transaction ends.  Every admitted claim updates the
- * queue's row, so a claim in a REPEATABLE READ transaction that raced
- * another fails with a serialization error instead of over-admitting.
+ * - Concurrency: the starts are rows of durable.task_starts, written by the
+ *   transaction that starts the task.  A claim counts them with a dirty
+ *   snapshot, which sees the rows of transactions still in progress (a start
+ *   not committed yet counts; so does a start whose end is not committed
+ *   yet), so a claim never misses a start that may commit.  A row whose task
+ *   has ended is dropped when the attempt ends (TaskLimitEnded, from the
+ *   engine's paths that end a task), and otherwise by the first claim that
+ *   finds the queue full: it deletes the committed rows whose task is no
+ *   longer started (a closed run, a terminated or reset one) before it
+ *   decides.  So a row left behind never holds a slot for long.
+ * - Rate: a generic cell rate algorithm (a token bucket kept as the time at
+ *   which the bucket is full again, "tat") in shared memory, one slot a
+ *   queue.  A start takes its token when it is written; a start whose
+ *   transaction rolls back keeps it taken, so the rate is never exceeded.
+ *   The state starts again full after a server restart.  Without durable in
+ *   shared_preload_libraries there is no shared memory for it: a queue with
+ *   a rate limit then hands nothing out, and set_task_queue_limits refuses
+ *   a rate.
  *
  * Limits apply to the tasks handed to workers: polls, and eager dispatch,
  * which a limited queue does not do (engine/runs.c, engine/activities.c).
@@ -47,7 +54,13 @@
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
 #include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "storage/lock.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
@@ -65,6 +78,27 @@
 
 #define ARG_TEXT(n)		(PG_ARGISNULL(n) ? NULL : PG_GETARG_TEXT_PP(n))
 
+/* The field4 of the advisory lock tags of admission locks (SQL's are 1 and 2) */
+#define ADMISSION_LOCK_FIELD4	0x4454
+
+/* Rate slots in shared memory, and the slots a queue's key may take */
+#define RATE_SLOTS		4096
+#define RATE_PROBE		8
+
+typedef struct RateSlot
+{
+	uint64		key;			/* 0: free */
+	int64		tat;			/* when the bucket is full again, microseconds */
+} RateSlot;
+
+typedef struct RateTable
+{
+	slock_t		mutex;
+	RateSlot	slots[RATE_SLOTS];
+} RateTable;
+
+static RateTable *rate_table = NULL;
+
 /* A started task of the queue still holds its slot: its attempt is running. */
 #define STILL_STARTED \
 	" CASE WHEN s.kind OPERATOR(pg_catalog.=) 'activity'" \
@@ -79,20 +113,6 @@
 	"       AND r.decision_scheduled_id OPERATOR(pg_catalog.=) s.scheduled_event_id" \
 	"       AND r.decision_started_id OPERATOR(pg_catalog.<>) 0) END"
 
-static KeptPlan lock_limits = {
-	NULL, "SELECT max_concurrent, rate, burst, tokens, refilled_at"
-	" FROM durable.task_queue_limits"
-	" WHERE namespace OPERATOR(pg_catalog.=) $1"
-	" AND task_queue OPERATOR(pg_catalog.=) $2 AND kind OPERATOR(pg_catalog.=) $3"
-	" FOR NO KEY UPDATE",
-	3, {TEXTOID, TEXTOID, TEXTOID}
-};
-static KeptPlan count_starts = {
-	NULL, "SELECT pg_catalog.count(*) FROM durable.task_starts"
-	" WHERE namespace OPERATOR(pg_catalog.=) $1"
-	" AND task_queue OPERATOR(pg_catalog.=) $2 AND kind OPERATOR(pg_catalog.=) $3",
-	3, {TEXTOID, TEXTOID, TEXTOID}
-};
 static KeptPlan sweep_starts = {
 	NULL, "DELETE FROM durable.task_starts s"
 	" WHERE s.namespace OPERATOR(pg_catalog.=) $1"
@@ -107,13 +127,6 @@ static KeptPlan insert_start = {
 	" DO UPDATE SET attempt = EXCLUDED.attempt, started_at = EXCLUDED.started_at",
 	7, {TEXTOID, TEXTOID, TEXTOID, UUIDOID, INT8OID, INT4OID, TIMESTAMPTZOID}
 };
-static KeptPlan update_bucket = {
-	NULL, "UPDATE durable.task_queue_limits"
-	" SET tokens = $4, refilled_at = $5, started = started + 1"
-	" WHERE namespace OPERATOR(pg_catalog.=) $1"
-	" AND task_queue OPERATOR(pg_catalog.=) $2 AND kind OPERATOR(pg_catalog.=) $3",
-	5, {TEXTOID, TEXTOID, TEXTOID, FLOAT8OID, TIMESTAMPTZOID}
-};
 static KeptPlan delete_start = {
 	NULL, "DELETE FROM durable.task_starts"
 	" WHERE namespace OPERATOR(pg_catalog.=) $1"
@@ -122,24 +135,13 @@ static KeptPlan delete_start = {
 	" AND scheduled_event_id OPERATOR(pg_catalog.=) $5",
 	5, {TEXTOID, TEXTOID, TEXTOID, UUIDOID, INT8OID}
 };
-static KeptPlan delete_stale_task = {
-	NULL, "DELETE FROM durable.ready_tasks"
-	" WHERE run_id OPERATOR(pg_catalog.=) $1"
-	" AND scheduled_event_id OPERATOR(pg_catalog.=) $2"
-	" AND attempt OPERATOR(pg_catalog.=) $3 AND kind OPERATOR(pg_catalog.=) $4",
-	4, {UUIDOID, INT8OID, INT4OID, CHAROID}
-};
 static KeptPlan upsert_limits = {
 	NULL, "INSERT INTO durable.task_queue_limits AS l (namespace, task_queue, kind,"
-	" max_concurrent, rate, burst, tokens, refilled_at, set_at, set_by)"
-	" VALUES ($1, $2, $3, $4, $5, $6, $6, NULL, $7, $8)"
+	" max_concurrent, rate, burst, set_at, set_by)"
+	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
 	" ON CONFLICT (namespace, task_queue, kind) DO UPDATE"
 	" SET max_concurrent = EXCLUDED.max_concurrent, rate = EXCLUDED.rate,"
-	" burst = EXCLUDED.burst,"
-	" tokens = CASE WHEN EXCLUDED.rate IS NULL THEN NULL"
-	"   ELSE LEAST(COALESCE(l.tokens, EXCLUDED.burst), EXCLUDED.burst) END,"
-	" refilled_at = CASE WHEN EXCLUDED.rate IS NULL THEN NULL ELSE l.refilled_at END,"
-	" set_at = EXCLUDED.set_at, set_by = EXCLUDED.set_by"
+	" burst = EXCLUDED.burst, set_at = EXCLUDED.set_at, set_by = EXCLUDED.set_by"
 	" WHERE (l.max_concurrent, l.rate, l.burst)"
 	"   IS DISTINCT FROM (EXCLUDED.max_concurrent, EXCLUDED.rate, EXCLUDED.burst)",
 	8, {TEXTOID, TEXTOID, TEXTOID, INT4OID, FLOAT8OID, INT4OID, TIMESTAMPTZOID,
@@ -164,6 +166,114 @@ kind_name(char kind)
 	return kind == 'd' ? "decision" : "activity";
 }
 
+/* ---------------------------------------------------------------- shared memory */
+
+Size
+TaskLimitsShmemSize(void)
+{
+	return sizeof(RateTable);
+}
+
+void
+TaskLimitsShmemInit(void)
+{
+	bool		found;
+
+	rate_table = ShmemInitStruct("durable rate limits", sizeof(RateTable), &found);
+	if (!found)
+	{
+		SpinLockInit(&rate_table->mutex);
+		memset(rate_table->slots, 0, sizeof(rate_table->slots));
+	}
+}
+
+/* The key of a queue: its database, namespace, task queue and kind. */
+static uint64
+queue_hash(const char *namespace, const char *task_queue, char kind)
+{
+	uint64		h = hash_bytes_uint32_extended((uint32) MyDatabaseId, 0);
+
+	h = hash_combine64(h, hash_bytes_extended((const unsigned char *) namespace,
+											  strlen(namespace), 1));
+	h = hash_combine64(h, hash_bytes_extended((const unsigned char *) task_queue,
+											  strlen(task_queue), 2));
+	h = hash_combine64(h, (uint64) (unsigned char) kind);
+	return h == 0 ? 1 : h;
+}
+
+/*
+ * The slot of a key (rate_table->mutex held): its own, else a free one, else
+ * the one among its probes whose bucket has been full the longest (whose
+ * state, a tat in the past, is the same as a new slot's), taken over.
+ */
+static RateSlot *
+rate_slot(uint64 key, int64 now)
+{
+	RateSlot   *best = NULL;
+	int			i;
+
+	for (i = 0; i < RATE_PROBE; i++)
+	{
+		RateSlot   *slot = &rate_table->slots[(key + i) % RATE_SLOTS];
+
+		if (slot->key == key)
+			return slot;
+		if (best == NULL || (best->key != 0 &&
+							 (slot->key == 0 || slot->tat < best->tat)))
+			best = slot;
+	}
+	best->key = key;
+	best->tat = now;
+	return best;
+}
+
+/*
+ * Whether the rate limit has a token at now (microseconds); else *retry_ms
+ * is when it will.  GCRA: a start is allowed while the bucket's full time is
+ * at most (burst - 1) emission intervals ahead of now.
+ */
+static bool
+rate_allows(uint64 key, int64 now, double rate, int32 burst, long *retry_ms)
+{
+	double		interval = 1e6 / rate;
+	double		tolerance = (burst - 1) * interval;
+	int64		tat;
+	double		ahead;
+
+	SpinLockAcquire(&rate_table->mutex);
+	tat = rate_slot(key, now)->tat;
+	SpinLockRelease(&rate_table->mutex);
+	ahead = (double) (tat - now);
+	if (ahead <= tolerance)
+		return true;
+	*retry_ms = (long) Min(ceil((ahead - tolerance) / 1000.0), 60000.0);
+	if (*retry_ms < 1)
+		*retry_ms = 1;
+	return false;
+}
+
+/*
+ * A start takes a token: the bucket is full again one emission interval
+ * later.  A clock that went back (a test time set earlier) leaves the state
+ * no further ahead than a full burst.
+ */
+static void
+rate_take(uint64 key, int64 now, double rate, int32 burst)
+{
+	double		interval = 1e6 / rate;
+	RateSlot   *slot;
+	double		tat;
+
+	SpinLockAcquire(&rate_table->mutex);
+	slot = rate_slot(key, now);
+	tat = (double) Max(slot->tat, now) + interval;
+	tat = Min(tat, (double) now + burst * interval);
+	slot->tat = (int64) tat;
+	SpinLockRelease(&rate_table->mutex);
+}
+
+/* ---------------------------------------------------------------- the probe */
+
 /* The OID of durable.task_queue_limits, or InvalidOid before 0.8.0. */
 static Oid
 limits_relid(void)
@@ -181,13 +291,30 @@ TaskLimitsStored(void)
 	return OidIsValid(limits_relid());
 }
 
+/* A column's value of the probed row, by name; NULL as *isnull. */
+static Datum
+limit_column(TupleTableSlot *slot, const char *name, bool *isnull)
+{
+	TupleDesc	desc = slot->tts_tupleDescriptor;
+	int			j;
+
+	for (j = 0; j < desc->natts; j++)
+		if (!TupleDescAttr(desc, j)->attisdropped &&
+			strcmp(NameStr(TupleDescAttr(desc, j)->attname), name) == 0)
+			return slot_getattr(slot, j + 1, isnull);
+	elog(ERROR, "durable.task_queue_limits lacks column \"%s\"", name);
+	return (Datum) 0;			/* keep the compiler quiet */
+}
+
 /*
- * Whether a queue and kind ('d' or 'a') has limits, as the transaction's
- * current snapshot sees durable.task_queue_limits: a probe of its primary
- * key.  Never before 0.8.0.
+ * The limits of a queue and kind ('d' or 'a') as the transaction's current
+ * snapshot sees durable.task_queue_limits, read with one probe of its
+ * primary key; false when it has none (always before 0.8.0).  limits may be
+ * NULL.
  */
-bool
-TaskQueueLimited(const char *namespace, const char *task_queue, char kind)
+static bool
+read_limits(const char *namespace, const char *task_queue, char kind,
+			TaskLimitClaim *limits)
 {
 	Oid			relid = limits_relid();
 	Relation	rel;
@@ -223,6 +350,20 @@ TaskQueueLimited(const char *namespace, const char *task_queue, char kind)
 	scan = index_beginscan(rel, index, snapshot, 3, 0);
 	index_rescan(scan, keys, 3, NULL, 0);
 	found = index_getnext_slot(scan, ForwardScanDirection, slot);
+	if (found && limits != NULL)
+	{
+		bool		isnull;
+		Datum		d;
+
+		d = limit_column(slot, "max_concurrent", &isnull);
+		limits->has_concurrency = !isnull;
+		limits->max_concurrent = isnull ? 0 : DatumGetInt32(d);
+		d = limit_column(slot, "rate", &isnull);
+		limits->has_rate = !isnull;
+		limits->rate = isnull ? 0 : DatumGetFloat8(d);
+		d = limit_column(slot, "burst", &isnull);
+		limits->burst = isnull ? 1 : DatumGetInt32(d);
+	}
 	index_endscan(scan);
 	ExecDropSingleTupleTableSlot(slot);
 	UnregisterSnapshot(snapshot);
@@ -231,202 +372,173 @@ TaskQueueLimited(const char *namespace, const char *task_queue, char kind)
 	return found;
 }
 
-/* The three key values of a queue's row. */
-static void
-queue_key(Datum *values, const char *namespace, const char *task_queue,
-		  const char *kind)
+/* Whether a queue and kind ('d' or 'a') has limits. */
+bool
+TaskQueueLimited(const char *namespace, const char *task_queue, char kind)
 {
-	values[0] = CStringGetTextDatum(namespace);
-	values[1] = CStringGetTextDatum(task_queue);
-	values[2] = CStringGetTextDatum(kind);
+	return read_limits(namespace, task_queue, kind, NULL);
 }
 
-/* Roll the claim's subtransaction back: the queue's row is free again. */
-static void
-close_claim(TaskLimitClaim *tc, bool keep)
+/*
+ * The rows of durable.task_starts of a queue, counted with a dirty snapshot:
+ * those of transactions in progress count, inserted or deleted.
+ */
+static int64
+count_starts(const char *namespace, const char *task_queue, const char *kind)
 {
-	if (!tc->open)
+	Relation	rel = DurableOpenTable("task_starts", AccessShareLock);
+	Relation	index;
+	Oid			indexid = RelationGetPrimaryKeyIndex(rel);
+	TupleDesc	desc = RelationGetDescr(rel);
+	SnapshotData dirty;
+	ScanKeyData keys[3];
+	IndexScanDesc scan;
+	TupleTableSlot *slot;
+	int64		n = 0;
+
+	if (!OidIsValid(indexid))
+		elog(ERROR, "durable.task_starts has no primary key");
+	index = index_open(indexid, AccessShareLock);
+	InitDirtySnapshot(dirty);
+	ScanKeyEntryInitialize(&keys[0], 0, 1, BTEqualStrategyNumber,
+						   InvalidOid, TupleDescAttr(desc, 0)->attcollation,
+						   F_TEXTEQ, CStringGetTextDatum(namespace));
+	ScanKeyEntryInitialize(&keys[1], 0, 2, BTEqualStrategyNumber,
+						   InvalidOid, TupleDescAttr(desc, 1)->attcollation,
+						   F_TEXTEQ, CStringGetTextDatum(task_queue));
+	ScanKeyEntryInitialize(&keys[2], 0, 3, BTEqualStrategyNumber,
+						   InvalidOid, TupleDescAttr(desc, 2)->attcollation,
+						   F_TEXTEQ, CStringGetTextDatum(kind));
+	slot = table_slot_create(rel, NULL);
+	scan = index_beginscan(rel, index, &dirty, 3, 0);
+	index_rescan(scan, keys, 3, NULL, 0);
+	while (index_getnext_slot(scan, ForwardScanDirection, slot))
+		n++;
+	index_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	index_close(index, AccessShareLock);
+	table_close(rel, AccessShareLock);
+	return n;
+}
+
+/* ---------------------------------------------------------------- admission */
+
+/* The queue's admission lock: an advisory tag of the database. */
+static void
+admission_tag(LOCKTAG *tag, uint64 key)
+{
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, (uint32) (key >> 32),
+						 (uint32) key, ADMISSION_LOCK_FIELD4);
+}
+
+/* Let go of the admission lock, if held. */
+static void
+end_claim(TaskLimitClaim *tc)
+{
+	LOCKTAG		tag;
+
+	if (!tc->locked)
 		return;
-	if (keep)
-		ReleaseCurrentSubTransaction();
-	else
-		RollbackAndReleaseCurrentSubTransaction();
-	MemoryContextSwitchTo(tc->cxt);
-	CurrentResourceOwner = tc->owner;
-	tc->open = false;
+	admission_tag(&tag, tc->key);
+	LockRelease(&tag, ExclusiveLock, false);
+	tc->locked = false;
 }
 
 /*
  * Ask the limits of a queue and kind for one more task start (SPI
  * connected).  True when a task may be claimed: the queue has no limits, or
- * they admit one; then the claim's subtransaction holds the queue's row
- * until TaskLimitStarted or TaskLimitAbandon.  False when a limit holds the
- * claim back: *retry_ms is when the rate limit has a token again (0 when
- * the concurrency limit is what holds it: a task that ends wakes the poll).
+ * they admit one; then the queue's admission lock is held until
+ * TaskLimitStarted or TaskLimitAbandon.  False when a limit holds the claim
+ * back: *retry_ms is when the rate limit has a token again (0 when the
+ * concurrency limit is what holds it: a task that ends wakes the poll).
  */
 bool
 TaskLimitAdmit(TaskLimitClaim *tc, const char *namespace,
 			   const char *task_queue, char kind, TimestampTz now,
 			   long *retry_ms)
 {
-	Datum		values[3];
-	bool		isnull;
-	int32		max_concurrent = 0;
-	double		rate = 0;
-	double		burst = 0;
+	LOCKTAG		tag;
 
 	memset(tc, 0, sizeof(*tc));
 	*retry_ms = 0;
-	if (!TaskQueueLimited(namespace, task_queue, kind))
+	if (!read_limits(namespace, task_queue, kind, tc))
 		return true;
 
 	tc->namespace = namespace;
 	tc->task_queue = task_queue;
 	tc->kind = kind_name(kind);
 	tc->now = now;
-	tc->cxt = CurrentMemoryContext;
-	tc->owner = CurrentResourceOwner;
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(tc->cxt);
-	tc->open = true;
+	tc->key = queue_hash(namespace, task_queue, kind);
+	admission_tag(&tag, tc->key);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	tc->locked = true;
 
-	queue_key(values, namespace, task_queue, tc->kind);
-	if (RunPlan(&lock_limits, values, NULL, false, 1) == 0)
-		return true;			/* the limits were removed meanwhile */
-	max_concurrent = DatumGetInt32(SPIGetDatum(0, 1, &isnull));
-	tc->has_concurrency = !isnull;
-	rate = DatumGetFloat8(SPIGetDatum(0, 2, &isnull));
-	tc->has_rate = !isnull;
 	if (tc->has_rate)
 	{
-		Datum		d;
-		double		elapsed = 0;
-
-		burst = (double) DatumGetInt32(SPIGetDatum(0, 3, &isnull));
-		d = SPIGetDatum(0, 4, &isnull);
-		tc->tokens = isnull ? burst : DatumGetFloat8(d);
-		d = SPIGetDatum(0, 5, &isnull);
-		if (!isnull && now > DatumGetTimestampTz(d))
-			elapsed = (double) (now - DatumGetTimestampTz(d)) / USECS_PER_SEC;
-		tc->tokens = Min(burst, tc->tokens + rate * elapsed);
-		if (tc->tokens < 1.0)
+		/* No shared memory: a rate cannot be kept, so nothing is handed out. */
+		if (rate_table == NULL ||
+			!rate_allows(tc->key, now, tc->rate, tc->burst, retry_ms))
 		{
-			double		wait = (1.0 - tc->tokens) / rate * 1000.0;
-
-			*retry_ms = (long) Min(ceil(wait), 60000.0);
-			if (*retry_ms < 1)
-				*retry_ms = 1;
-			close_claim(tc, false);
+			if (rate_table == NULL)
+				*retry_ms = 1000;
+			end_claim(tc);
 			return false;
 		}
 	}
-	if (tc->has_concurrency)
+	if (tc->has_concurrency &&
+		count_starts(namespace, task_queue, tc->kind) >= tc->max_concurrent)
 	{
-		int64		started;
+		Datum		values[3];
 
-		RunPlan(&count_starts, values, NULL, false, 1);
-		started = DatumGetInt64(SPIGetDatum(0, 1, &isnull));
-		if (started >= max_concurrent)
+		/* Full: drop the rows of tasks that have ended, then decide. */
+		values[0] = CStringGetTextDatum(namespace);
+		values[1] = CStringGetTextDatum(task_queue);
+		values[2] = CStringGetTextDatum(tc->kind);
+		RunPlan(&sweep_starts, values, NULL, false, 0);
+		if (SPI_processed == 0 ||
+			count_starts(namespace, task_queue, tc->kind) >= tc->max_concurrent)
 		{
-			/* Full: drop the rows of tasks that have ended, then decide. */
-			RunPlan(&sweep_starts, values, NULL, false, 0);
-			started -= (int64) SPI_processed;
-			if (started >= max_concurrent)
-			{
-				close_claim(tc, false);
-				return false;
-			}
+			end_claim(tc);
+			return false;
 		}
 	}
 	return true;
 }
 
 /*
- * A task was started under the claim's limits: keep its slot and take its
- * token, and end the claim (its lock is kept until the transaction ends).
+ * A task was started under the claim's limits: its start is written (it
+ * holds its slot from now on, for every claim that comes after) and it takes
+ * its token; the admission lock is let go.
  */
 void
 TaskLimitStarted(TaskLimitClaim *tc, pg_uuid_t *run_id,
 				 int64 scheduled_event_id, int32 attempt)
 {
-	Datum		values[7];
-	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
-
-	if (!tc->open)
+	if (!tc->locked)
 		return;
-	queue_key(values, tc->namespace, tc->task_queue, tc->kind);
 	if (tc->has_concurrency)
 	{
+		Datum		values[7];
+
+		values[0] = CStringGetTextDatum(tc->namespace);
+		values[1] = CStringGetTextDatum(tc->task_queue);
+		values[2] = CStringGetTextDatum(tc->kind);
 		values[3] = UUIDPGetDatum(run_id);
 		values[4] = Int64GetDatum(scheduled_event_id);
 		values[5] = Int32GetDatum(attempt);
 		values[6] = TimestampTzGetDatum(tc->now);
 		RunPlan(&insert_start, values, NULL, false, 0);
 	}
-	if (tc->has_rate)
-		values[3] = Float8GetDatum(tc->tokens - 1.0);
-	else
-		nulls[3] = 'n';
-	values[4] = TimestampTzGetDatum(tc->now);
-	if (!tc->has_rate)
-		nulls[4] = 'n';
-	RunPlan(&update_bucket, values, nulls, false, 0);
-	close_claim(tc, true);
+	if (tc->has_rate && rate_table != NULL)
+		rate_take(tc->key, tc->now, tc->rate, tc->burst);
+	end_claim(tc);
 }
 
-/* A ready task claimed under the limits whose task had moved on */
-typedef struct StaleTask
-{
-	pg_uuid_t	run_id;
-	int64		scheduled_event_id;
-	int32		attempt;
-} StaleTask;
-
-/*
- * The task just claimed was stale (its run moved on): its ready task is
- * dropped, as an unlimited claim drops it, even if the claim ends with
- * nothing (TaskLimitAbandon).
- */
-void
-TaskLimitStale(TaskLimitClaim *tc, pg_uuid_t *run_id,
-			   int64 scheduled_event_id, int32 attempt)
-{
-	StaleTask  *st;
-
-	if (!tc->open)
-		return;
-	st = palloc(sizeof(StaleTask));
-	memcpy(&st->run_id, run_id, sizeof(pg_uuid_t));
-	st->scheduled_event_id = scheduled_event_id;
-	st->attempt = attempt;
-	tc->stale = lappend(tc->stale, st);
-}
-
-/*
- * Nothing was claimed: free the queue's row, take no token.  The stale
- * tasks the claim passed, back with the rollback, are dropped again.
- */
+/* Nothing was claimed: let the admission lock go, take no token. */
 void
 TaskLimitAbandon(TaskLimitClaim *tc)
 {
-	ListCell   *lc;
-
-	if (!tc->open)
-		return;
-	close_claim(tc, false);
-	foreach(lc, tc->stale)
-	{
-		StaleTask  *st = (StaleTask *) lfirst(lc);
-		Datum		values[4];
-
-		values[0] = UUIDPGetDatum(&st->run_id);
-		values[1] = Int64GetDatum(st->scheduled_event_id);
-		values[2] = Int32GetDatum(st->attempt);
-		values[3] = CharGetDatum(tc->kind[0] == 'd' ? 'd' : 'a');
-		RunPlan(&delete_stale_task, values, NULL, false, 0);
-	}
-	list_free_deep(tc->stale);
-	tc->stale = NIL;
+	end_claim(tc);
 }
 
 /*
@@ -442,7 +554,9 @@ TaskLimitEnded(const char *namespace, const char *task_queue, char kind,
 
 	if (!TaskQueueLimited(namespace, task_queue, kind))
 		return;
-	queue_key(values, namespace, task_queue, kind_name(kind));
+	values[0] = CStringGetTextDatum(namespace);
+	values[1] = CStringGetTextDatum(task_queue);
+	values[2] = CStringGetTextDatum(kind_name(kind));
 	values[3] = UUIDPGetDatum(run_id);
 	values[4] = Int64GetDatum(scheduled_event_id);
 	RunPlan(&delete_start, values, NULL, false, 0);
@@ -507,14 +621,19 @@ durable_set_task_queue_limits(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("burst needs a rate"),
 					 errhint("Give rate too, or leave burst NULL.")));
-		if (burst < 1)
+		if (burst < 1 || burst > 1000000)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("burst must be at least 1"),
+					 errmsg("burst must be between 1 and 1000000"),
 					 errdetail("It is %d.", burst)));
 	}
 	else if (has_rate)
-		burst = (int32) Max(1.0, ceil(rate));	/* a second's worth */
+		burst = (int32) Min(Max(1.0, ceil(rate)), 1e6);	/* a second's worth */
+	if (has_rate && rate_table == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("rate limits need durable in shared_preload_libraries"),
+				 errdetail("A rate limit keeps its state in shared memory.")));
 
 	DurableSPIConnect();
 	if (!TaskLimitsStored())
@@ -523,7 +642,9 @@ durable_set_task_queue_limits(PG_FUNCTION_ARGS)
 				 errmsg("durable.set_task_queue_limits() needs durable 0.8.0"),
 				 errhint("Run ALTER EXTENSION durable UPDATE.")));
 	CheckNamespaceOwner(namespace, "set the limits of a task queue of");
-	queue_key(values, namespace, task_queue, kind);
+	values[0] = CStringGetTextDatum(namespace);
+	values[1] = CStringGetTextDatum(task_queue);
+	values[2] = CStringGetTextDatum(kind);
 	if (!has_max && !has_rate)
 	{
 		RunPlan(&delete_limits, values, NULL, false, 0);

@@ -1,11 +1,11 @@
 # Limits of a task queue under concurrent pollers (docs/task-queues.md "Limits"):
 # eight sessions poll a queue whose activities are limited to three started at
-# once, hold each task a little and complete it.  At every start, counted in the
-# claiming transaction after the claim (when no other claim of the queue can be
-# in flight: they wait for the queue's row), at most three activities of the
-# queue are started; the limit is reached; every activity completes, each in one
-# attempt, none lost and none started twice.  Then a long poll on a full queue is
-# woken by the completion that frees a slot, long before its wait ends.
+# once, hold each task a little and complete it.  At every start the claiming
+# transaction counts, after its claim, the queue's started activities it can see
+# (its own and those committed): never more than three; the limit is reached;
+# every activity completes, each in one attempt, none lost and none started
+# twice.  Then a long poll on a full queue is woken by the completion that frees
+# a slot, long before its wait ends.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
