@@ -183,6 +183,26 @@ SELECT is((SELECT array_agg(DISTINCT sqlstate || ' ' || message) FROM durable.ba
 SELECT is(durable.count_workflows('bo', status => 'running', workflow_type => 't3'), 4::bigint,
     'nothing terminated');
 
+-- The caller is the current user at the call: inside a SECURITY DEFINER function of
+-- bo_other's, bo_other, whatever role calls it (docs/privileges.md).
+SELECT durable.grant_namespace('bo', 'bo_client', 'client');
+CREATE FUNCTION public.bo_definer() RETURNS uuid LANGUAGE sql SECURITY DEFINER
+    SET search_path = pg_catalog AS
+    $$ SELECT durable.start_batch('terminate', 'bo-other', reason => 'via definer') $$;
+ALTER FUNCTION public.bo_definer() OWNER TO bo_other;
+GRANT EXECUTE ON FUNCTION public.bo_definer() TO bo_client;
+SET LOCAL ROLE bo_client;
+SELECT public.bo_definer() AS b8 \gset
+SELECT is((SELECT count(*) FROM durable.batches WHERE batch_id = :'b8'), 0::bigint,
+    'bo_client does not see the job it started through bo_other''s function in bo-other');
+RESET ROLE;
+SELECT is((SELECT started_by FROM durable.batches WHERE batch_id = :'b8'), 'bo_other',
+    'the job runs as the function''s owner');
+SET LOCAL ROLE bo_other;
+SELECT throws_ok($$ SELECT durable.preview_batch('terminate', 'bo') $$, '42501', NULL,
+    'preview_batch outside the role''s namespaces: 42501');
+RESET ROLE;
+
 SELECT throws_ok($$ SELECT durable.run_batches(0) $$, '22023', 'max_runs must be between 1 and 100000',
     'run_batches: max_runs');
 
