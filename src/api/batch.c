@@ -23,7 +23,8 @@
  * the job goes on from the last slice committed, and touches each run once.
  *
  * The timer worker (bgw/timer_worker.c) runs a slice of BATCH_SLICE runs per
- * transaction after its timers; durable.run_batches() runs one in the
+ * transaction after its timers, bounded in time and in lock waits
+ * (BATCH_SLICE_MS, BATCH_LOCK_TIMEOUT) so that timers wait little; durable.run_batches() runs one in the
  * caller's transaction, for tests and for an operator without workers.
  *
  *-------------------------------------------------------------------------
@@ -36,6 +37,7 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 #include "utils/uuid.h"
@@ -50,6 +52,15 @@
 
 /* The errors a job keeps, one per run; the others are only counted */
 #define BATCH_MAX_ERRORS 1000
+
+/*
+ * In the timer worker, a slice stops after BATCH_SLICE_MS, and each call
+ * waits at most BATCH_LOCK_TIMEOUT for a lock: a run that a client or an
+ * executor keeps locked fails (55P03, kept in batch_job_errors) instead of
+ * holding up the timers.
+ */
+#define BATCH_SLICE_MS 1000
+#define BATCH_LOCK_TIMEOUT "1s"
 
 /* The oldest running job not being worked on elsewhere */
 static KeptPlan pick_job = {
@@ -262,10 +273,12 @@ do_one(BatchJob *job, Datum run_id, Datum workflow_id, int64 event_id,
  * Work through the oldest running job that no other session is working on:
  * at most max_runs of its runs, in the current transaction, under an SPI
  * connection.  Returns the number of runs done (0: no job to work on); the
- * job is completed when its runs run out.
+ * job is completed when its runs run out.  bounded: the timer worker's
+ * slice, which stops after BATCH_SLICE_MS and waits BATCH_LOCK_TIMEOUT at
+ * most for a lock.
  */
 int
-RunBatchSlice(int max_runs)
+RunBatchSlice(int max_runs, bool bounded)
 {
 	BatchJob	job;
 	bool		isnull;
@@ -281,9 +294,15 @@ RunBatchSlice(int max_runs)
 	char	   *reset_to;
 	Datum		values[8];
 	char		nulls[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
+	int			done;
+	TimestampTz began = GetCurrentTimestamp();
 
 	if (RunPlan(&pick_job, NULL, NULL, false, 1) == 0)
 		return 0;
+	if (bounded)
+		(void) set_config_option("lock_timeout", BATCH_LOCK_TIMEOUT,
+								 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
+								 true, 0, false);
 	job.batch_id = datumCopy(SPIGetDatum(0, 1, &isnull), false, UUID_LEN);
 	job.operation = SPIGetText(0, 2);
 	job.run_as = DatumGetObjectId(SPIGetDatum(0, 3, &isnull));
@@ -315,12 +334,17 @@ RunBatchSlice(int max_runs)
 	}
 	SPI_freetuptable(SPI_tuptable);
 
-	for (i = 0; i < n; i++)
+	for (done = 0; done < n; done++)
 	{
 		ErrorData  *error;
 		int64		event_id = 0;
 
 		CHECK_FOR_INTERRUPTS();
+		i = done;
+		if (bounded && done > 0 &&
+			TimestampDifferenceExceeds(began, GetCurrentTimestamp(),
+									   BATCH_SLICE_MS))
+			break;
 		if (job.reset_first)
 		{
 			Datum		d;
@@ -362,10 +386,10 @@ RunBatchSlice(int max_runs)
 	values[1] = Int64GetDatum(touched);
 	values[2] = Int64GetDatum(skipped);
 	values[3] = Int64GetDatum(failed);
-	if (n > 0)
+	if (done > 0)
 	{
-		values[4] = TimestampTzGetDatum(start_times[n - 1]);
-		values[5] = run_ids[n - 1];
+		values[4] = TimestampTzGetDatum(start_times[done - 1]);
+		values[5] = run_ids[done - 1];
 	}
 	else
 	{
@@ -373,10 +397,10 @@ RunBatchSlice(int max_runs)
 		nulls[4] = nulls[5] = 'n';
 	}
 	values[6] = TimestampTzGetDatum(DurableNow());
-	values[7] = BoolGetDatum(n < max_runs);
+	values[7] = BoolGetDatum(done == n && n < max_runs);
 	RunPlan(&save_progress, values, nulls, false, 0);
 	/* A job with no run left counts as work done: the next one goes on */
-	return Max(n, 1);
+	return Max(done, 1);
 }
 
 PG_FUNCTION_INFO_V1(durable_run_batches);
@@ -399,7 +423,7 @@ durable_run_batches(PG_FUNCTION_ARGS)
 	DurableSPIConnect();
 	while (done < max_runs)
 	{
-		int			n = RunBatchSlice(Min(max_runs - done, BATCH_SLICE));
+		int			n = RunBatchSlice(Min(max_runs - done, BATCH_SLICE), false);
 
 		if (n == 0)
 			break;

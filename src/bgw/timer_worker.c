@@ -249,7 +249,7 @@ batch_step(void)
 
 	if (!OidIsValid(nsp) || !OidIsValid(get_relname_relid("batch_jobs", nsp)))
 		return 0;
-	return RunBatchSlice(BATCH_SLICE);
+	return RunBatchSlice(BATCH_SLICE, true);
 }
 
 /*

