@@ -22,7 +22,9 @@
 -- run_batches(), works through its runs a slice per transaction, in the
 -- order (start_time, run_id), keeping its position in the job's row, and
 -- calls the API function on each run as the role that started the job
--- (src/api/batch.c).  Only runs that existed when the job started are
+-- (src/api/batch.c); run_as is a regrole, as in durable.registrations, so
+-- that a dump restored into another cluster keeps the role by its name.
+-- Only runs that existed when the job started are
 -- touched: run_seq at most max_run_seq, so the runs a reset or restart
 -- makes are not reached again.
 -- ---------------------------------------------------------------------------
@@ -38,7 +40,7 @@ CREATE TABLE durable.batch_jobs (
     signal_name     text,
     input           jsonb,
     reset_to        text CHECK (reset_to IN ('last_decision', 'first_decision')),
-    run_as          oid NOT NULL,
+    run_as          regrole NOT NULL,
     started_by      text NOT NULL,
     state           text NOT NULL DEFAULT 'running'
         CHECK (state IN ('running', 'completed', 'canceled')),
@@ -330,7 +332,7 @@ BEGIN
             cond, start_batch.reason, start_batch.signal_name, start_batch.input,
             CASE WHEN start_batch.operation OPERATOR(pg_catalog.=) 'reset'
                  THEN COALESCE(start_batch.reset_to, 'last_decision') END,
-            caller, pg_catalog.pg_get_userbyid(caller), n, hw,
+            caller::pg_catalog.regrole, pg_catalog.pg_get_userbyid(caller), n, hw,
             durable.now(), durable.now());
     RETURN id;
 END
