@@ -272,13 +272,13 @@ do_one(BatchJob *job, Datum run_id, Datum workflow_id, int64 event_id,
 /*
  * Work through the oldest running job that no other session is working on:
  * at most max_runs of its runs, in the current transaction, under an SPI
- * connection.  Returns the number of runs done (0: no job to work on); the
- * job is completed when its runs run out.  bounded: the timer worker's
+ * connection.  Returns the number of runs done, and sets *found when there
+ * was a job to work on; the job is completed when its runs run out.  bounded: the timer worker's
  * slice, which stops after BATCH_SLICE_MS and waits BATCH_LOCK_TIMEOUT at
  * most for a lock.
  */
 int
-RunBatchSlice(int max_runs, bool bounded)
+RunBatchSlice(int max_runs, bool bounded, bool *found)
 {
 	BatchJob	job;
 	bool		isnull;
@@ -297,8 +297,10 @@ RunBatchSlice(int max_runs, bool bounded)
 	int			done;
 	TimestampTz began = GetCurrentTimestamp();
 
+	*found = false;
 	if (RunPlan(&pick_job, NULL, NULL, false, 1) == 0)
 		return 0;
+	*found = true;
 	if (bounded)
 		(void) set_config_option("lock_timeout", BATCH_LOCK_TIMEOUT,
 								 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
@@ -399,8 +401,7 @@ RunBatchSlice(int max_runs, bool bounded)
 	values[6] = TimestampTzGetDatum(DurableNow());
 	values[7] = BoolGetDatum(done == n && n < max_runs);
 	RunPlan(&save_progress, values, nulls, false, 0);
-	/* A job with no run left counts as work done: the next one goes on */
-	return Max(done, 1);
+	return done;
 }
 
 PG_FUNCTION_INFO_V1(durable_run_batches);
@@ -423,11 +424,11 @@ durable_run_batches(PG_FUNCTION_ARGS)
 	DurableSPIConnect();
 	while (done < max_runs)
 	{
-		int			n = RunBatchSlice(Min(max_runs - done, BATCH_SLICE), false);
+		bool		found;
 
-		if (n == 0)
+		done += RunBatchSlice(Min(max_runs - done, BATCH_SLICE), false, &found);
+		if (!found)
 			break;
-		done += n;
 	}
 	DurableSPIFinish();
 	PG_RETURN_INT32(done);

@@ -11,6 +11,6 @@
 /* Runs a job works through per transaction of the timer worker */
 #define BATCH_SLICE 200
 
-extern int	RunBatchSlice(int max_runs, bool bounded);
+extern int	RunBatchSlice(int max_runs, bool bounded, bool *found);
 
 #endif							/* DURABLE_API_BATCH_H */

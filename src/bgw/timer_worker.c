@@ -240,16 +240,20 @@ purge_step(void)
 
 /*
  * A slice of a batch operation (api/batch.c), where the database has them
- * (updated to 0.8.0).
+ * (updated to 0.8.0).  Returns 0 when there was no job to work on, else at
+ * least 1 (a job that had no run left has completed: the next goes on).
  */
 static int
 batch_step(void)
 {
 	Oid			nsp = get_namespace_oid("durable", true);
+	bool		found;
+	int			done;
 
 	if (!OidIsValid(nsp) || !OidIsValid(get_relname_relid("batch_jobs", nsp)))
 		return 0;
-	return RunBatchSlice(BATCH_SLICE, true);
+	done = RunBatchSlice(BATCH_SLICE, true, &found);
+	return found ? Max(done, 1) : 0;
 }
 
 /*

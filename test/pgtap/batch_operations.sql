@@ -105,7 +105,12 @@ SELECT is((SELECT count(*) FROM durable.history h JOIN durable.runs r USING (run
 SET LOCAL ROLE bo_client;
 SELECT durable.start_batch('cancel', 'bo', workflow_type => 't2', reason => 'stop') AS b3 \gset
 RESET ROLE;
-SELECT is(durable.run_batches(), 3, 'three cancel requests');
+SELECT is(durable.run_batches(3), 3, 'three cancel requests');
+SELECT is((SELECT state FROM durable.batches WHERE batch_id = :'b3'), 'running',
+    'a full slice: the job does not know yet that it has no run left');
+SELECT is(durable.run_batches(), 0, 'the next finds none');
+SELECT is((SELECT state || ' ' || done FROM durable.batches WHERE batch_id = :'b3'), 'completed 3',
+    'and completes the job');
 SELECT is((SELECT count(*) FROM durable.runs WHERE workflow_type = 't2' AND cancel_requested),
     3::bigint, 'each t2 run has a cancel request');
 
