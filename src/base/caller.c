@@ -56,6 +56,7 @@ Oid			durable_user_code_role = InvalidOid;
 /* The functions that run as their owner (sorted, for bsearch). */
 static const char *const engine_functions[] = {
 	"alter_namespace",
+	"cancel_batch",
 	"cancel_workflow",
 	"complete_activity",
 	"complete_decision_task",
@@ -75,6 +76,7 @@ static const char *const engine_functions[] = {
 	"poll_activity_task",
 	"poll_activity_tasks",
 	"poll_decision_task",
+	"preview_batch",
 	"purge",
 	"register_activity",
 	"register_workflow",
@@ -86,10 +88,12 @@ static const char *const engine_functions[] = {
 	"restart_workflow",
 	"resume_task_queue",
 	"revoke_namespace",
+	"run_batches",
 	"run_tasks",
 	"set_task_queue_limits",
 	"signal_with_start",
 	"signal_workflow",
+	"start_batch",
 	"start_workflow",
 	"start_workflow_eager",
 	"terminate_workflow",

@@ -24,6 +24,11 @@
  * while rounds keep firing nothing, so that the timer still fires within
  * about a second of the lock's release.
  *
+ * After each round of timers it works through a slice of a batch operation
+ * (BATCH_SLICE runs, api/batch.c) in a transaction of its own, and goes
+ * round again at once while a job has runs left, so that timers wait for
+ * one slice at most.
+ *
  * Once a minute it also purges closed runs past their namespace's retention
  * (retention.c), a batch of PURGE_BATCH runs per transaction, and sooner
  * again while batches come back full, between rounds of timers; and looks
@@ -56,6 +61,7 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_db_role_setting.h"
 #include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
@@ -72,6 +78,7 @@
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -82,6 +89,7 @@
 #include "store/spi.h"
 #include "store/worker_slots.h"
 #include "sqlwf/executor.h"
+#include "api/batch.h"
 #include "api/timer_fire.h"
 #include "bgw/launcher.h"
 #include "bgw/timer_worker.h"
@@ -228,6 +236,24 @@ static int
 purge_step(void)
 {
 	return PurgeClosedRuns(GetCurrentTimestamp(), PURGE_BATCH);
+}
+
+/*
+ * A slice of a batch operation (api/batch.c), where the database has them
+ * (updated to 0.8.0).  Returns 0 when there was no job to work on, else at
+ * least 1 (a job that had no run left has completed: the next goes on).
+ */
+static int
+batch_step(void)
+{
+	Oid			nsp = get_namespace_oid("durable", true);
+	bool		found;
+	int			done;
+
+	if (!OidIsValid(nsp) || !OidIsValid(get_relname_relid("batch_jobs", nsp)))
+		return 0;
+	done = RunBatchSlice(BATCH_SLICE, true, &found);
+	return found ? Max(done, 1) : 0;
 }
 
 /*
@@ -440,6 +466,11 @@ DurableTimerWorkerMain(Datum main_arg)
 			MemoryContextReset(loop_cxt);
 			next_purge = purge_batch(loop_cxt, (TimestampTz *) &next_compaction);
 		}
+		/* A slice of a batch operation: bounded, so that timers wait little */
+		MemoryContextReset(loop_cxt);
+		if (maintenance_step(loop_cxt, batch_step,
+							 "running durable batch operations") > 0)
+			continue;			/* more to do, after the timers due */
 		if (fired >= durable_worker_batch_size)
 			continue;			/* more are due */
 

@@ -9,7 +9,7 @@
 -- No BEGIN: the counters of durable.metrics count at commit, so every
 -- statement commits (the database is this file's own; the roles, which are
 -- the cluster's, are dropped at the end).
-SELECT plan(43);
+SELECT plan(49);
 SET durable.test_time = '2026-01-01 00:00:00+00';
 
 CREATE ROLE lv_stranger;
@@ -43,6 +43,13 @@ INSERT INTO durable.ready_tasks (namespace, task_queue, kind, run_id, scheduled_
     SELECT namespace, namespace || '-stuck', 'w', run_id, 1, 3, namespace || ' engine error',
            '2100-01-01'
       FROM durable.runs;
+-- A batch job in each, canceled at once (the timer worker leaves it be), with an error.
+SELECT durable.cancel_batch(durable.start_batch('signal', ns, workflow_id_prefix => ns || '-wf',
+           reason => ns || ' nudge', signal_name => ns || '-sig', input => jsonb_build_object(ns, 1)))
+  FROM unnest(ARRAY['ta', 'tb']) ns;
+INSERT INTO durable.batch_job_errors
+    SELECT b.batch_id, r.run_id, r.workflow_id, 'XX000', b.namespace || ' error', now()
+      FROM durable.batch_jobs b JOIN durable.runs r ON r.namespace = b.namespace;
 
 -- The attacker's function, owned by the attacker.  STABLE, so that the
 -- planner may push it into the branches of a UNION ALL or into a subquery;
@@ -125,7 +132,7 @@ CREATE VIEW lv.ext_views AS
        AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'durable');
 
 SELECT is(ARRAY(SELECT v FROM lv.ext_views ORDER BY 1),
-          '{durable.activity_attempts,durable.metrics,durable.stuck_tasks,durable.task_queues,durable.workflows}',
+          '{durable.activity_attempts,durable.batch_errors,durable.batches,durable.metrics,durable.stuck_tasks,durable.task_queues,durable.workflows}',
           'the views of the extension');
 -- CREATE OR REPLACE VIEW drops the option unless it says it again.
 SELECT is(ARRAY(SELECT v FROM lv.ext_views

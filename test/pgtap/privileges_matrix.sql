@@ -52,6 +52,12 @@ INSERT INTO durable.ready_tasks (namespace, task_queue, kind, run_id, scheduled_
                                  failures, last_error, not_before)
     SELECT 'secret', 'qs', 'w', run_id, 1, 1, 'test', '2100-01-01' FROM durable.runs
      WHERE workflow_id = 'pm-dec';
+-- A batch job in 'secret', with an error.
+INSERT INTO pm.tokens VALUES ('batch', durable.start_batch('signal', 'secret',
+    workflow_id_prefix => 'pm-dec', reason => 'pm', signal_name => 's'));
+INSERT INTO durable.batch_job_errors
+    SELECT batch_id, run_id, 'pm-dec', 'XX000', 'test', now() FROM durable.batch_jobs, durable.runs
+     WHERE workflow_id = 'pm-dec';
 SELECT isnt((SELECT count(*) FROM pm.tokens WHERE token IS NOT NULL), 0::bigint, 'setup: the tokens');
 
 -- The outcome of a statement run as a role: 'ok' or its SQLSTATE.  Always undone.
@@ -150,6 +156,20 @@ INSERT INTO pm.expect_functions VALUES
   $$SELECT durable.count_workflows('secret')$$, 'ok', '42501', 'ok', '42501', '42501'),
  ('count_workflows_by_status(text,text,text,text,timestamp with time zone,timestamp with time zone,timestamp with time zone,timestamp with time zone,jsonb,jsonb)',
   $$SELECT count(*) FROM durable.count_workflows_by_status('secret')$$, 'ok', '42501', 'ok', '42501', '42501'),
+ ('preview_batch(text,text,text,text,text,text,timestamp with time zone,timestamp with time zone,timestamp with time zone,timestamp with time zone,jsonb,jsonb,text,text,jsonb,text)',
+  $$SELECT durable.preview_batch('terminate', 'secret')$$, 'ok', '42501', 'ok', '42501', '42501'),
+ ('start_batch(text,text,text,text,text,text,timestamp with time zone,timestamp with time zone,timestamp with time zone,timestamp with time zone,jsonb,jsonb,text,text,jsonb,text)',
+  $$SELECT durable.start_batch('terminate', 'secret', reason => 'pm')$$, 'ok', '42501', 'ok', '42501', '42501'),
+ ('cancel_batch(uuid)', $$SELECT durable.cancel_batch((SELECT token FROM pm.tokens WHERE k = 'batch')::uuid)$$,
+  'ok', '42501', 'ok', '42501', '42501'),
+ ('run_batches(integer)', $$SELECT durable.run_batches()$$, '42501', '42501', 'ok', '42501', '42501'),
+ -- internal: called by the batch functions as the extension's owner
+ ('batch_caller()', $$SELECT durable.batch_caller()$$, '42501', '42501', '42501', '42501', '42501'),
+ ('batch_check(text,text,text,text,text,text,timestamp with time zone,timestamp with time zone,timestamp with time zone,timestamp with time zone,jsonb,jsonb,text,text,text)',
+  $$SELECT durable.batch_check('terminate', 'secret', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 'x', NULL, NULL)$$,
+  '42501', '42501', '42501', '42501', '42501'),
+ ('batch_page(uuid,integer)', $$SELECT count(*) FROM durable.batch_page((SELECT token FROM pm.tokens WHERE k = 'batch')::uuid, 10)$$,
+  '42501', '42501', '42501', '42501', '42501'),
  -- internal: called by the three above as the extension's owner
  -- (a planner support function: SQL cannot pass it an argument of type internal)
  ('engine_support(internal)', $s$DO $d$ BEGIN IF NOT has_function_privilege(
@@ -238,6 +258,11 @@ INSERT INTO pm.expect_relations VALUES
  ('paused_task_queues', '42501', '42501', 'none', '42501', '42501'),
  ('task_queue_limits', '42501', '42501', 'none', '42501', '42501'),
  ('task_starts', '42501', '42501', 'none', '42501', '42501'),
+ -- Batch operations: the views show the jobs of the namespaces a role may read.
+ ('batches', 'rows', '42501', 'rows', 'none', '42501'),
+ ('batch_errors', 'rows', '42501', 'rows', 'none', '42501'),
+ ('batch_jobs', '42501', '42501', 'rows', '42501', '42501'),
+ ('batch_job_errors', '42501', '42501', 'ok', '42501', '42501'),
  ('timers', '42501', '42501', 'ok', '42501', '42501'),
  ('activities', '42501', '42501', 'rows', '42501', '42501'),
  ('activity_attempt_log', '42501', '42501', 'ok', '42501', '42501'),

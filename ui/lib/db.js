@@ -20,6 +20,7 @@ const FUNCTIONS = [
 ];
 const RELATIONS = [
   'workflows', 'activity_attempts', 'stuck_tasks', 'task_queues', 'metrics', 'namespaces',
+  'batches', 'batch_errors',
 ];
 const STATUSES = ['running', 'completed', 'failed', 'canceled', 'terminated',
   'continued_as_new', 'timed_out'];
@@ -331,6 +332,24 @@ async function stuckTasks(pool) {
   return rows;
 }
 
+// The batch operations this role may see (durable.batches, 0.8.0), newest first, and
+// the errors kept of them.
+async function batches(pool) {
+  const { rows } = await pool.query(`
+    SELECT batch_id, namespace, operation, state, filters, reason, signal_name, reset_to,
+           started_by, total, touched, skipped, failed, done, start_time, update_time,
+           close_time, canceled_by
+      FROM durable.batches ORDER BY start_time DESC, batch_id LIMIT 200`);
+  return rows;
+}
+
+async function batchErrors(pool) {
+  const { rows } = await pool.query(`
+    SELECT batch_id, namespace, run_id, workflow_id, sqlstate, message, error_time
+      FROM durable.batch_errors ORDER BY error_time DESC, batch_id, run_id LIMIT 200`);
+  return rows;
+}
+
 // One sample of durable.metrics (the sampler in metrics.js keeps the last minutes).
 async function metricValues(pool) {
   const { rows } = await pool.query(`
@@ -357,6 +376,6 @@ function badArgument(name, msg) {
 module.exports = {
   createPool, features, forgetFeatures, namespaces, listWorkflows, countByStatus,
   describe, runsOf, history, codeVersions, decisionFailure, event, resetPoints, scheduledEvents, activityAttempts,
-  children, signal, cancel, terminate, reset, restart, taskQueues, stuckTasks,
+  children, signal, cancel, terminate, reset, restart, taskQueues, stuckTasks, batches, batchErrors,
   metricValues, notAvailable, badArgument, STATUSES,
 };

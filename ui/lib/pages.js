@@ -28,6 +28,7 @@ function layout(ctx, f, title, body, { live = false, nav = '' } = {}) {
   <strong class="brand">durable</strong>
   ${link('/workflows', 'Workflows', !f || f.rel.workflows.may)}
   ${link('/task-queues', 'Task queues', !f || !f.rel.task_queues.exists || f.rel.task_queues.may || f.rel.stuck_tasks.may)}
+  ${link('/batches', 'Batches', !!f && f.rel.batches.exists && f.rel.batches.may)}
   ${link('/metrics', 'Metrics', !f || !f.rel.metrics.exists || f.rel.metrics.may)}
 </nav>${who}</header>
 <main id="main" tabindex="-1" ${live ? html`data-live="1"` : ''}>
@@ -81,6 +82,7 @@ async function get(ctx, pathname) {
     case '/workflow': return workflowPage(ctx, f);
     case '/workflow/event': return eventJson(ctx, f);
     case '/task-queues': return taskQueuesPage(ctx, f);
+    case '/batches': return batchesPage(ctx, f);
     case '/metrics': return metricsPage(ctx, f);
     default: return { status: 404, body: layout(ctx, f, 'Not found', html`<p>No page ${pathname}.</p>`) };
   }
@@ -570,6 +572,54 @@ async function taskQueuesPage(ctx, f) {
     } catch (e) { parts.push(errorBox(e)); }
   }
   return { body: layout(ctx, f, 'Task queues', parts, { nav: '/task-queues' }) };
+}
+
+// ---------------------------------------------------------------- batch operations
+
+// The jobs of durable.start_batch (docs/operations.md "Batch operations") and their
+// errors, as the role sees them (its namespaces).  Read-only: a batch is started and
+// canceled in SQL.
+async function batchesPage(ctx, f) {
+  const parts = [];
+  if (!f.rel.batches.exists) {
+    parts.push(missing('Batch operations', "durable 0.8.0's durable.batches"));
+    return { body: layout(ctx, f, 'Batches', parts, { nav: '/batches' }) };
+  }
+  if (!f.rel.batches.may) {
+    parts.push(html`<p class="missing">The role ${f.role} may not read durable.batches.</p>`);
+    return { body: layout(ctx, f, 'Batches', parts, { nav: '/batches' }) };
+  }
+  try {
+    const rows = await db.batches(ctx.pool);
+    parts.push(rows.length ? html`<div class="table-wrap"><table class="batches"><thead><tr>
+      <th scope="col">Started</th><th scope="col">Namespace</th><th scope="col">Operation</th>
+      <th scope="col">Filters</th><th scope="col">Reason</th><th scope="col">State</th>
+      <th scope="col" class="num">Done / total</th><th scope="col" class="num">Touched</th>
+      <th scope="col" class="num">Skipped</th><th scope="col" class="num">Failed</th>
+      <th scope="col">By</th><th scope="col">Id</th></tr></thead><tbody>
+      ${rows.map((r) => html`<tr><td>${time(r.start_time)}</td><td>${r.namespace}</td>
+        <td>${r.operation}${r.signal_name ? ` ${r.signal_name}` : ''}${r.reset_to ? ` to ${r.reset_to}` : ''}</td>
+        <td><code>${JSON.stringify(r.filters)}</code></td><td>${r.reason}</td>
+        <td>${statusBadge(r.state)}${r.close_time ? html` <span class="muted">${time(r.close_time)}</span>` : ''}</td>
+        <td class="num"><progress max="${Math.max(Number(r.total), 1)}" value="${Math.min(Number(r.done), Math.max(Number(r.total), 1))}"></progress>
+          ${r.done} / ${r.total}</td>
+        <td class="num">${r.touched}</td><td class="num">${r.skipped}</td><td class="num">${r.failed}</td>
+        <td>${r.started_by}${r.canceled_by ? html` <span class="muted">(canceled by ${r.canceled_by})</span>` : ''}</td>
+        <td><code>${r.batch_id}</code></td></tr>`)}</tbody></table></div>`
+      : html`<p class="empty">No batch operation.</p>`);
+  } catch (e) { parts.push(errorBox(e)); }
+  if (f.rel.batch_errors.may) {
+    try {
+      const rows = await db.batchErrors(ctx.pool);
+      parts.push(html`<h2>Errors (${rows.length})</h2>
+        <p class="muted">The first 1000 runs of each batch that failed are kept.</p>
+        ${rows.length ? html`<div class="table-wrap"><table class="batch-errors"><thead><tr><th scope="col">Batch</th>
+          <th scope="col">Workflow</th><th scope="col">SQLSTATE</th><th scope="col">Message</th><th scope="col">At</th></tr></thead><tbody>
+          ${rows.map((r) => html`<tr><td><code>${r.batch_id}</code></td><td>${wfLink(r.namespace, r.workflow_id, r.run_id)}</td>
+            <td>${r.sqlstate}</td><td>${r.message}</td><td>${time(r.error_time)}</td></tr>`)}</tbody></table></div>` : ''}`);
+    } catch (e) { parts.push(errorBox(e)); }
+  }
+  return { body: layout(ctx, f, 'Batches', parts, { nav: '/batches', live: true }) };
 }
 
 // ---------------------------------------------------------------- metrics

@@ -407,6 +407,31 @@ async function main() {
     await shot('task-queues');
   });
 
+  await step('batches page', async () => {
+    if (!has('start_batch')) {
+      console.log('# no batch operations in this version');
+      return;
+    }
+    // A terminate of greet-1, which has completed: the timer worker runs it and skips the run.
+    await admin.query(`SELECT durable.start_batch('terminate', 'default',
+        workflow_id_prefix => 'greet-1', reason => 'ui batch')`);
+    await until('the batch to complete', async () => (await admin.query(
+      "SELECT 1 FROM durable.batches WHERE reason = 'ui batch' AND state = 'completed'")).rows.length > 0);
+    await go('/batches');
+    const t = await text('table.batches');
+    assert.match(t, /terminate/);
+    assert.match(t, /ui batch/);
+    assert.match(t, /completed/);
+    assert.match(t, /1 \/ 1/);
+    await shot('batches');
+    // The read-only role has no grant on durable.batches: no link, and the page says so.
+    const vp = await browser.newPage();
+    await vp.goto(`http://127.0.0.1:${PORT + 1}/batches`);
+    assert.match(await vp.$eval('main', (e) => e.innerText), /may not read durable\.batches/);
+    assert.strictEqual(await vp.$('nav a[href="/batches"]'), null);
+    await vp.close();
+  });
+
   await step('metrics page', async () => {
     const hasMetrics = (await admin.query("SELECT to_regclass('durable.metrics') r")).rows[0].r;
     if (hasMetrics) {
