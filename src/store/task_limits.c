@@ -51,6 +51,7 @@
 
 #include "access/genam.h"
 #include "access/table.h"
+#include "access/transam.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
@@ -80,6 +81,9 @@
 
 /* The field4 of the advisory lock tags of admission locks (SQL's are 1 and 2) */
 #define ADMISSION_LOCK_FIELD4	0x4454
+
+/* How soon a poll held back by a start still in progress looks again */
+#define IN_PROGRESS_RETRY_MS	50
 
 /* Rate slots in shared memory, and the slots a queue's key may take */
 #define RATE_SLOTS		4096
@@ -382,9 +386,11 @@ TaskQueueLimited(const char *namespace, const char *task_queue, char kind)
 /*
  * The rows of durable.task_starts of a queue, counted with a dirty snapshot:
  * those of transactions in progress count, inserted or deleted.
+ * *in_progress tells whether any of them was.
  */
 static int64
-count_starts(const char *namespace, const char *task_queue, const char *kind)
+count_starts(const char *namespace, const char *task_queue, const char *kind,
+			 bool *in_progress)
 {
 	Relation	rel = DurableOpenTable("task_starts", AccessShareLock);
 	Relation	index;
@@ -412,8 +418,14 @@ count_starts(const char *namespace, const char *task_queue, const char *kind)
 	slot = table_slot_create(rel, NULL);
 	scan = index_beginscan(rel, index, &dirty, 3, 0);
 	index_rescan(scan, keys, 3, NULL, 0);
+	*in_progress = false;
 	while (index_getnext_slot(scan, ForwardScanDirection, slot))
+	{
 		n++;
+		/* The dirty snapshot names the inserter or deleter still running. */
+		if (TransactionIdIsValid(dirty.xmin) || TransactionIdIsValid(dirty.xmax))
+			*in_progress = true;
+	}
 	index_endscan(scan);
 	ExecDropSingleTupleTableSlot(slot);
 	index_close(index, AccessShareLock);
@@ -449,8 +461,9 @@ end_claim(TaskLimitClaim *tc)
  * connected).  True when a task may be claimed: the queue has no limits, or
  * they admit one; then the queue's admission lock is held until
  * TaskLimitStarted or TaskLimitAbandon.  False when a limit holds the claim
- * back: *retry_ms is when the rate limit has a token again (0 when the
- * concurrency limit is what holds it: a task that ends wakes the poll).
+ * back: *retry_ms is when the rate limit has a token again, or when to look
+ * again at a start still in progress (0 when the concurrency limit is what
+ * holds it: a task that ends wakes the poll).
  */
 bool
 TaskLimitAdmit(TaskLimitClaim *tc, const char *namespace,
@@ -458,6 +471,7 @@ TaskLimitAdmit(TaskLimitClaim *tc, const char *namespace,
 			   long *retry_ms)
 {
 	LOCKTAG		tag;
+	bool		in_progress = false;
 
 	memset(tc, 0, sizeof(*tc));
 	*retry_ms = 0;
@@ -486,7 +500,8 @@ TaskLimitAdmit(TaskLimitClaim *tc, const char *namespace,
 		}
 	}
 	if (tc->has_concurrency &&
-		count_starts(namespace, task_queue, tc->kind) >= tc->max_concurrent)
+		count_starts(namespace, task_queue, tc->kind,
+					 &in_progress) >= tc->max_concurrent)
 	{
 		Datum		values[3];
 
@@ -496,8 +511,15 @@ TaskLimitAdmit(TaskLimitClaim *tc, const char *namespace,
 		values[2] = CStringGetTextDatum(tc->kind);
 		RunPlan(&sweep_starts, values, NULL, false, 0);
 		if (SPI_processed == 0 ||
-			count_starts(namespace, task_queue, tc->kind) >= tc->max_concurrent)
+			count_starts(namespace, task_queue, tc->kind,
+						 &in_progress) >= tc->max_concurrent)
 		{
+			/*
+			 * A start still in progress may roll back, which wakes no poll:
+			 * look again soon.  (An end wakes a poll at its commit.)
+			 */
+			if (in_progress)
+				*retry_ms = IN_PROGRESS_RETRY_MS;
 			end_claim(tc);
 			return false;
 		}

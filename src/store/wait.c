@@ -152,7 +152,7 @@ typedef struct PendingClose
 } PendingClose;
 static List *pending_closes = NIL;
 
-/* When a claim held back by a rate limit may try again (ClaimRetryAfter) */
+/* When a claim held back by a limit may try again (ClaimRetryAfter) */
 static long claim_retry_ms = 0;
 
 /* The PGPROCs there can be: backends, auxiliary processes, prepared xacts */
@@ -906,7 +906,7 @@ WaitForTask(const char *namespace, const char *task_queue, char kind,
 			remaining = (long) ((deadline - GetCurrentTimestamp()) / 1000);
 			if (remaining <= 0)
 				break;
-			/* A rate limit has a token again then: no commit wakes the poll. */
+			/* A limit may admit a claim then: no commit wakes the poll. */
 			if (claim_retry_ms > 0 && claim_retry_ms < remaining)
 				remaining = claim_retry_ms;
 			if (drop_xmin)
@@ -950,9 +950,9 @@ WaitForTask(const char *namespace, const char *task_queue, char kind,
 }
 
 /*
- * Called by a claim of WaitForTask that found nothing because a rate limit
- * held it back (store/task_limits.c): try again after ms even if no commit
- * wakes the poll.
+ * Called by a claim of WaitForTask that found nothing because a limit held
+ * it back (store/task_limits.c): try again after ms even if no commit wakes
+ * the poll.
  */
 void
 ClaimRetryAfter(long ms)
