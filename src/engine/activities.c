@@ -629,12 +629,14 @@ ScheduleActivity(RunState *rs, TimestampTz now, ActivityRequest *req,
 	 * for activities and the activity is on the decision task's own queue
 	 * (StartActivityAttempt, api/worker.c); it is not queued.  A SQL
 	 * activity still goes to the executors, and an activity of a paused
-	 * queue is queued (store/queue_pause.c).
+	 * queue is queued (store/queue_pause.c), as is one of a paused run,
+	 * held (engine/pause.c).
 	 */
 	if (req->eager && rs->n_eager < rs->eager_activities &&
 		strcmp(req->task_queue, rs->task_queue) == 0 &&
 		ReadyTaskKind(rs, req->task_queue, 'a', req->activity_type) == 'a' &&
-		!TaskQueuePaused(rs->namespace, req->task_queue, NULL))
+		!TaskQueuePaused(rs->namespace, req->task_queue, NULL) &&
+		!RunIsPaused(rs))
 	{
 		if (rs->eager_ids == NULL)
 			rs->eager_ids = palloc(sizeof(int64) * rs->eager_activities);
