@@ -4,7 +4,7 @@
 -- wait, held; cancel and terminate work; who paused it, when and why show in
 -- describe_workflow and durable.workflows; resuming hands the held tasks out again.
 BEGIN;
-SELECT plan(52);
+SELECT plan(57);
 SET LOCAL durable.test_time = '2026-05-01 00:00:00+00';
 
 CREATE ROLE wp_client; GRANT durable_client TO wp_client;
@@ -109,6 +109,29 @@ SELECT durable.cancel_workflow('c1');
 SELECT is(t.events('c1', from_id => 5), '{WorkflowExecutionCancelRequested,DecisionTaskScheduled}',
     'the cancel request is recorded');
 SELECT is(pg_temp.held('c1'), 'D', 'its decision task is held');
+
+-- The metrics show the paused runs of each queue and the paused queues, by the tenant rules.
+SELECT durable.pause_task_queue('pq', reason => 'maintenance');
+SELECT is((SELECT value FROM durable.metrics WHERE metric = 'durable_workflows_paused'
+            AND namespace = 'default' AND task_queue = 'cq'), 1::float8, 'metrics: one paused run on cq');
+SELECT is((SELECT value FROM durable.metrics WHERE metric = 'durable_task_queue_paused'
+            AND namespace = 'default' AND task_queue = 'pq'), 1::float8, 'metrics: pq is paused');
+SELECT ok(durable.metrics_text() LIKE '%durable_workflows_paused{namespace="default",task_queue="cq"} 1%'
+      AND durable.metrics_text() LIKE '%# TYPE durable_task_queue_paused gauge%durable_task_queue_paused{namespace="default",task_queue="pq"} 1%',
+    'metrics_text: both gauges');
+SELECT durable.create_namespace('wpns');
+SELECT durable.start_workflow('job', NULL, 'n1', 'nq', 'wpns') IS NOT NULL AS started;
+SELECT durable.pause_workflow('n1', namespace => 'wpns');
+SELECT durable.pause_task_queue('nq', 'wpns');
+SELECT is((SELECT count(*) FROM durable.metrics WHERE namespace = 'wpns'
+            AND metric IN ('durable_workflows_paused', 'durable_task_queue_paused')), 2::bigint,
+    'the paused run and queue of a closed namespace show to its owner');
+SET LOCAL ROLE wp_client;
+SELECT is((SELECT count(*) FROM durable.metrics WHERE namespace = 'wpns'
+            AND metric IN ('durable_workflows_paused', 'durable_task_queue_paused')), 0::bigint,
+    'not to a role without its client privilege');
+RESET ROLE;
+SELECT durable.resume_task_queue('pq');
 
 -- The executors: a SQL workflow waits while paused, and completes after resume.
 CREATE ROLE wp_app;
