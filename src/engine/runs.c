@@ -49,6 +49,8 @@ int			durable_max_attempts_per_run = 1000;
  */
 #define RUN_COLUMNS_V4 RUN_COLUMNS ", run_deadline"
 #define RUN_COLUMNS_V3 RUN_COLUMNS ", NULL::timestamptz"
+/* From 0.8.0 the pause too (RunIsPaused) */
+#define RUN_COLUMNS_V8 RUN_COLUMNS_V4 ", paused_at IS NOT NULL"
 
 /* Events appended to a run and not yet written */
 struct EventBatch
@@ -90,6 +92,28 @@ static KeptPlan load_given = {
 };
 static KeptPlan load_given_locked = {
 	NULL, "SELECT " RUN_COLUMNS_V4 " FROM durable.runs"
+	" WHERE run_id = $3 AND namespace = $1 AND workflow_id = $2 FOR UPDATE",
+	3, {TEXTOID, TEXTOID, UUIDOID}
+};
+static KeptPlan load_latest_v8 = {
+	NULL, "SELECT " RUN_COLUMNS_V8 " FROM durable.runs"
+	" WHERE namespace = $1 AND workflow_id = $2"
+	" ORDER BY run_seq DESC LIMIT 1",
+	2, {TEXTOID, TEXTOID}
+};
+static KeptPlan load_latest_locked_v8 = {
+	NULL, "SELECT " RUN_COLUMNS_V8 " FROM durable.runs"
+	" WHERE namespace = $1 AND workflow_id = $2"
+	" ORDER BY run_seq DESC LIMIT 1 FOR UPDATE",
+	2, {TEXTOID, TEXTOID}
+};
+static KeptPlan load_given_v8 = {
+	NULL, "SELECT " RUN_COLUMNS_V8 " FROM durable.runs"
+	" WHERE run_id = $3 AND namespace = $1 AND workflow_id = $2",
+	3, {TEXTOID, TEXTOID, UUIDOID}
+};
+static KeptPlan load_given_locked_v8 = {
+	NULL, "SELECT " RUN_COLUMNS_V8 " FROM durable.runs"
 	" WHERE run_id = $3 AND namespace = $1 AND workflow_id = $2 FOR UPDATE",
 	3, {TEXTOID, TEXTOID, UUIDOID}
 };
@@ -315,7 +339,7 @@ reset_call_state(RunState *rs)
 	rs->eager_ids = NULL;
 }
 
-/* Fill rs from row 0 of the last SPI result (RUN_COLUMNS_V4 or _V3). */
+/* Fill rs from row 0 of the last SPI result (RUN_COLUMNS_V8, _V4 or _V3). */
 static void
 read_run_row(RunState *rs)
 {
@@ -366,9 +390,10 @@ read_run_row(RunState *rs)
 		   sizeof(pg_uuid_t));
 	/* Not read here: only runs locked by LoadRunById start decision tasks. */
 	rs->pinned_function = InvalidOid;
-	/* Looked up when a task is queued (RunIsPaused) */
-	rs->paused_known = false;
-	rs->paused = false;
+	/* From 0.8.0 read with the row, else looked up if needed (RunIsPaused) */
+	rs->paused_known = SPI_tuptable->tupdesc->natts >= 26;
+	rs->paused = rs->paused_known &&
+		DatumGetBool(SPIGetDatum(0, 26, &isnull)) && !isnull;
 	rs->secret_stored = false;
 	rs->task_secret_null = true;
 	rs->task_secret = 0;
@@ -387,17 +412,22 @@ LoadRun(const char *namespace, const char *workflow_id, pg_uuid_t *run_id,
 	Datum		values[3];
 	KeptPlan   *kp;
 	bool		v4 = DurableColumnExists("runs", "run_deadline");
+	bool		v8 = DurableColumnExists("runs", "paused_at");
 
 	values[0] = CStringGetTextDatum(namespace);
 	values[1] = CStringGetTextDatum(workflow_id);
 	if (run_id != NULL)
 	{
 		values[2] = UUIDPGetDatum(run_id);
-		if (v4)
+		if (v8)
+			kp = for_update ? &load_given_locked_v8 : &load_given_v8;
+		else if (v4)
 			kp = for_update ? &load_given_locked : &load_given;
 		else
 			kp = for_update ? &load_given_locked_v3 : &load_given_v3;
 	}
+	else if (v8)
+		kp = for_update ? &load_latest_locked_v8 : &load_latest_v8;
 	else if (v4)
 		kp = for_update ? &load_latest_locked : &load_latest;
 	else
