@@ -943,7 +943,8 @@ RunIsPaused(RunState *rs)
 
 /*
  * The kind a task of a paused run is held under: the upper-case letter of
- * its kind, which no claim reads (durable.ready_tasks' kinds), and back.
+ * its kind, which no claim reads (durable.ready_tasks' kinds).  Resuming
+ * gives the kind back (engine/pause.c).
  */
 char
 HeldTaskKind(char kind)
@@ -958,23 +959,6 @@ HeldTaskKind(char kind)
 			return 'W';
 		case 'x':
 			return 'X';
-	}
-	return kind;
-}
-
-char
-ReleasedTaskKind(char kind)
-{
-	switch (kind)
-	{
-		case 'D':
-			return 'd';
-		case 'A':
-			return 'a';
-		case 'W':
-			return 'w';
-		case 'X':
-			return 'x';
 	}
 	return kind;
 }

@@ -108,7 +108,6 @@ extern Jsonb *DecisionScheduledAttributes(RunState *rs);
 extern Jsonb *DecisionStartedAttributes(int64 scheduled_id, const char *identity);
 extern bool RunIsPaused(RunState *rs);
 extern char HeldTaskKind(char kind);
-extern char ReleasedTaskKind(char kind);
 extern char ReadyTaskKind(RunState *rs, const char *task_queue, char kind,
 						  const char *type_name);
 extern void EnqueueReadyTask(RunState *rs, const char *task_queue, char kind,
