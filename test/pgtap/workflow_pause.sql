@@ -4,7 +4,7 @@
 -- wait, held; cancel and terminate work; who paused it, when and why show in
 -- describe_workflow and durable.workflows; resuming hands the held tasks out again.
 BEGIN;
-SELECT plan(57);
+SELECT plan(61);
 SET LOCAL durable.test_time = '2026-05-01 00:00:00+00';
 
 CREATE ROLE wp_client; GRANT durable_client TO wp_client;
@@ -110,10 +110,25 @@ SELECT is(t.events('c1', from_id => 5), '{WorkflowExecutionCancelRequested,Decis
     'the cancel request is recorded');
 SELECT is(pg_temp.held('c1'), 'D', 'its decision task is held');
 
+-- A held activity's schedule-to-start timeout fires as on a queue nobody polls, and
+-- its decision task waits held too.
+SELECT durable.start_workflow('job', NULL, 'st1', 'stq') IS NOT NULL AS started;
+SELECT t.decide('st1', '[{"decisionType": "ScheduleActivityTask", "activityId": "s", "activityType": "do",
+    "taskQueue": "stq", "scheduleToStartTimeoutSeconds": 30, "startToCloseTimeoutSeconds": 60}]', 'stq')
+    IS NOT NULL AS decided;
+SELECT durable.pause_workflow('st1');
+SELECT t.at('2026-05-01 00:02:30+00');
+SELECT cmp_ok(durable.tick(), '>=', 1, 'the timeout fires');
+SELECT is(t.attrs('st1', 'ActivityTaskTimedOut')->>'timeoutType', 'SCHEDULE_TO_START',
+    'the held activity timed out SCHEDULE_TO_START');
+SELECT is(durable.poll_decision_task('stq'), NULL::jsonb, 'the decision task it scheduled is held');
+
 -- The metrics show the paused runs of each queue and the paused queues, by the tenant rules.
 SELECT durable.pause_task_queue('pq', reason => 'maintenance');
 SELECT is((SELECT value FROM durable.metrics WHERE metric = 'durable_workflows_paused'
             AND namespace = 'default' AND task_queue = 'cq'), 1::float8, 'metrics: one paused run on cq');
+SELECT is((SELECT value FROM durable.metrics WHERE metric = 'durable_workflows_paused'
+            AND namespace = 'default' AND task_queue = 'stq'), 1::float8, 'and one on stq');
 SELECT is((SELECT value FROM durable.metrics WHERE metric = 'durable_task_queue_paused'
             AND namespace = 'default' AND task_queue = 'pq'), 1::float8, 'metrics: pq is paused');
 SELECT ok(durable.metrics_text() LIKE '%durable_workflows_paused{namespace="default",task_queue="cq"} 1%'
