@@ -4,7 +4,7 @@
 -- wait, held; cancel and terminate work; who paused it, when and why show in
 -- describe_workflow and durable.workflows; resuming hands the held tasks out again.
 BEGIN;
-SELECT plan(61);
+SELECT plan(66);
 SET LOCAL durable.test_time = '2026-05-01 00:00:00+00';
 
 CREATE ROLE wp_client; GRANT durable_client TO wp_client;
@@ -169,6 +169,23 @@ SELECT is(durable.describe_workflow('s1')->>'status', 'running', 'the SQL workfl
 SELECT durable.resume_workflow('s1');
 SELECT is(durable.run_tasks(), 1, 'after resume run_tasks runs it');
 SELECT is(durable.describe_workflow('s1')->>'status', 'completed', 'and it completes');
+
+-- A SQL activity's task is held too, and runs after the resume.
+CREATE FUNCTION wp.act(input jsonb) RETURNS jsonb LANGUAGE sql AS $$ SELECT '"acted"'::jsonb $$;
+SELECT durable.register_activity('wpact', 'wp.act(jsonb)', 'sq', run_as => 'wp_app');
+CREATE FUNCTION wp.wf2(input jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
+BEGIN
+    RETURN durable.activity('wpact', NULL, '{"taskQueue": "sq"}');
+END $$;
+SELECT durable.register_workflow('wpwf2', 'wp.wf2(jsonb)', 'sq', run_as => 'wp_app');
+SELECT durable.start_workflow('wpwf2', NULL, 's2', 'sq') IS NOT NULL AS started;
+SELECT is(durable.run_tasks(1), 1, 'the first decision task schedules the SQL activity');
+SELECT durable.pause_workflow('s2');
+SELECT is(pg_temp.held('s2'), 'X', 'its activity task is held for the executors');
+SELECT is(durable.run_tasks(), 0, 'run_tasks runs nothing of the paused run');
+SELECT durable.resume_workflow('s2');
+SELECT is(durable.run_tasks(), 2, 'after resume the activity and the last decision task run');
+SELECT is(durable.describe_workflow('s2')->>'result', 'acted', 'and it completes with the activity''s result');
 
 SELECT * FROM finish();
 ROLLBACK;
