@@ -31,6 +31,7 @@
 #include "store/spi.h"
 #include "store/wait.h"
 #include "engine/decision_task.h"
+#include "engine/pause.h"
 #include "engine/runs.h"
 #include "engine/workflow.h"
 #include "sqlwf/executor.h"
@@ -190,6 +191,20 @@ static KeptPlan describe_paused = {
 	NULL, "SELECT CASE WHEN EXISTS (SELECT 1 FROM durable.paused_task_queues p"
 	"   WHERE p.namespace = r.namespace AND p.task_queue = r.task_queue)"
 	" THEN $2 || '{\"taskQueuePaused\": true}'::pg_catalog.jsonb ELSE $2 END"
+	" FROM durable.runs r WHERE r.run_id = $1",
+	2, {UUIDOID, JSONBOID}
+};
+
+/*
+ * paused: {at, by, reason} while the run is paused (0.8.0, engine/pause.c):
+ * its tasks are held until it is resumed.  Left out otherwise, as
+ * taskQueuePaused is.
+ */
+static KeptPlan describe_run_paused = {
+	NULL, "SELECT CASE WHEN r.paused_at IS NULL THEN $2"
+	" ELSE $2 || pg_catalog.jsonb_build_object('paused',"
+	"   pg_catalog.jsonb_build_object('at', r.paused_at, 'by', r.paused_by,"
+	"     'reason', r.pause_reason)) END"
 	" FROM durable.runs r WHERE r.run_id = $1",
 	2, {UUIDOID, JSONBOID}
 };
@@ -463,6 +478,56 @@ durable_terminate_workflow(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+PG_FUNCTION_INFO_V1(durable_pause_workflow);
+/*
+ * durable.pause_workflow(workflow_id, run_id, reason, namespace): true when
+ * the run was not paused (engine/pause.c).
+ */
+Datum
+durable_pause_workflow(PG_FUNCTION_ARGS)
+{
+	char	   *workflow_id = CheckName(ARG_TEXT(0), "workflow_id");
+	pg_uuid_t  *run_id = ARG_UUID(1);
+	char	   *reason = PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2));
+	char	   *namespace = CheckName(ARG_TEXT(3), "namespace");
+	RunState	rs;
+	bool		paused;
+
+	RequireWritableTransaction("durable.pause_workflow()");
+
+	DurableSPIConnect();
+	CheckNamespacePrivilege(namespace, NSPRIV_CLIENT);
+	LoadRunOrError(namespace, workflow_id, run_id, true, &rs);
+	paused = PauseRun(&rs, DurableNow(), CallerIdentity(), reason);
+	DurableSPIFinish();
+	PG_RETURN_BOOL(paused);
+}
+
+PG_FUNCTION_INFO_V1(durable_resume_workflow);
+/*
+ * durable.resume_workflow(workflow_id, run_id, namespace): true when the run
+ * was paused.  Its held tasks are queued again and their polls or the
+ * executors woken at commit.
+ */
+Datum
+durable_resume_workflow(PG_FUNCTION_ARGS)
+{
+	char	   *workflow_id = CheckName(ARG_TEXT(0), "workflow_id");
+	pg_uuid_t  *run_id = ARG_UUID(1);
+	char	   *namespace = CheckName(ARG_TEXT(2), "namespace");
+	RunState	rs;
+	bool		resumed;
+
+	RequireWritableTransaction("durable.resume_workflow()");
+
+	DurableSPIConnect();
+	CheckNamespacePrivilege(namespace, NSPRIV_CLIENT);
+	LoadRunOrError(namespace, workflow_id, run_id, true, &rs);
+	resumed = ResumeRun(&rs);
+	DurableSPIFinish();
+	PG_RETURN_BOOL(resumed);
+}
+
 PG_FUNCTION_INFO_V1(durable_resolve_run_id);
 /* durable.resolve_run_id(workflow_id, namespace, run_id): the run, or the latest. */
 Datum
@@ -530,6 +595,16 @@ durable_describe_workflow(PG_FUNCTION_ARGS)
 		args[0] = UUIDPGetDatum(&rs.run_id);
 		args[1] = result;
 		if (RunPlan(&describe_paused, args, NULL, true, 1) != 1)
+			elog(ERROR, "run %s vanished", UuidToCString(&rs.run_id));
+		result = SPIGetDatum(0, 1, &isnull);
+	}
+	if (DurableColumnExists("runs", "paused_at"))
+	{
+		Datum		args[2];
+
+		args[0] = UUIDPGetDatum(&rs.run_id);
+		args[1] = result;
+		if (RunPlan(&describe_run_paused, args, NULL, true, 1) != 1)
 			elog(ERROR, "run %s vanished", UuidToCString(&rs.run_id));
 		result = SPIGetDatum(0, 1, &isnull);
 	}

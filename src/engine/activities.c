@@ -634,11 +634,13 @@ ScheduleActivity(RunState *rs, TimestampTz now, ActivityRequest *req,
 	 * (StartActivityAttempt, api/worker.c); it is not queued.  A SQL
 	 * activity still goes to the executors, and an activity of a paused
 	 * queue, or of a queue with limits, is queued (store/queue_pause.c,
-	 * store/task_limits.c: the limits are decided where a poll claims).
+	 * store/task_limits.c: the limits are decided where a poll claims), as
+	 * is one of a paused run, held (engine/pause.c).
 	 */
 	if (req->eager && rs->n_eager < rs->eager_activities &&
 		strcmp(req->task_queue, rs->task_queue) == 0 &&
 		ReadyTaskKind(rs, req->task_queue, 'a', req->activity_type) == 'a' &&
+		!RunIsPaused(rs) &&
 		!TaskQueuePaused(rs->namespace, req->task_queue, NULL) &&
 		!TaskQueueLimited(rs->namespace, req->task_queue, 'a'))
 	{

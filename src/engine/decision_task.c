@@ -59,6 +59,19 @@ StartDecisionTask(RunState *rs, int64 scheduled_id, TimestampTz now,
 		return false;
 
 	/*
+	 * A task claimed before its run was paused, whose claimer got the run's
+	 * lock after the pause committed: it has not started, and waits held for
+	 * the resume (engine/pause.c), under a new task id.
+	 */
+	if (RunIsPaused(rs))
+	{
+		EnqueueReadyTask(rs, rs->task_queue, 'd', rs->workflow_type,
+						 scheduled_id, rs->decision_attempt);
+		FlushEvents(rs);
+		return false;
+	}
+
+	/*
 	 * An external worker's task gets the secret of its token, kept in the
 	 * run's row (written by SaveRun below) when the database has the column.
 	 * Two attempts of a transient task have the same ids: only the secret

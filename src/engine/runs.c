@@ -50,6 +50,8 @@ int			durable_max_attempts_per_run = 1000;
  */
 #define RUN_COLUMNS_V4 RUN_COLUMNS ", run_deadline"
 #define RUN_COLUMNS_V3 RUN_COLUMNS ", NULL::timestamptz"
+/* From 0.8.0 the pause too (RunIsPaused) */
+#define RUN_COLUMNS_V8 RUN_COLUMNS_V4 ", paused_at IS NOT NULL"
 
 /* Events appended to a run and not yet written */
 struct EventBatch
@@ -94,6 +96,28 @@ static KeptPlan load_given_locked = {
 	" WHERE run_id = $3 AND namespace = $1 AND workflow_id = $2 FOR UPDATE",
 	3, {TEXTOID, TEXTOID, UUIDOID}
 };
+static KeptPlan load_latest_v8 = {
+	NULL, "SELECT " RUN_COLUMNS_V8 " FROM durable.runs"
+	" WHERE namespace = $1 AND workflow_id = $2"
+	" ORDER BY run_seq DESC LIMIT 1",
+	2, {TEXTOID, TEXTOID}
+};
+static KeptPlan load_latest_locked_v8 = {
+	NULL, "SELECT " RUN_COLUMNS_V8 " FROM durable.runs"
+	" WHERE namespace = $1 AND workflow_id = $2"
+	" ORDER BY run_seq DESC LIMIT 1 FOR UPDATE",
+	2, {TEXTOID, TEXTOID}
+};
+static KeptPlan load_given_v8 = {
+	NULL, "SELECT " RUN_COLUMNS_V8 " FROM durable.runs"
+	" WHERE run_id = $3 AND namespace = $1 AND workflow_id = $2",
+	3, {TEXTOID, TEXTOID, UUIDOID}
+};
+static KeptPlan load_given_locked_v8 = {
+	NULL, "SELECT " RUN_COLUMNS_V8 " FROM durable.runs"
+	" WHERE run_id = $3 AND namespace = $1 AND workflow_id = $2 FOR UPDATE",
+	3, {TEXTOID, TEXTOID, UUIDOID}
+};
 static KeptPlan load_latest_v3 = {
 	NULL, "SELECT " RUN_COLUMNS_V3 " FROM durable.runs"
 	" WHERE namespace = $1 AND workflow_id = $2"
@@ -115,6 +139,15 @@ static KeptPlan load_given_locked_v3 = {
 	NULL, "SELECT " RUN_COLUMNS_V3 " FROM durable.runs"
 	" WHERE run_id = $3 AND namespace = $1 AND workflow_id = $2 FOR UPDATE",
 	3, {TEXTOID, TEXTOID, UUIDOID}
+};
+/* Whether a run is paused (0.8.0), for a run LoadRun read */
+static KeptPlan run_paused = {
+	NULL, "SELECT paused_at IS NOT NULL FROM durable.runs WHERE run_id = $1",
+	1, {UUIDOID}
+};
+/* A closing run is no longer paused */
+static const char *const unpause_columns[] = {
+	"paused_at", "paused_by", "pause_reason"
 };
 static KeptPlan set_run_deadline = {
 	NULL, "UPDATE durable.runs SET run_deadline = $2 WHERE run_id = $1",
@@ -307,7 +340,7 @@ reset_call_state(RunState *rs)
 	rs->eager_ids = NULL;
 }
 
-/* Fill rs from row 0 of the last SPI result (RUN_COLUMNS_V4 or _V3). */
+/* Fill rs from row 0 of the last SPI result (RUN_COLUMNS_V8, _V4 or _V3). */
 static void
 read_run_row(RunState *rs)
 {
@@ -358,6 +391,10 @@ read_run_row(RunState *rs)
 		   sizeof(pg_uuid_t));
 	/* Not read here: only runs locked by LoadRunById start decision tasks. */
 	rs->pinned_function = InvalidOid;
+	/* From 0.8.0 read with the row, else looked up if needed (RunIsPaused) */
+	rs->paused_known = SPI_tuptable->tupdesc->natts >= 26;
+	rs->paused = rs->paused_known &&
+		DatumGetBool(SPIGetDatum(0, 26, &isnull)) && !isnull;
 	rs->secret_stored = false;
 	rs->task_secret_null = true;
 	rs->task_secret = 0;
@@ -376,17 +413,22 @@ LoadRun(const char *namespace, const char *workflow_id, pg_uuid_t *run_id,
 	Datum		values[3];
 	KeptPlan   *kp;
 	bool		v4 = DurableColumnExists("runs", "run_deadline");
+	bool		v8 = DurableColumnExists("runs", "paused_at");
 
 	values[0] = CStringGetTextDatum(namespace);
 	values[1] = CStringGetTextDatum(workflow_id);
 	if (run_id != NULL)
 	{
 		values[2] = UUIDPGetDatum(run_id);
-		if (v4)
+		if (v8)
+			kp = for_update ? &load_given_locked_v8 : &load_given_v8;
+		else if (v4)
 			kp = for_update ? &load_given_locked : &load_given;
 		else
 			kp = for_update ? &load_given_locked_v3 : &load_given_v3;
 	}
+	else if (v8)
+		kp = for_update ? &load_latest_locked_v8 : &load_latest_v8;
 	else if (v4)
 		kp = for_update ? &load_latest_locked : &load_latest;
 	else
@@ -427,7 +469,7 @@ enum
 	RC_ACTIVITY_ATTEMPTS, RC_EXECUTION_DEADLINE, RC_START_TIME, RC_RUN_TIMEOUT,
 	RC_HAS_BUFFERED, RC_RETRY_POLICY, RC_CRON_SCHEDULE, RC_PARENT_RUN_ID,
 	RC_PARENT_INITIATED_ID, RC_FIRST_RUN_ID, RC_TASK_SECRET, RC_RUN_DEADLINE,
-	RC_PINNED_FUNCTION, RC_COUNT
+	RC_PINNED_FUNCTION, RC_PAUSED_AT, RC_COUNT
 };
 static const char *const run_column_names[RC_COUNT] = {
 	"run_id", "namespace", "workflow_id", "workflow_type", "task_queue",
@@ -437,7 +479,7 @@ static const char *const run_column_names[RC_COUNT] = {
 	"activity_attempts", "execution_deadline", "start_time", "run_timeout",
 	"has_buffered", "retry_policy", "cron_schedule", "parent_run_id",
 	"parent_initiated_id", "first_run_id", "task_secret", "run_deadline",
-	"pinned_function"
+	"pinned_function", "paused_at"
 };
 
 /* Attribute numbers of those columns, for the runs table they were read of */
@@ -472,10 +514,12 @@ read_run_slot(RunState *rs, TupleTableSlot *slot)
 					run_columns[i] = j;
 			/*
 			 * task_secret is new in 0.3.0, run_deadline in 0.4.0,
-			 * pinned_function in 0.7.0: a database not yet updated lacks them
+			 * pinned_function in 0.7.0, paused_at in 0.8.0: a database not
+			 * yet updated lacks them
 			 */
 			if (run_columns[i] < 0 && i != RC_TASK_SECRET &&
-				i != RC_RUN_DEADLINE && i != RC_PINNED_FUNCTION)
+				i != RC_RUN_DEADLINE && i != RC_PINNED_FUNCTION &&
+				i != RC_PAUSED_AT)
 				elog(ERROR, "durable.runs lacks column \"%s\"",
 					 run_column_names[i]);
 		}
@@ -536,6 +580,8 @@ read_run_slot(RunState *rs, TupleTableSlot *slot)
 	rs->pinned_function =
 		run_columns[RC_PINNED_FUNCTION] < 0 || RN(RC_PINNED_FUNCTION) ?
 		InvalidOid : DatumGetObjectId(RV(RC_PINNED_FUNCTION));
+	rs->paused_known = true;
+	rs->paused = run_columns[RC_PAUSED_AT] >= 0 && !RN(RC_PAUSED_AT);
 #undef RV
 #undef RN
 }
@@ -870,6 +916,55 @@ FlushBufferedEvents(RunState *rs)
 }
 
 /*
+ * Whether the run is paused (engine/pause.c): from its row when LoadRunById
+ * read it, otherwise looked up once, under the run's lock, which pausing
+ * and resuming take too.  Never before 0.8.0.
+ */
+bool
+RunIsPaused(RunState *rs)
+{
+	Datum		values[1];
+	bool		isnull;
+
+	if (rs->paused_known)
+		return rs->paused;
+	rs->paused = false;
+	if (DurableColumnExists("runs", "paused_at"))
+	{
+		values[0] = UUIDPGetDatum(&rs->run_id);
+		if (RunPlan(&run_paused, values, NULL, false, 1) == 1)
+		{
+			rs->paused = DatumGetBool(SPIGetDatum(0, 1, &isnull)) && !isnull;
+			SPI_freetuptable(SPI_tuptable);
+		}
+	}
+	rs->paused_known = true;
+	return rs->paused;
+}
+
+/*
+ * The kind a task of a paused run is held under: the upper-case letter of
+ * its kind, which no claim reads (durable.ready_tasks' kinds).  Resuming
+ * gives the kind back (engine/pause.c).
+ */
+char
+HeldTaskKind(char kind)
+{
+	switch (kind)
+	{
+		case 'd':
+			return 'D';
+		case 'a':
+			return 'A';
+		case 'w':
+			return 'W';
+		case 'x':
+			return 'X';
+	}
+	return kind;
+}
+
+/*
  * The kind of ready task a task of the run is queued as: a decision ('d') or
  * activity ('a') task of a type registered to a SQL function goes to the
  * executors instead ('w', 'x': registry.c).
@@ -899,8 +994,12 @@ EnqueueReadyTask(RunState *rs, const char *task_queue, char kind,
 				 int32 attempt)
 {
 	ReadyBatch *b;
+	bool		held = RunIsPaused(rs);
 
 	kind = ReadyTaskKind(rs, task_queue, kind, type_name);
+	/* A paused run's task waits, held, for its resume (engine/pause.c). */
+	if (held)
+		kind = HeldTaskKind(kind);
 
 	if (rs->ready == NULL)
 		rs->ready = palloc0(sizeof(ReadyBatch));
@@ -913,7 +1012,8 @@ EnqueueReadyTask(RunState *rs, const char *task_queue, char kind,
 	b->attempts[b->n] = attempt;
 	b->n++;
 	DurableSPIOweWrites(1);
-	WakeQueueAtCommit(rs->namespace, task_queue, kind, 1);
+	if (!held)
+		WakeQueueAtCommit(rs->namespace, task_queue, kind, 1);
 }
 
 /*
@@ -1008,10 +1108,12 @@ schedule_decision(RunState *rs, TimestampTz now)
 	 * ReturnNewDecisionTask does; it is not queued for another poller.  A
 	 * SQL workflow's task still goes to the executors, and a task of a
 	 * paused queue, or of a queue with limits, is queued
-	 * (store/queue_pause.c, store/task_limits.c).
+	 * (store/queue_pause.c, store/task_limits.c), as is one of a paused
+	 * run, held (engine/pause.c).
 	 */
 	if (rs->take_decision &&
 		ReadyTaskKind(rs, rs->task_queue, 'd', rs->workflow_type) == 'd' &&
+		!RunIsPaused(rs) &&
 		!TaskQueuePaused(rs->namespace, rs->task_queue, NULL) &&
 		!TaskQueueLimited(rs->namespace, rs->task_queue, 'd'))
 	{
@@ -1101,8 +1203,10 @@ CloseRun(RunState *rs, TimestampTz now, const char *status,
 		 const char *event_type, Jsonb *attributes, Jsonb *result,
 		 Jsonb *failure)
 {
-	Datum		values[lengthof(close_run_columns)];
-	bool		isnull[lengthof(close_run_columns)];
+	Datum		values[lengthof(close_run_columns) + lengthof(unpause_columns)];
+	bool		isnull[lengthof(close_run_columns) + lengthof(unpause_columns)];
+	const char *columns[lengthof(close_run_columns) + lengthof(unpause_columns)];
+	int			ncolumns;
 	bool		queued = rs->decision_scheduled_id != 0 &&
 		rs->decision_started_id == 0;
 	bool		null;
@@ -1152,9 +1256,21 @@ CloseRun(RunState *rs, TimestampTz now, const char *status,
 	values[9] = (Datum) 0;
 	isnull[9] = true;
 	values[10] = BoolGetDatum(false);
+	memcpy(columns, close_run_columns, sizeof(close_run_columns));
+	/* Only an open run is paused (engine/pause.c): the pause ends too. */
+	ncolumns = lengthof(close_run_columns);
+	if (RunIsPaused(rs))
+	{
+		for (i = 0; i < lengthof(unpause_columns); i++)
+		{
+			columns[ncolumns] = unpause_columns[i];
+			values[ncolumns] = (Datum) 0;
+			isnull[ncolumns++] = true;
+		}
+		rs->paused = false;
+	}
 	write_events(rs);
-	DirectUpdateRun(&rs->run_id, lengthof(close_run_columns),
-					close_run_columns, values, isnull);
+	DirectUpdateRun(&rs->run_id, ncolumns, columns, values, isnull);
 	events_written(rs);			/* tasks it queued are moot: dropped */
 	WorkflowClosedAtCommit(rs->namespace, rs->workflow_id, &rs->run_id, status);
 

@@ -58,6 +58,13 @@ typedef struct RunState
 	 * by LoadRunById only.
 	 */
 	Oid			pinned_function;
+	/*
+	 * Whether the run is paused (runs.paused_at, 0.8.0: engine/pause.c):
+	 * read with the row by LoadRunById, looked up on demand (RunIsPaused)
+	 * after LoadRun.
+	 */
+	bool		paused_known;
+	bool		paused;
 	/* The secret of the started decision task's token (api/worker.c) */
 	bool		secret_stored;	/* durable.runs has task_secret (0.3.0) */
 	bool		task_secret_null;	/* none: started before 0.3.0, or none */
@@ -99,6 +106,8 @@ extern bool DecisionIsTransient(RunState *rs);
 extern bool TransientDecisionOvertaken(RunState *rs);
 extern Jsonb *DecisionScheduledAttributes(RunState *rs);
 extern Jsonb *DecisionStartedAttributes(int64 scheduled_id, const char *identity);
+extern bool RunIsPaused(RunState *rs);
+extern char HeldTaskKind(char kind);
 extern char ReadyTaskKind(RunState *rs, const char *task_queue, char kind,
 						  const char *type_name);
 extern void EnqueueReadyTask(RunState *rs, const char *task_queue, char kind,

@@ -318,6 +318,8 @@ create_run(NewRun *nr, TimestampTz now, bool only_first)
 	rs.attempt = nr->attempt;
 	rs.decision_timeout = nr->decision_timeout;
 	rs.decision_started_time_null = true;
+	/* A new run is not paused (engine/pause.c): nothing to look up. */
+	rs.paused_known = true;
 
 	(void) AppendEvent(&rs, now, "WorkflowExecutionStarted", started_attributes(nr));
 	if (nr->signal_name != NULL)

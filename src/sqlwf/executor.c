@@ -517,6 +517,18 @@ lock_current_attempt(ActivityRun *ar)
 		ar->a.attempt == ar->attempt &&
 		strcmp(ar->a.state, "SCHEDULED") == 0 &&
 		ar->a.next_attempt_time == DT_NOEND;
+
+	/*
+	 * Claimed before its run was paused, locked after the pause committed:
+	 * the attempt waits, held, for the resume (engine/pause.c).
+	 */
+	if (ar->current && RunIsPaused(&ar->rs))
+	{
+		EnqueueReadyTask(&ar->rs, ar->a.task_queue, 'a', ar->a.activity_type,
+						 ar->scheduled_id, ar->attempt);
+		FlushEvents(&ar->rs);
+		ar->current = false;
+	}
 	return ar->current;
 }
 

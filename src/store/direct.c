@@ -736,7 +736,9 @@ static const DirectColumn run_columns[] = {
 	{"previous_started_id", INT8OID}, {"activity_attempts", INT4OID},
 	{"has_buffered", BOOLOID}, {"status", TEXTOID},
 	{"close_time", TIMESTAMPTZOID}, {"result", JSONBOID},
-	{"failure", JSONBOID}, {"task_secret", INT8OID}
+	{"failure", JSONBOID}, {"task_secret", INT8OID},
+	{"paused_at", TIMESTAMPTZOID}, {"paused_by", TEXTOID},
+	{"pause_reason", TEXTOID}
 };
 
 /* The type of a column of durable.runs that DirectUpdateRun writes. */

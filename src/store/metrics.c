@@ -34,13 +34,24 @@
  * MAX_LOCAL_KEYS - 1 queues a backend keeps apart in one transaction (the
  * last key is kept for the database's row) (docs/metrics.md "Metrics").
  *
+ * Two gauges come from tables instead, read when the metrics are: the
+ * paused task queues (durable.paused_task_queues, store/queue_pause.c) and
+ * the paused workflow runs of each queue (the partial index runs_paused of
+ * durable.runs, engine/pause.c).  They are read through their indexes,
+ * whatever the caller may SELECT, and shown by the same tenant rules.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include <math.h>
 
+#include "access/genam.h"
+#include "access/relscan.h"
+#include "access/table.h"
+#include "access/tableam.h"
 #include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/objectaccess.h"
 #include "catalog/pg_database.h"
 #include "catalog/pg_extension.h"
@@ -55,7 +66,10 @@
 #include "storage/s_lock.h"
 #include "storage/shmem.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "base/clock.h"
 #include "store/metrics.h"
@@ -986,6 +1000,101 @@ static const MetricFamily enabled_family = {
 };
 static const SlotCopy no_queue = {true};
 
+/* The paused task queues, and the paused runs of each queue */
+static const MetricFamily paused_queue_family = {
+	"durable_task_queue_paused", "gauge",
+	"1 for a paused task queue: none of its tasks is handed out.",
+	false, NULL, 0, {0}, {NULL}, 0
+};
+static const MetricFamily paused_runs_family = {
+	"durable_workflows_paused", "gauge",
+	"Open workflow runs paused, by their task queue: none of their tasks is handed out.",
+	false, NULL, 0, {0}, {NULL}, 0
+};
+
+/*
+ * Emit, for each (namespace, task_queue) of the rows of durable.<table> the
+ * caller may read, how many rows it has (once for a primary key), walking
+ * the index index_name, whose first two columns are those: consecutive rows
+ * are of the same queue.  Names of METRIC_NAME_LEN bytes or longer are left
+ * out, as they have no row of counters.  Nothing when the schema has no such
+ * index (before 0.7.0 and 0.8.0).
+ */
+static void
+walk_paused(const MetricFamily *fam, const char *table, const char *index_name,
+			EmitFn emit, void *arg,
+			void (*family_begin) (void *, const MetricFamily *))
+{
+	Oid			nsp = get_namespace_oid("durable", true);
+	Oid			relid = OidIsValid(nsp) ? get_relname_relid(table, nsp) :
+		InvalidOid;
+	Oid			indexid = OidIsValid(nsp) ?
+		get_relname_relid(index_name, nsp) : InvalidOid;
+	Relation	rel;
+	Relation	index;
+	Snapshot	snapshot;
+	IndexScanDesc scan;
+	TupleTableSlot *slot;
+	AttrNumber	ns_att;
+	AttrNumber	queue_att;
+	bool		sees_all = MonitorSeesAll();
+	SlotCopy	cur;
+	double		count = 0;
+
+	if (!OidIsValid(relid) || !OidIsValid(indexid))
+		return;
+	rel = table_open(relid, AccessShareLock);
+	index = index_open(indexid, AccessShareLock);
+	if (index->rd_index->indrelid != relid ||
+		index->rd_index->indnkeyatts < 2)
+		elog(ERROR, "index durable.%s is not one of durable.%s's queues",
+			 index_name, table);
+	ns_att = index->rd_index->indkey.values[0];
+	queue_att = index->rd_index->indkey.values[1];
+	if (family_begin)
+		family_begin(arg, fam);
+	memset(&cur, 0, sizeof(cur));
+	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	slot = table_slot_create(rel, NULL);
+	scan = index_beginscan(rel, index, snapshot, 0, 0);
+	index_rescan(scan, NULL, 0, NULL, 0);
+	for (;;)
+	{
+		bool		more = index_getnext_slot(scan, ForwardScanDirection, slot);
+		char	   *ns = NULL;
+		char	   *queue = NULL;
+		bool		isnull;
+
+		if (more)
+		{
+			ns = TextDatumGetCString(slot_getattr(slot, ns_att, &isnull));
+			queue = TextDatumGetCString(slot_getattr(slot, queue_att, &isnull));
+			if (count > 0 && strcmp(ns, cur.namespace) == 0 &&
+				strcmp(queue, cur.task_queue) == 0)
+			{
+				count++;
+				continue;
+			}
+		}
+		if (count > 0)
+			emit(arg, fam->name, &cur, NULL, NULL, NAN, count);
+		if (!more)
+			break;
+		count = 0;
+		if (strlen(ns) >= METRIC_NAME_LEN || strlen(queue) >= METRIC_NAME_LEN ||
+			!MonitorMayRead(ns, sees_all))
+			continue;
+		strlcpy(cur.namespace, ns, METRIC_NAME_LEN);
+		strlcpy(cur.task_queue, queue, METRIC_NAME_LEN);
+		count = 1;
+	}
+	index_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	UnregisterSnapshot(snapshot);
+	index_close(index, AccessShareLock);
+	table_close(rel, AccessShareLock);
+}
+
 /* Walk every value of the slots the caller may read, family by family. */
 static void
 walk_metrics(EmitFn emit, void *arg, void (*family_begin) (void *,
@@ -1047,6 +1156,10 @@ walk_metrics(EmitFn emit, void *arg, void (*family_begin) (void *,
 		if (metrics == NULL && family_begin)
 			family_begin(arg, fam);
 	}
+	walk_paused(&paused_queue_family, "paused_task_queues",
+				"paused_task_queues_pkey", emit, arg, family_begin);
+	walk_paused(&paused_runs_family, "runs", "runs_paused", emit, arg,
+				family_begin);
 }
 
 /* A row of durable.metric_values() */

@@ -469,6 +469,14 @@ move_tasks(bool workflow, const char *namespace, const char *type_name,
 					values, NULL, false, 0);
 	if (moved > 0)
 		WakeQueueAtCommit(namespace, task_queue, to, moved);
+	/*
+	 * And the tasks of paused runs, held under the upper-case kinds
+	 * (engine/pause.c), which wait for their resume: nobody to wake.
+	 */
+	values[3] = CharGetDatum(pg_ascii_toupper((unsigned char) to));
+	values[4] = CharGetDatum(pg_ascii_toupper((unsigned char) from));
+	(void) RunPlan(workflow ? &move_decision_tasks : &move_activity_tasks,
+				   values, NULL, false, 0);
 }
 
 /*

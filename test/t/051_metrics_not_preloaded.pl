@@ -50,8 +50,10 @@ is_deeply([ map { /^# TYPE (\S+ \S+)$/ ? $1 : () } @lines ], [
 	'durable_decision_schedule_to_start_seconds histogram',
 	'durable_activity_schedule_to_start_seconds histogram',
 	'durable_timers_fired_total counter',
-	'durable_timer_lateness_seconds histogram' ], 'a TYPE line for every family docs/metrics.md lists');
-is(scalar(grep { /^# HELP / } @lines), 10, 'and a HELP line for each');
+	'durable_timer_lateness_seconds histogram',
+	'durable_task_queue_paused gauge',
+	'durable_workflows_paused gauge' ], 'a TYPE line for every family docs/metrics.md lists');
+is(scalar(grep { /^# HELP / } @lines), 12, 'and a HELP line for each');
 
 # A member of pg_monitor, as a scraper connects, reads the same.
 $node->safe_psql('postgres', 'CREATE ROLE scraper LOGIN IN ROLE pg_monitor');

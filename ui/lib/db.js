@@ -318,8 +318,14 @@ async function taskQueues(pool) {
   const { rows } = await pool.query(`
     SELECT namespace, task_queue, kind, ready_tasks, oldest_ready_time,
            extract(epoch FROM oldest_ready_age)::float8 AS oldest_ready_age,
-           waiting_on_timer, pollers, last_poll_time, executor_types
-      FROM durable.task_queues
+           waiting_on_timer, pollers, last_poll_time, executor_types,
+           -- the pause of the queue (0.7.0) and the held tasks of paused runs
+           -- (0.8.0), NULL before
+           pg_catalog.to_jsonb(q)->>'paused_at' AS paused_at,
+           pg_catalog.to_jsonb(q)->>'paused_by' AS paused_by,
+           pg_catalog.to_jsonb(q)->>'pause_reason' AS pause_reason,
+           (pg_catalog.to_jsonb(q)->>'held_tasks')::bigint AS held_tasks
+      FROM durable.task_queues q
      ORDER BY namespace, task_queue, kind LIMIT 1000`);
   return rows;
 }

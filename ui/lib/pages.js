@@ -291,7 +291,8 @@ async function workflowPage(ctx, f) {
       ${kv('Type', d.workflowType)}
       ${d.function ? kv('Function', html`${d.function}${d.functionPinned ? html` <span class="muted">kept on it (registered with running =&gt; keep)</span>` : ''}`) : ''}
       ${versions.length ? kv('Code versions', versions.map((v, i) => html`${i ? ', ' : ''}<span class="version">${v.details && v.details.changeId}: ${v.details && v.details.version}${v.details && v.details.deprecated ? ' (deprecated)' : ''}</span>`)) : ''}
-      ${kv('Task queue', html`${d.taskQueue}${d.taskQueueWithoutPollers === true ? html` <span class="warn">no poller for a minute</span>` : ''}`)}
+      ${d.paused ? kv('Paused', html`<span class="warn paused">paused</span> by ${d.paused.by || '?'} at ${time(d.paused.at)}${d.paused.reason ? html`: <span class="pause-reason">${d.paused.reason}</span>` : ''} <span class="muted">(no task of this run is handed out until it is resumed)</span>`) : ''}
+      ${kv('Task queue', html`${d.taskQueue}${d.taskQueuePaused === true ? html` <span class="warn paused">queue paused</span>` : ''}${d.taskQueueWithoutPollers === true ? html` <span class="warn">no poller for a minute</span>` : ''}`)}
       ${kv('Attempt', d.attempt)}
       ${kv('Started', time(d.startTime))}
       ${kv('Closed', time(d.closeTime))}
@@ -550,12 +551,13 @@ async function taskQueuesPage(ctx, f) {
       parts.push(rows.length ? html`<div class="table-wrap"><table><thead><tr>
         <th scope="col">Namespace</th><th scope="col">Task queue</th><th scope="col">Kind</th>
         <th scope="col">Ready</th><th scope="col">Oldest ready</th><th scope="col">Waiting on a timer</th>
-        <th scope="col">Pollers (last poll)</th><th scope="col">Executor types</th></tr></thead><tbody>
-        ${rows.map((r) => html`<tr><td>${r.namespace}</td><td>${r.task_queue}</td><td>${r.kind}</td>
-          <td>${r.ready_tasks}</td><td>${r.oldest_ready_age !== null ? html`${seconds(r.oldest_ready_age)} <span class="muted">(${time(r.oldest_ready_time)})</span>` : ''}</td>
+        <th scope="col">Pollers (last poll)</th><th scope="col">Executor types</th><th scope="col">Paused</th></tr></thead><tbody>
+        ${rows.map((r) => html`<tr${r.paused_at ? html` class="paused-queue"` : ''}><td>${r.namespace}</td><td>${r.task_queue}</td><td>${r.kind}</td>
+          <td>${r.ready_tasks}${Number(r.held_tasks) > 0 ? html` <span class="muted held">(${r.held_tasks} held: paused workflows)</span>` : ''}</td><td>${r.oldest_ready_age !== null ? html`${seconds(r.oldest_ready_age)} <span class="muted">(${time(r.oldest_ready_time)})</span>` : ''}</td>
           <td>${r.waiting_on_timer}</td>
           <td>${(r.pollers || []).length ? html`<ul class="pollers">${r.pollers.map((p) => html`<li>${p.identity} ${time(p.lastPollTime)}</li>`)}</ul>` : html`<span class="warn">none</span>`}</td>
-          <td>${(r.executor_types || []).join(', ')}</td></tr>`)}</tbody></table></div>`
+          <td>${(r.executor_types || []).join(', ')}</td>
+          <td>${r.paused_at ? html`<span class="warn paused">paused</span> by ${r.paused_by || '?'} at ${time(r.paused_at)}${r.pause_reason ? html`: <span class="pause-reason">${r.pause_reason}</span>` : ''}` : ''}</td></tr>`)}</tbody></table></div>`
         : html`<p class="empty">No queue has tasks, pollers or executor types.</p>`);
     } catch (e) { parts.push(errorBox(e)); }
   }

@@ -432,6 +432,34 @@ async function main() {
     await vp.close();
   });
 
+  await step('a paused queue and a paused workflow show as paused, with who, when and why', async () => {
+    if (!has('pause_workflow') || !has('pause_task_queue')) {
+      console.log('# no pause_workflow here: skipped');
+      return;
+    }
+    await admin.query(`SELECT durable.start_workflow('greet', NULL, 'paused-1', 'ui_hold');
+      SELECT durable.pause_workflow('paused-1', reason => 'checking the order');
+      SELECT durable.pause_task_queue('ui_hold', reason => 'provider <b>down</b>');`);
+    const who = (await admin.query('SELECT current_user AS u')).rows[0].u;
+    await go('/task-queues');
+    const row = await page.$$eval('tr.paused-queue', (es) => es.map((e) => e.textContent).join('\n'));
+    assert.match(row, /ui_hold/);
+    assert.match(row, new RegExp(`paused by ${who} at \\S`));
+    assert.match(row, /provider <b>down<\/b>/, 'the reason, escaped');
+    assert.match(row, /1 held: paused workflows/);
+    await shot('task-queues-paused');
+    await go('/workflow?namespace=default&workflow_id=paused-1');
+    const summary = await text('#summary');
+    assert.match(summary, new RegExp(`paused by ${who} at \\S.*: checking the order`));
+    assert.match(summary, /queue paused/);
+    await shot('workflow-paused');
+    await admin.query(`SELECT durable.resume_workflow('paused-1');
+      SELECT durable.resume_task_queue('ui_hold');
+      SELECT durable.terminate_workflow('paused-1', 'ui test done');`);
+    await go('/workflow?namespace=default&workflow_id=paused-1');
+    assert.doesNotMatch(await text('#summary'), /paused by/);
+  });
+
   await step('metrics page', async () => {
     const hasMetrics = (await admin.query("SELECT to_regclass('durable.metrics') r")).rows[0].r;
     if (hasMetrics) {
