@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import { Connection, ConnectionOptions } from './connection';
 import { InvalidArgumentError, WorkflowFailedError } from './errors';
-import { Duration, JsonObject, JsonValue, RetryPolicy, retryPolicyJson, toInterval, toJsonText, toSeconds, NotJsonError } from './json';
+import { BatchClient, TaskQueueClient } from './operations';
+import { Duration, JsonObject, JsonValue, RetryPolicy, jsonParam, retryPolicyJson, toInterval, toSeconds } from './json';
 
 export type WorkflowStatus = 'running' | 'completed' | 'failed' | 'canceled' | 'terminated' | 'continued_as_new' | 'timed_out';
 
@@ -166,16 +167,6 @@ interface WaitResult {
 /** The longest single wait_workflow call of result(); it loops over such waits. */
 const RESULT_WAIT_SECONDS = 30;
 
-function jsonParam(value: unknown, what: string): string | null {
-  if (value === undefined) return null;
-  try {
-    return toJsonText(value, what);
-  } catch (e) {
-    if (e instanceof NotJsonError) throw new InvalidArgumentError(e.message, { sqlstate: '22023' }, what);
-    throw e;
-  }
-}
-
 function intervalParam(d: Duration | undefined, what: string): string | null {
   if (d === undefined) return null;
   try {
@@ -212,11 +203,17 @@ export class Client {
   readonly connection: Connection;
   readonly namespace: string;
   readonly taskQueue: string;
+  /** Task queues: pause and resume them, set their limits, describe them. */
+  readonly taskQueues: TaskQueueClient;
+  /** Batch jobs: terminate, cancel, signal, reset or restart the runs a filter matches. */
+  readonly batch: BatchClient;
 
   constructor(options: ClientOptions = {}) {
     this.connection = new Connection(options);
     this.namespace = options.namespace ?? 'default';
     this.taskQueue = options.taskQueue ?? 'default';
+    this.taskQueues = new TaskQueueClient(this);
+    this.batch = new BatchClient(this);
   }
 
   /** Starts a run of workflowType; the handle's result() waits for the chain's close. */
@@ -299,7 +296,7 @@ export class Client {
             task_queue => $4, workflow_id_prefix => $5, started_since => $6, started_before => $7,
             closed_since => $8, closed_before => $9, search_attributes => $10::jsonb,
             memo => $11::jsonb, page_size => $12, after => $13)`,
-        [...this.filterParams(filter), pageSize, after]);
+        [...this.workflowFilterParams(filter), pageSize, after]);
       for (const r of rows) {
         yield {
           namespace: r.namespace as string,
@@ -331,11 +328,12 @@ export class Client {
       `SELECT durable.count_workflows(namespace => $1, status => $2, workflow_type => $3,
           task_queue => $4, workflow_id_prefix => $5, started_since => $6, started_before => $7,
           closed_since => $8, closed_before => $9, search_attributes => $10::jsonb,
-          memo => $11::jsonb) AS n`, this.filterParams(filter));
+          memo => $11::jsonb) AS n`, this.workflowFilterParams(filter));
     return Number(rows[0].n);
   }
 
-  private filterParams(f: WorkflowFilter): unknown[] {
+  /** @internal The filter arguments of list_workflows, count_workflows and the batch functions ($1 .. $11). */
+  workflowFilterParams(f: WorkflowFilter): unknown[] {
     const d = (x: Date | undefined): string | null => (x === undefined ? null : x.toISOString());
     return [f.namespace ?? this.namespace, f.status ?? null, f.workflowType ?? null, f.taskQueue ?? null,
       f.workflowIdPrefix ?? null, d(f.startedSince), d(f.startedBefore), d(f.closedSince), d(f.closedBefore),

@@ -4,6 +4,12 @@ export type {
   ClientOptions, StartOptions, EagerStartWorker, IdReusePolicy, WorkflowStatus, WorkflowDescription, WorkflowExecutionInfo,
   WorkflowFilter, HistoryEvent,
 } from './client';
+export { TaskQueueClient, TaskQueueHandle, BatchClient, BatchHandle, BatchWaitTimeoutError } from './operations';
+export type {
+  TaskQueueKind, TaskQueuePoller, TaskQueueLimits, TaskQueueKindInfo, TaskQueuePause, TaskQueueDescription,
+  TaskQueueLimitOptions, BatchOperation, BatchResetPoint, BatchFilter, BatchOperationOptions, BatchOptions,
+  BatchPreviewOptions, BatchState, BatchDescription, BatchError,
+} from './operations';
 export type { ConnectionOptions, ConnectionConfig, PoolLike, PoolClientLike, QueryResultLike } from './connection';
 export {
   DurableError, WorkflowAlreadyStartedError, WorkflowNotFoundError, WorkflowNotRunningError, StaleTaskTokenError,

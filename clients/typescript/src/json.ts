@@ -1,4 +1,5 @@
 /** JSON values, durations and retry policies: what durable's SQL API takes. */
+import { InvalidArgumentError } from './errors';
 
 export type JsonPrimitive = string | number | boolean | null;
 export type JsonValue = JsonPrimitive | JsonValue[] | { [key: string]: JsonValue };
@@ -27,6 +28,20 @@ export function toJsonText(value: unknown, what: string): string {
     throw e;
   }
   return value === undefined ? 'null' : JSON.stringify(value);
+}
+
+/**
+ * A JSON argument of a SQL call (null for undefined); a value JSON cannot
+ * hold is an InvalidArgumentError (22023) naming `what`, before any call.
+ */
+export function jsonParam(value: unknown, what: string): string | null {
+  if (value === undefined) return null;
+  try {
+    return toJsonText(value, what);
+  } catch (e) {
+    if (e instanceof NotJsonError) throw new InvalidArgumentError(e.message, { sqlstate: '22023' }, what);
+    throw e;
+  }
 }
 
 class PathError extends Error {
