@@ -197,6 +197,8 @@ CREATE TABLE durable.task_queue_limits (
 SELECT pg_catalog.pg_extension_config_dump('durable.task_queue_limits', '');
 GRANT SELECT ON durable.task_queue_limits TO durable_admin;
 
+-- One row a start: an activity attempt by its scheduled event, a decision
+-- task by its run (scheduled_event_id 0: a run has one started at a time).
 CREATE TABLE durable.task_starts (
     namespace           text NOT NULL,
     task_queue          text NOT NULL,
@@ -309,7 +311,6 @@ CREATE OR REPLACE VIEW durable.task_queues WITH (security_barrier = true) AS
                        ELSE EXISTS (SELECT 1 FROM durable.runs r
                                      WHERE r.run_id OPERATOR(pg_catalog.=) s.run_id
                                        AND r.status OPERATOR(pg_catalog.=) 'running'
-                                       AND r.decision_scheduled_id OPERATOR(pg_catalog.=) s.scheduled_event_id
                                        AND r.decision_started_id OPERATOR(pg_catalog.<>) 0)
                        END) AS started
           FROM durable.task_queue_limits l

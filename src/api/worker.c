@@ -326,10 +326,7 @@ static void *
 claim_decision_task(void *arg)
 {
 	PollRequest *pr = (PollRequest *) arg;
-	TaskLimitClaim tc;
 
-	if (!admit_one(pr, 'd', &tc))
-		return NULL;
 	for (;;)
 	{
 		pg_uuid_t	run_id;
@@ -337,16 +334,23 @@ claim_decision_task(void *arg)
 		int32		attempt;
 		RunState	rs;
 		char	   *token;
+		TaskLimitClaim tc;
 
+		if (!admit_one(pr, 'd', &tc))
+			return NULL;
 		if (!claim_one(pr, 'd', &run_id, &scheduled_id, &attempt))
 		{
 			TaskLimitAbandon(&tc);
 			return NULL;
 		}
+		/* Its start counts from here; the queue's admission lock is let go. */
+		TaskLimitClaimed(&tc, &run_id, scheduled_id, attempt);
 		if (!LoadRunById(&run_id, false, &rs) ||
 			!StartDecisionTask(&rs, scheduled_id, pr->now, pr->identity, true))
+		{
+			TaskLimitUnclaim(&tc);
 			continue;			/* stale: the run moved on */
-		TaskLimitStarted(&tc, &run_id, rs.decision_scheduled_id, attempt);
+		}
 
 		token = make_token('D', rs.namespace, rs.workflow_id, &run_id,
 						   rs.decision_scheduled_id, rs.decision_started_id,
@@ -390,26 +394,30 @@ static void *
 claim_activity_task(void *arg)
 {
 	PollRequest *pr = (PollRequest *) arg;
-	TaskLimitClaim tc;
 
-	if (!admit_one(pr, 'a', &tc))
-		return NULL;
 	for (;;)
 	{
 		pg_uuid_t	run_id;
 		int64		scheduled_id;
 		int32		attempt;
 		ActivityState a;
+		TaskLimitClaim tc;
 
+		if (!admit_one(pr, 'a', &tc))
+			return NULL;
 		if (!claim_one(pr, 'a', &run_id, &scheduled_id, &attempt))
 		{
 			TaskLimitAbandon(&tc);
 			return NULL;
 		}
+		/* Its start counts from here; the queue's admission lock is let go. */
+		TaskLimitClaimed(&tc, &run_id, scheduled_id, attempt);
 		if (!StartActivityAttempt(&run_id, scheduled_id, attempt, pr->now,
 								  pr->identity, &a))
+		{
+			TaskLimitUnclaim(&tc);
 			continue;			/* stale: canceled, timed out or run closed */
-		TaskLimitStarted(&tc, &run_id, scheduled_id, a.attempt);
+		}
 		return activity_task_json(&a);
 	}
 }

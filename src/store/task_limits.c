@@ -12,11 +12,12 @@
  *
  * A claim of a limited queue (TaskLimitAdmit) takes the queue's admission
  * lock, a heavyweight lock of its own (an advisory lock tag no SQL function
- * makes), and keeps it only while it decides, claims and starts: it lets go
- * as soon as the start is written, not at commit, so that claimers of a
- * limited queue wait for each other's claim but never for each other's
- * commit (a lock held to commit would put the queue's every claim behind a
- * WAL flush, and cap it at one claim a flush).  What makes that exact:
+ * makes), and keeps it only while it decides and claims: it lets go as soon
+ * as the start is written (before the task's events and its run's lock),
+ * not at commit, so that claimers of a limited queue wait for each other's
+ * claim but never for each other's start or commit (a lock held to commit
+ * would put the queue's every claim behind a WAL flush, and cap it at one
+ * claim a flush).  What makes that exact:
  *
  * - Concurrency: the starts are rows of durable.task_starts, written by the
  *   transaction that starts the task.  A claim counts them with a dirty
@@ -114,7 +115,6 @@ static RateTable *rate_table = NULL;
 	"   ELSE EXISTS (SELECT 1 FROM durable.runs r" \
 	"     WHERE r.run_id OPERATOR(pg_catalog.=) s.run_id" \
 	"       AND r.status OPERATOR(pg_catalog.=) 'running'" \
-	"       AND r.decision_scheduled_id OPERATOR(pg_catalog.=) s.scheduled_event_id" \
 	"       AND r.decision_started_id OPERATOR(pg_catalog.<>) 0) END"
 
 static KeptPlan sweep_starts = {
@@ -273,6 +273,19 @@ rate_take(uint64 key, int64 now, double rate, int32 burst)
 	tat = (double) Max(slot->tat, now) + interval;
 	tat = Min(tat, (double) now + burst * interval);
 	slot->tat = (int64) tat;
+	SpinLockRelease(&rate_table->mutex);
+}
+
+/* A token taken for a start that did not happen goes back to the bucket. */
+static void
+rate_give_back(uint64 key, int64 now, double rate)
+{
+	double		interval = 1e6 / rate;
+	RateSlot   *slot;
+
+	SpinLockAcquire(&rate_table->mutex);
+	slot = rate_slot(key, now);
+	slot->tat = Max(now, (int64) ((double) slot->tat - interval));
 	SpinLockRelease(&rate_table->mutex);
 }
 
@@ -460,7 +473,7 @@ end_claim(TaskLimitClaim *tc)
  * Ask the limits of a queue and kind for one more task start (SPI
  * connected).  True when a task may be claimed: the queue has no limits, or
  * they admit one; then the queue's admission lock is held until
- * TaskLimitStarted or TaskLimitAbandon.  False when a limit holds the claim
+ * TaskLimitClaimed or TaskLimitAbandon.  False when a limit holds the claim
  * back: *retry_ms is when the rate limit has a token again, or when to look
  * again at a start still in progress (0 when the concurrency limit is what
  * holds it: a task that ends wakes the poll).
@@ -528,16 +541,34 @@ TaskLimitAdmit(TaskLimitClaim *tc, const char *namespace,
 }
 
 /*
- * A task was started under the claim's limits: its start is written (it
- * holds its slot from now on, for every claim that comes after) and it takes
- * its token; the admission lock is let go.
+ * The start's key in durable.task_starts: an activity attempt's scheduled
+ * event; a decision task's run alone (scheduled_event_id 0), since a run has
+ * one decision task started at a time, and a transient one overtaken by
+ * events is scheduled again under a new id as it starts.
+ */
+static int64
+start_key(const char *kind, int64 scheduled_event_id)
+{
+	return kind[0] == 'd' ? 0 : scheduled_event_id;
+}
+
+/*
+ * A task was claimed under the claim's limits and is about to start: its
+ * start is written (it holds its slot from now on, for every claim that
+ * comes after, in progress or committed) and it takes its token; the
+ * admission lock is let go, so that the start itself (its events, its run's
+ * lock) runs outside it.  TaskLimitUnclaim takes both back if the task turns
+ * out stale.
  */
 void
-TaskLimitStarted(TaskLimitClaim *tc, pg_uuid_t *run_id,
+TaskLimitClaimed(TaskLimitClaim *tc, pg_uuid_t *run_id,
 				 int64 scheduled_event_id, int32 attempt)
 {
 	if (!tc->locked)
 		return;
+	tc->claimed = true;
+	memcpy(&tc->run_id, run_id, sizeof(pg_uuid_t));
+	tc->scheduled_event_id = start_key(tc->kind, scheduled_event_id);
 	if (tc->has_concurrency)
 	{
 		Datum		values[7];
@@ -546,7 +577,7 @@ TaskLimitStarted(TaskLimitClaim *tc, pg_uuid_t *run_id,
 		values[1] = CStringGetTextDatum(tc->task_queue);
 		values[2] = CStringGetTextDatum(tc->kind);
 		values[3] = UUIDPGetDatum(run_id);
-		values[4] = Int64GetDatum(scheduled_event_id);
+		values[4] = Int64GetDatum(tc->scheduled_event_id);
 		values[5] = Int32GetDatum(attempt);
 		values[6] = TimestampTzGetDatum(tc->now);
 		RunPlan(&insert_start, values, NULL, false, 0);
@@ -554,6 +585,31 @@ TaskLimitStarted(TaskLimitClaim *tc, pg_uuid_t *run_id,
 	if (tc->has_rate && rate_table != NULL)
 		rate_take(tc->key, tc->now, tc->rate, tc->burst);
 	end_claim(tc);
+}
+
+/*
+ * The task claimed did not start (its run moved on): its start row goes, and
+ * its token is given back.
+ */
+void
+TaskLimitUnclaim(TaskLimitClaim *tc)
+{
+	if (!tc->claimed)
+		return;
+	tc->claimed = false;
+	if (tc->has_concurrency)
+	{
+		Datum		values[5];
+
+		values[0] = CStringGetTextDatum(tc->namespace);
+		values[1] = CStringGetTextDatum(tc->task_queue);
+		values[2] = CStringGetTextDatum(tc->kind);
+		values[3] = UUIDPGetDatum(&tc->run_id);
+		values[4] = Int64GetDatum(tc->scheduled_event_id);
+		RunPlan(&delete_start, values, NULL, false, 0);
+	}
+	if (tc->has_rate && rate_table != NULL)
+		rate_give_back(tc->key, tc->now, tc->rate);
 }
 
 /* Nothing was claimed: let the admission lock go, take no token. */
@@ -580,7 +636,7 @@ TaskLimitEnded(const char *namespace, const char *task_queue, char kind,
 	values[1] = CStringGetTextDatum(task_queue);
 	values[2] = CStringGetTextDatum(kind_name(kind));
 	values[3] = UUIDPGetDatum(run_id);
-	values[4] = Int64GetDatum(scheduled_event_id);
+	values[4] = Int64GetDatum(start_key(kind_name(kind), scheduled_event_id));
 	RunPlan(&delete_start, values, NULL, false, 0);
 	if (SPI_processed > 0)
 		WakeQueueAtCommit(namespace, task_queue, kind, 1);

@@ -26,6 +26,9 @@ typedef struct TaskLimitClaim
 	double		rate;
 	int32		burst;
 	TimestampTz now;
+	bool		claimed;		/* TaskLimitClaimed wrote this start */
+	pg_uuid_t	run_id;
+	int64		scheduled_event_id;
 } TaskLimitClaim;
 
 extern bool TaskQueueLimited(const char *namespace, const char *task_queue,
@@ -33,8 +36,9 @@ extern bool TaskQueueLimited(const char *namespace, const char *task_queue,
 extern bool TaskLimitAdmit(TaskLimitClaim *tc, const char *namespace,
 						   const char *task_queue, char kind, TimestampTz now,
 						   long *retry_ms);
-extern void TaskLimitStarted(TaskLimitClaim *tc, pg_uuid_t *run_id,
+extern void TaskLimitClaimed(TaskLimitClaim *tc, pg_uuid_t *run_id,
 							 int64 scheduled_event_id, int32 attempt);
+extern void TaskLimitUnclaim(TaskLimitClaim *tc);
 extern void TaskLimitAbandon(TaskLimitClaim *tc);
 extern void TaskLimitEnded(const char *namespace, const char *task_queue,
 						   char kind, pg_uuid_t *run_id,
