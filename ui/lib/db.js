@@ -324,7 +324,12 @@ async function taskQueues(pool) {
            pg_catalog.to_jsonb(q)->>'paused_at' AS paused_at,
            pg_catalog.to_jsonb(q)->>'paused_by' AS paused_by,
            pg_catalog.to_jsonb(q)->>'pause_reason' AS pause_reason,
-           (pg_catalog.to_jsonb(q)->>'held_tasks')::bigint AS held_tasks
+           (pg_catalog.to_jsonb(q)->>'held_tasks')::bigint AS held_tasks,
+           -- the limits of the queue (0.8.0), NULL before and without limits
+           (pg_catalog.to_jsonb(q)->>'max_concurrent')::integer AS max_concurrent,
+           (pg_catalog.to_jsonb(q)->>'started_tasks')::bigint AS started_tasks,
+           (pg_catalog.to_jsonb(q)->>'rate_limit')::float8 AS rate_limit,
+           (pg_catalog.to_jsonb(q)->>'rate_burst')::integer AS rate_burst
       FROM durable.task_queues q
      ORDER BY namespace, task_queue, kind LIMIT 1000`);
   return rows;

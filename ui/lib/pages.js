@@ -539,6 +539,18 @@ async function action(ctx, f) {
 
 // ---------------------------------------------------------------- task queues
 
+// A queue's limits (docs/task-queues.md "Limits"): "2 / 5 started, 100/s (burst 20)".
+function limitsText(r) {
+  const parts = [];
+  if (r.max_concurrent !== null && r.max_concurrent !== undefined) {
+    parts.push(`${r.started_tasks ?? 0} / ${r.max_concurrent} started`);
+  }
+  if (r.rate_limit !== null && r.rate_limit !== undefined) {
+    parts.push(`${r.rate_limit}/s (burst ${r.rate_burst})`);
+  }
+  return parts.join(', ');
+}
+
 async function taskQueuesPage(ctx, f) {
   const parts = [];
   if (!f.rel.task_queues.exists) {
@@ -551,12 +563,13 @@ async function taskQueuesPage(ctx, f) {
       parts.push(rows.length ? html`<div class="table-wrap"><table><thead><tr>
         <th scope="col">Namespace</th><th scope="col">Task queue</th><th scope="col">Kind</th>
         <th scope="col">Ready</th><th scope="col">Oldest ready</th><th scope="col">Waiting on a timer</th>
-        <th scope="col">Pollers (last poll)</th><th scope="col">Executor types</th><th scope="col">Paused</th></tr></thead><tbody>
+        <th scope="col">Pollers (last poll)</th><th scope="col">Executor types</th><th scope="col">Limits</th><th scope="col">Paused</th></tr></thead><tbody>
         ${rows.map((r) => html`<tr${r.paused_at ? html` class="paused-queue"` : ''}><td>${r.namespace}</td><td>${r.task_queue}</td><td>${r.kind}</td>
           <td>${r.ready_tasks}${Number(r.held_tasks) > 0 ? html` <span class="muted held">(${r.held_tasks} held: paused workflows)</span>` : ''}</td><td>${r.oldest_ready_age !== null ? html`${seconds(r.oldest_ready_age)} <span class="muted">(${time(r.oldest_ready_time)})</span>` : ''}</td>
           <td>${r.waiting_on_timer}</td>
           <td>${(r.pollers || []).length ? html`<ul class="pollers">${r.pollers.map((p) => html`<li>${p.identity} ${time(p.lastPollTime)}</li>`)}</ul>` : html`<span class="warn">none</span>`}</td>
           <td>${(r.executor_types || []).join(', ')}</td>
+          <td class="limits">${limitsText(r)}</td>
           <td>${r.paused_at ? html`<span class="warn paused">paused</span> by ${r.paused_by || '?'} at ${time(r.paused_at)}${r.pause_reason ? html`: <span class="pause-reason">${r.pause_reason}</span>` : ''}` : ''}</td></tr>`)}</tbody></table></div>`
         : html`<p class="empty">No queue has tasks, pollers or executor types.</p>`);
     } catch (e) { parts.push(errorBox(e)); }

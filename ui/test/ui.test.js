@@ -460,6 +460,21 @@ async function main() {
     assert.doesNotMatch(await text('#summary'), /paused by/);
   });
 
+  await step('a queue with limits shows them', async () => {
+    if (!has('set_task_queue_limits')) {
+      console.log('# no set_task_queue_limits here: skipped');
+      return;
+    }
+    await admin.query(`SELECT durable.set_task_queue_limits('ui_limited', 'activity',
+        max_concurrent => 3, rate => 5, burst => 5)`);
+    await go('/task-queues');
+    const row = await page.$$eval('tr', (es) => es.map((e) => e.textContent)
+      .filter((t) => t.includes('ui_limited')).join('\n'));
+    assert.match(row, /activity/);
+    assert.match(row, /0 \/ 3 started, 5\/s \(burst 5\)/);
+    await admin.query(`SELECT durable.set_task_queue_limits('ui_limited', 'activity')`);
+  });
+
   await step('metrics page', async () => {
     const hasMetrics = (await admin.query("SELECT to_regclass('durable.metrics') r")).rows[0].r;
     if (hasMetrics) {
