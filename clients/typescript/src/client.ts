@@ -114,6 +114,12 @@ export interface WorkflowDescription {
    * docs/task-queues.md "Pausing a queue"); absent otherwise.
    */
   taskQueuePaused?: boolean;
+  /**
+   * Who paused the run, when and why, while it is paused (durable 0.8.0,
+   * WorkflowHandle.pause, docs/task-queues.md "Pausing a workflow"); absent
+   * otherwise.
+   */
+  paused?: { at: string; by: string; reason: string | null };
   [field: string]: JsonValue | undefined;
 }
 
@@ -413,6 +419,27 @@ export class WorkflowHandle<R = JsonValue> {
     await this.client.connection.query(
       'SELECT durable.terminate_workflow($1, $2, $3::jsonb, $4, $5)',
       [this.workflowId, reason ?? null, jsonParam(details, 'details'), this.namespace, this.target]);
+  }
+
+  /**
+   * Holds the run's tasks until resume(): no worker is handed its decision or
+   * activity tasks, while signals are still recorded, timers fire and
+   * cancel() and terminate() work (durable.pause_workflow, durable 0.8.0).
+   * Returns false if it was paused already; a closed run throws
+   * WorkflowNotRunningError.
+   */
+  async pause(reason?: string): Promise<boolean> {
+    const rows = await this.client.connection.query(
+      'SELECT durable.pause_workflow($1, $2, $3, $4) AS r',
+      [this.workflowId, this.target, reason ?? null, this.namespace]);
+    return rows[0].r as boolean;
+  }
+
+  /** Hands the run's held tasks out again; false if it was not paused. */
+  async resume(): Promise<boolean> {
+    const rows = await this.client.connection.query(
+      'SELECT durable.resume_workflow($1, $2, $3) AS r', [this.workflowId, this.target, this.namespace]);
+    return rows[0].r as boolean;
   }
 
   async describe(): Promise<WorkflowDescription> {

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import {
   ActivityWorker, BatchWaitTimeoutError, Client, InvalidArgumentError, PermissionDeniedError, Worker,
-  WorkflowContext, WorkflowFailedError, WorkflowNotFoundError, WorkflowHandle,
+  WorkflowContext, WorkflowFailedError, WorkflowNotFoundError, WorkflowNotRunningError, WorkflowHandle,
 } from '../src/index';
 import { MemoryLogger, asPool, eventTypes, makePool, sleep, until, waitEvent, withRole } from './helpers';
 
@@ -34,6 +34,41 @@ async function currentUser(): Promise<string> {
 async function runBatches(): Promise<number> {
   return Number((await pool.query('SELECT durable.run_batches() AS n')).rows[0].n);
 }
+
+test('a paused workflow is handed to no worker until resumed; its signals are recorded', async () => {
+  const worker = new Worker({
+    pool: asPool(pool), taskQueue: client.taskQueue, pollWait: 1000, logger: new MemoryLogger(),
+    workflows: { async waiter(ctx: WorkflowContext) {
+      const input = await ctx.waitSignal<string>('go');
+      return `got ${input}`;
+    } },
+  });
+  const h = await client.start<string>('waiter', null, { workflowId: `paused-wf-${randomUUID()}` });
+  assert.equal(await h.resume(), false, 'not paused');
+  assert.equal(await h.pause('checking the order'), true);
+  assert.equal(await h.pause('again'), false, 'already paused');
+  const d = await h.describe();
+  assert.equal(d.paused?.reason, 'checking the order');
+  assert.equal(d.paused?.by, await currentUser());
+  const running = worker.run();
+  try {
+    await h.signal('go', 'now');
+    await sleep(1500);
+    assert.deepEqual(await eventTypes(h),
+      ['WorkflowExecutionStarted', 'DecisionTaskScheduled', 'WorkflowExecutionSignaled'],
+      'the signal is recorded, no decision task is handed out');
+    assert.equal(await h.resume(), true);
+    assert.equal(await h.result({ timeout: 15000 }), 'got now');
+    assert.equal((await h.describe()).paused, undefined);
+    await assert.rejects(h.pause(), (e: unknown) => e instanceof WorkflowNotRunningError,
+      'a closed run cannot be paused');
+    await assert.rejects(h.resume(), (e: unknown) => e instanceof WorkflowNotRunningError,
+      'nor resumed');
+  } finally {
+    await worker.shutdown();
+    await running;
+  }
+});
 
 test('a paused queue gives the worker nothing until resumed', async () => {
   const tq = client.taskQueues.get();
