@@ -76,106 +76,12 @@ CREATE OR REPLACE VIEW durable.workflows WITH (security_barrier = true) AS
       FROM durable.runs r
      WHERE durable.may_read_namespace(r.namespace);
 
--- durable.task_queues: held tasks of paused runs are not ready; they are
--- counted apart (held_tasks).
-CREATE OR REPLACE VIEW durable.task_queues WITH (security_barrier = true) AS
-    WITH ready AS (
-        SELECT t.namespace, t.task_queue,
-               CASE WHEN t.kind IN ('d', 'w', 'D', 'W') THEN 'decision' ELSE 'activity' END AS kind,
-               pg_catalog.count(*) FILTER (WHERE t.not_before IS NULL
-                   AND t.kind IN ('d', 'a', 'w', 'x')) AS ready_tasks,
-               pg_catalog.count(*) FILTER (WHERE t.not_before IS NOT NULL
-                   AND t.kind IN ('d', 'a', 'w', 'x')) AS put_off,
-               pg_catalog.count(*) FILTER (WHERE t.kind IN ('D', 'A', 'W', 'X')) AS held,
-               pg_catalog.min(t.task_id) FILTER (WHERE t.not_before IS NULL
-                   AND t.kind IN ('d', 'a', 'w', 'x')) AS oldest_task_id
-          FROM durable.ready_tasks t
-         WHERE durable.may_read_namespace(t.namespace)
-            OR pg_catalog.pg_has_role('pg_monitor', 'USAGE')
-         GROUP BY 1, 2, 3),
-    oldest AS (
-        SELECT r.namespace, r.task_queue, r.kind,
-               CASE WHEN t.kind IN ('d', 'w')
-                    THEN (SELECT h.event_time FROM durable.history h
-                           WHERE h.run_id OPERATOR(pg_catalog.=) t.run_id
-                             AND h.event_id OPERATOR(pg_catalog.=) t.scheduled_event_id)
-                    ELSE (SELECT a.scheduled_time FROM durable.activities a
-                           WHERE a.run_id OPERATOR(pg_catalog.=) t.run_id
-                             AND a.scheduled_event_id OPERATOR(pg_catalog.=) t.scheduled_event_id)
-               END AS oldest_ready_time
-          FROM ready r
-          JOIN durable.ready_tasks t
-            ON t.namespace OPERATOR(pg_catalog.=) r.namespace
-           AND t.task_queue OPERATOR(pg_catalog.=) r.task_queue
-           AND t.task_id OPERATOR(pg_catalog.=) r.oldest_task_id),
-    waiting AS (
-        SELECT w.namespace, w.task_queue, w.kind, pg_catalog.count(*) AS waiting
-          FROM (SELECT r.namespace, r.task_queue, 'decision' AS kind
-                  FROM durable.timers tm
-                  JOIN durable.runs r USING (run_id)
-                 WHERE tm.kind IN ('first_decision', 'decision_retry')
-                UNION ALL
-                SELECT a.namespace, a.task_queue, 'activity'
-                  FROM durable.activities a
-                 WHERE a.next_attempt_time IS NOT NULL) w
-         WHERE durable.may_read_namespace(w.namespace)
-            OR pg_catalog.pg_has_role('pg_monitor', 'USAGE')
-         GROUP BY 1, 2, 3),
-    pollers AS (
-        SELECT p.namespace, p.task_queue, p.kind,
-               pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
-                   'identity', p.identity, 'lastPollTime', p.last_poll_time)
-                   ORDER BY p.last_poll_time DESC, p.identity) AS pollers,
-               pg_catalog.max(p.last_poll_time) AS last_poll_time
-          FROM durable.task_queue_pollers() p
-         WHERE GREATEST(p.last_poll_time, p.poll_until)
-               OPERATOR(pg_catalog.>=) (durable.now() OPERATOR(pg_catalog.-) '5 minutes'::interval)
-         GROUP BY 1, 2, 3),
-    registered AS (
-        SELECT g.namespace, g.task_queue,
-               CASE g.kind WHEN 'workflow' THEN 'decision' ELSE 'activity' END AS kind,
-               pg_catalog.array_agg(g.type_name ORDER BY g.type_name) AS executor_types
-          FROM durable.registrations g
-         WHERE durable.may_read_namespace(g.namespace)
-            OR pg_catalog.pg_has_role('pg_monitor', 'USAGE')
-         GROUP BY 1, 2, 3),
-    paused AS (
-        SELECT p.namespace, p.task_queue, k.kind,
-               p.paused_at, p.paused_by, p.reason
-          FROM durable.paused_task_queues p
-         CROSS JOIN (VALUES ('decision'), ('activity')) k (kind)
-         WHERE durable.may_read_namespace(p.namespace)
-            OR pg_catalog.pg_has_role('pg_monitor', 'USAGE')),
-    queues AS (
-        SELECT namespace, task_queue, kind FROM ready
-        UNION SELECT namespace, task_queue, kind FROM waiting
-        UNION SELECT namespace, task_queue, kind FROM pollers
-        UNION SELECT namespace, task_queue, kind FROM registered
-        UNION SELECT namespace, task_queue, kind FROM paused)
-    SELECT q.namespace, q.task_queue, q.kind,
-           COALESCE(r.ready_tasks, 0) AS ready_tasks,
-           o.oldest_ready_time,
-           durable.now() OPERATOR(pg_catalog.-) o.oldest_ready_time AS oldest_ready_age,
-           (COALESCE(w.waiting, 0) OPERATOR(pg_catalog.+) COALESCE(r.put_off, 0)) AS waiting_on_timer,
-           COALESCE(p.pollers, '[]'::jsonb) AS pollers,
-           p.last_poll_time,
-           COALESCE(g.executor_types, '{}'::text[]) AS executor_types,
-           s.paused_at, s.paused_by, s.reason AS pause_reason,
-           COALESCE(r.held, 0) AS held_tasks
-      FROM queues q
-      LEFT JOIN ready r USING (namespace, task_queue, kind)
-      LEFT JOIN oldest o USING (namespace, task_queue, kind)
-      LEFT JOIN waiting w USING (namespace, task_queue, kind)
-      LEFT JOIN pollers p USING (namespace, task_queue, kind)
-      LEFT JOIN registered g USING (namespace, task_queue, kind)
-      LEFT JOIN paused s USING (namespace, task_queue, kind);
-
 -- ---------------------------------------------------------------------------
 -- Limits of a task queue (docs/task-queues.md "Limits"): at most
 -- max_concurrent tasks of a queue and kind started and not finished, and at
 -- most rate task starts a second with a burst.  Decided where a poll claims
 -- a task (src/store/task_limits.c), under an admission lock of the queue
--- held while the claim decides and starts, not to its commit.
+-- held while the claim decides and claims, not to its commit.
 -- durable.task_starts holds one row a task started under a concurrency
 -- limit, counted by each claim; a row whose task has ended is dropped when
 -- its attempt ends, or by the next claim that finds the queue full.  The
@@ -224,9 +130,10 @@ REVOKE ALL ON FUNCTION durable.set_task_queue_limits(text, text, integer,
 GRANT EXECUTE ON FUNCTION durable.set_task_queue_limits(text, text, integer,
     double precision, integer, text) TO durable_client, durable_worker, durable_admin;
 
--- durable.task_queues with each queue's limits and the tasks started under
--- its concurrency limit (a queue with limits is shown even when it holds no
--- task), after the held tasks of the section above.
+-- durable.task_queues with the held tasks of paused runs (not ready: counted
+-- apart, held_tasks, from the section above), then each queue's limits and
+-- the tasks started under its concurrency limit (a queue with limits is
+-- shown even when it holds no task).
 CREATE OR REPLACE VIEW durable.task_queues WITH (security_barrier = true) AS
     WITH ready AS (
         SELECT t.namespace, t.task_queue,

@@ -1373,55 +1373,79 @@ TaskQueuePausesStored(void)
 }
 
 /*
- * Whether a queue is paused, as the snapshot sees durable.paused_task_queues
- * (NULL: the transaction's current snapshot).  Never before 0.7.0.
+ * Walk the rows of durable.<relname> whose first nkeys primary key columns,
+ * all text, equal keys, as snapshot sees them (NULL: the transaction's
+ * current snapshot), in the key's order: each(slot, snapshot, arg) gets each
+ * row and returns whether to go on; NULL stops at the first.  Returns the
+ * rows visited.  A table missing from the schema (an older version, or
+ * dropped with the extension since the lookup) has none: the caller's next
+ * table of durable's (DurableOpenTable) reports a drop with 55000.
  */
-bool
-TaskQueuePaused(const char *namespace, const char *task_queue,
-				Snapshot snapshot)
+int
+DirectScanTextKey(const char *relname, int nkeys, const char *const *keys,
+				  Snapshot snapshot,
+				  bool (*each) (TupleTableSlot *slot, Snapshot snapshot, void *arg),
+				  void *arg)
 {
-	Oid			relid = paused_relid();
+	Oid			nsp = get_namespace_oid("durable", true);
+	Oid			relid = OidIsValid(nsp) ? get_relname_relid(relname, nsp) :
+		InvalidOid;
 	Relation	rel;
 	Relation	index;
 	Oid			indexid;
 	TupleDesc	desc;
-	ScanKeyData keys[2];
+	ScanKeyData scankeys[INDEX_MAX_KEYS];
 	IndexScanDesc scan;
 	TupleTableSlot *slot;
-	bool		found;
 	bool		own_snapshot = (snapshot == NULL);
+	int			n = 0;
+	int			i;
 
-	/*
-	 * Before 0.7.0 there is no such table.  A table dropped with the extension
-	 * since the lookup pauses nothing either: the caller's next table of
-	 * durable's (DurableOpenTable) reports the drop with 55000.
-	 */
+	Assert(nkeys > 0 && nkeys <= INDEX_MAX_KEYS);
 	rel = OidIsValid(relid) ? try_table_open(relid, AccessShareLock) : NULL;
 	if (rel == NULL)
-		return false;
+		return 0;
 	indexid = RelationGetPrimaryKeyIndex(rel);
 	if (!OidIsValid(indexid))
-		elog(ERROR, "durable.paused_task_queues has no primary key");
+		elog(ERROR, "durable.%s has no primary key", relname);
 	desc = RelationGetDescr(rel);
 	index = index_open(indexid, AccessShareLock);
 	if (own_snapshot)
 		snapshot = RegisterSnapshot(GetTransactionSnapshot());
-	/* (namespace, task_queue), compared in the columns' collation */
-	ScanKeyEntryInitialize(&keys[0], 0, 1, BTEqualStrategyNumber,
-						   InvalidOid, TupleDescAttr(desc, 0)->attcollation,
-						   F_TEXTEQ, CStringGetTextDatum(namespace));
-	ScanKeyEntryInitialize(&keys[1], 0, 2, BTEqualStrategyNumber,
-						   InvalidOid, TupleDescAttr(desc, 1)->attcollation,
-						   F_TEXTEQ, CStringGetTextDatum(task_queue));
+	/* Compared in the columns' collation, as the index does. */
+	for (i = 0; i < nkeys; i++)
+		ScanKeyEntryInitialize(&scankeys[i], 0, i + 1, BTEqualStrategyNumber,
+							   InvalidOid, TupleDescAttr(desc, i)->attcollation,
+							   F_TEXTEQ, CStringGetTextDatum(keys[i]));
 	slot = table_slot_create(rel, NULL);
-	scan = index_beginscan(rel, index, snapshot, 2, 0);
-	index_rescan(scan, keys, 2, NULL, 0);
-	found = index_getnext_slot(scan, ForwardScanDirection, slot);
+	scan = index_beginscan(rel, index, snapshot, nkeys, 0);
+	index_rescan(scan, scankeys, nkeys, NULL, 0);
+	while (index_getnext_slot(scan, ForwardScanDirection, slot))
+	{
+		n++;
+		if (each == NULL || !each(slot, snapshot, arg))
+			break;
+	}
 	index_endscan(scan);
 	ExecDropSingleTupleTableSlot(slot);
 	if (own_snapshot)
 		UnregisterSnapshot(snapshot);
 	index_close(index, AccessShareLock);
 	table_close(rel, AccessShareLock);
-	return found;
+	return n;
+}
+
+/*
+ * Whether a queue is paused, as the snapshot sees durable.paused_task_queues
+ * (NULL: the transaction's current snapshot): a probe of its primary key.
+ * Never before 0.7.0.
+ */
+bool
+TaskQueuePaused(const char *namespace, const char *task_queue,
+				Snapshot snapshot)
+{
+	const char *keys[2] = {namespace, task_queue};
+
+	return DirectScanTextKey("paused_task_queues", 2, keys, snapshot,
+							 NULL, NULL) > 0;
 }

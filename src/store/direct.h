@@ -43,6 +43,11 @@ extern void RequireWritableTransaction(const char *funcname);
 extern bool TaskQueuePaused(const char *namespace, const char *task_queue,
 							Snapshot snapshot);
 extern bool TaskQueuePausesStored(void);
+extern int	DirectScanTextKey(const char *relname, int nkeys,
+							  const char *const *keys, Snapshot snapshot,
+							  bool (*each) (struct TupleTableSlot *slot,
+											Snapshot snapshot, void *arg),
+							  void *arg);
 extern void DirectUpdateRun(pg_uuid_t *run_id, int n,
 							const char *const *names, const Datum *values,
 							const bool *isnull);

@@ -50,8 +50,6 @@
 
 #include <math.h>
 
-#include "access/genam.h"
-#include "access/table.h"
 #include "access/transam.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
@@ -64,9 +62,7 @@
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "utils/builtins.h"
-#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
-#include "utils/rel.h"
 #include "utils/snapmgr.h"
 
 #include "base/caller.h"
@@ -323,6 +319,25 @@ limit_column(TupleTableSlot *slot, const char *name, bool *isnull)
 	return (Datum) 0;			/* keep the compiler quiet */
 }
 
+/* Read the limits of the row found into the claim (DirectScanTextKey). */
+static bool
+read_limits_row(TupleTableSlot *slot, Snapshot snapshot, void *arg)
+{
+	TaskLimitClaim *limits = (TaskLimitClaim *) arg;
+	bool		isnull;
+	Datum		d;
+
+	d = limit_column(slot, "max_concurrent", &isnull);
+	limits->has_concurrency = !isnull;
+	limits->max_concurrent = isnull ? 0 : DatumGetInt32(d);
+	d = limit_column(slot, "rate", &isnull);
+	limits->has_rate = !isnull;
+	limits->rate = isnull ? 0 : DatumGetFloat8(d);
+	d = limit_column(slot, "burst", &isnull);
+	limits->burst = isnull ? 1 : DatumGetInt32(d);
+	return false;				/* one row */
+}
+
 /*
  * The limits of a queue and kind ('d' or 'a') as the transaction's current
  * snapshot sees durable.task_queue_limits, read with one probe of its
@@ -333,60 +348,11 @@ static bool
 read_limits(const char *namespace, const char *task_queue, char kind,
 			TaskLimitClaim *limits)
 {
-	Oid			relid = limits_relid();
-	Relation	rel;
-	Relation	index;
-	Oid			indexid;
-	TupleDesc	desc;
-	ScanKeyData keys[3];
-	IndexScanDesc scan;
-	TupleTableSlot *slot;
-	Snapshot	snapshot;
-	bool		found;
+	const char *keys[3] = {namespace, task_queue, kind_name(kind)};
 
-	/* A table dropped with the extension since the lookup limits nothing. */
-	rel = OidIsValid(relid) ? try_table_open(relid, AccessShareLock) : NULL;
-	if (rel == NULL)
-		return false;
-	indexid = RelationGetPrimaryKeyIndex(rel);
-	if (!OidIsValid(indexid))
-		elog(ERROR, "durable.task_queue_limits has no primary key");
-	desc = RelationGetDescr(rel);
-	index = index_open(indexid, AccessShareLock);
-	snapshot = RegisterSnapshot(GetTransactionSnapshot());
-	ScanKeyEntryInitialize(&keys[0], 0, 1, BTEqualStrategyNumber,
-						   InvalidOid, TupleDescAttr(desc, 0)->attcollation,
-						   F_TEXTEQ, CStringGetTextDatum(namespace));
-	ScanKeyEntryInitialize(&keys[1], 0, 2, BTEqualStrategyNumber,
-						   InvalidOid, TupleDescAttr(desc, 1)->attcollation,
-						   F_TEXTEQ, CStringGetTextDatum(task_queue));
-	ScanKeyEntryInitialize(&keys[2], 0, 3, BTEqualStrategyNumber,
-						   InvalidOid, TupleDescAttr(desc, 2)->attcollation,
-						   F_TEXTEQ, CStringGetTextDatum(kind_name(kind)));
-	slot = table_slot_create(rel, NULL);
-	scan = index_beginscan(rel, index, snapshot, 3, 0);
-	index_rescan(scan, keys, 3, NULL, 0);
-	found = index_getnext_slot(scan, ForwardScanDirection, slot);
-	if (found && limits != NULL)
-	{
-		bool		isnull;
-		Datum		d;
-
-		d = limit_column(slot, "max_concurrent", &isnull);
-		limits->has_concurrency = !isnull;
-		limits->max_concurrent = isnull ? 0 : DatumGetInt32(d);
-		d = limit_column(slot, "rate", &isnull);
-		limits->has_rate = !isnull;
-		limits->rate = isnull ? 0 : DatumGetFloat8(d);
-		d = limit_column(slot, "burst", &isnull);
-		limits->burst = isnull ? 1 : DatumGetInt32(d);
-	}
-	index_endscan(scan);
-	ExecDropSingleTupleTableSlot(slot);
-	UnregisterSnapshot(snapshot);
-	index_close(index, AccessShareLock);
-	table_close(rel, AccessShareLock);
-	return found;
+	return DirectScanTextKey("task_queue_limits", 3, keys, NULL,
+							 limits != NULL ? read_limits_row : NULL,
+							 limits) > 0;
 }
 
 /* Whether a queue and kind ('d' or 'a') has limits. */
@@ -394,6 +360,16 @@ bool
 TaskQueueLimited(const char *namespace, const char *task_queue, char kind)
 {
 	return read_limits(namespace, task_queue, kind, NULL);
+}
+
+/* Note a start of a transaction in progress (the dirty snapshot names it). */
+static bool
+note_in_progress(TupleTableSlot *slot, Snapshot snapshot, void *arg)
+{
+	if (TransactionIdIsValid(snapshot->xmin) ||
+		TransactionIdIsValid(snapshot->xmax))
+		*(bool *) arg = true;
+	return true;
 }
 
 /*
@@ -405,45 +381,13 @@ static int64
 count_starts(const char *namespace, const char *task_queue, const char *kind,
 			 bool *in_progress)
 {
-	Relation	rel = DurableOpenTable("task_starts", AccessShareLock);
-	Relation	index;
-	Oid			indexid = RelationGetPrimaryKeyIndex(rel);
-	TupleDesc	desc = RelationGetDescr(rel);
+	const char *keys[3] = {namespace, task_queue, kind};
 	SnapshotData dirty;
-	ScanKeyData keys[3];
-	IndexScanDesc scan;
-	TupleTableSlot *slot;
-	int64		n = 0;
 
-	if (!OidIsValid(indexid))
-		elog(ERROR, "durable.task_starts has no primary key");
-	index = index_open(indexid, AccessShareLock);
 	InitDirtySnapshot(dirty);
-	ScanKeyEntryInitialize(&keys[0], 0, 1, BTEqualStrategyNumber,
-						   InvalidOid, TupleDescAttr(desc, 0)->attcollation,
-						   F_TEXTEQ, CStringGetTextDatum(namespace));
-	ScanKeyEntryInitialize(&keys[1], 0, 2, BTEqualStrategyNumber,
-						   InvalidOid, TupleDescAttr(desc, 1)->attcollation,
-						   F_TEXTEQ, CStringGetTextDatum(task_queue));
-	ScanKeyEntryInitialize(&keys[2], 0, 3, BTEqualStrategyNumber,
-						   InvalidOid, TupleDescAttr(desc, 2)->attcollation,
-						   F_TEXTEQ, CStringGetTextDatum(kind));
-	slot = table_slot_create(rel, NULL);
-	scan = index_beginscan(rel, index, &dirty, 3, 0);
-	index_rescan(scan, keys, 3, NULL, 0);
 	*in_progress = false;
-	while (index_getnext_slot(scan, ForwardScanDirection, slot))
-	{
-		n++;
-		/* The dirty snapshot names the inserter or deleter still running. */
-		if (TransactionIdIsValid(dirty.xmin) || TransactionIdIsValid(dirty.xmax))
-			*in_progress = true;
-	}
-	index_endscan(scan);
-	ExecDropSingleTupleTableSlot(slot);
-	index_close(index, AccessShareLock);
-	table_close(rel, AccessShareLock);
-	return n;
+	return DirectScanTextKey("task_starts", 3, keys, &dirty,
+							 note_in_progress, in_progress);
 }
 
 /* ---------------------------------------------------------------- admission */
