@@ -13,3 +13,251 @@
 -- extension's owner after noting its caller.
 
 \echo Use "ALTER EXTENSION durable UPDATE TO '0.9.0'" to load this file. \quit
+
+-- ---------------------------------------------------------------------------
+-- Priorities and concurrency keys (docs/task-queues.md "Priorities and
+-- fairness"): a task carries a priority, 1 (first) to 5, default 3, and a
+-- concurrency key chosen by the caller ('' for none), a workflow's for its
+-- decision tasks (start_workflow's priority and concurrency_key) and an
+-- activity's for its activity tasks (ScheduleActivityTask's priority and
+-- concurrencyKey, else its workflow's).  A claim takes the lowest priority
+-- first and, within a priority, goes round the keys (weighted round robin,
+-- src/store/claim_order.c), oldest task first within a key: the primary key
+-- of durable.ready_tasks is that order.  A run keeps its own (NULL: 3 and
+-- none), and so does an activity, for its retries; children, ContinueAsNew
+-- and retries of a run inherit them.
+-- ---------------------------------------------------------------------------
+ALTER TABLE durable.ready_tasks
+    ADD COLUMN priority smallint NOT NULL DEFAULT 3
+        CHECK (priority BETWEEN 1 AND 5),
+    ADD COLUMN concurrency_key text NOT NULL DEFAULT '';
+ALTER TABLE durable.ready_tasks DROP CONSTRAINT ready_tasks_pkey;
+ALTER TABLE durable.ready_tasks ADD PRIMARY KEY
+    (namespace, task_queue, kind, priority, concurrency_key, task_id);
+ALTER TABLE durable.runs
+    ADD COLUMN priority smallint CHECK (priority BETWEEN 1 AND 5),
+    ADD COLUMN concurrency_key text;
+ALTER TABLE durable.activities
+    ADD COLUMN priority smallint CHECK (priority BETWEEN 1 AND 5),
+    ADD COLUMN concurrency_key text;
+
+-- Limits of each concurrency key of a queue and kind: at most max_concurrent
+-- of the key's tasks started and not finished, at most rate starts a second
+-- with a burst, and its weight in the round robin (its turn takes that many
+-- tasks in a row).  The row of concurrency_key '' holds the defaults of
+-- every key; a key's own row replaces them, each value it has (NULL: the
+-- default's).  Decided in the claim's
+-- transaction as a queue's limits are (src/store/task_limits.c); the starts
+-- of a key are counted from durable.task_starts.
+CREATE TABLE durable.task_key_limits (
+    namespace       text NOT NULL,
+    task_queue      text NOT NULL,
+    kind            text NOT NULL CHECK (kind IN ('decision', 'activity')),
+    concurrency_key text NOT NULL,
+    max_concurrent  integer CHECK (max_concurrent >= 1),
+    rate            float8 CHECK (rate > 0 AND rate <= 1e6),
+    burst           integer CHECK (burst >= 1 AND burst <= 1000000),
+    weight          integer CHECK (weight BETWEEN 1 AND 1000),
+    set_at          timestamptz NOT NULL,
+    set_by          text NOT NULL,
+    PRIMARY KEY (namespace, task_queue, kind, concurrency_key),
+    CHECK (max_concurrent IS NOT NULL OR rate IS NOT NULL OR weight IS NOT NULL),
+    CHECK ((rate IS NULL) = (burst IS NULL))
+);
+SELECT pg_catalog.pg_extension_config_dump('durable.task_key_limits', '');
+GRANT SELECT ON durable.task_key_limits TO durable_admin;
+ALTER TABLE durable.task_starts
+    ADD COLUMN concurrency_key text NOT NULL DEFAULT '';
+CREATE INDEX task_starts_by_key
+    ON durable.task_starts (namespace, task_queue, kind, concurrency_key);
+
+CREATE FUNCTION durable.set_task_key_limits(task_queue text, kind text,
+        concurrency_key text DEFAULT NULL, max_concurrent integer DEFAULT NULL,
+        rate double precision DEFAULT NULL, burst integer DEFAULT NULL,
+        weight integer DEFAULT NULL, namespace text DEFAULT 'default')
+    RETURNS boolean
+    AS 'MODULE_PATHNAME', 'durable_set_task_key_limits'
+    LANGUAGE C VOLATILE
+    SECURITY INVOKER SET search_path = pg_catalog, durable, pg_temp;
+REVOKE ALL ON FUNCTION durable.set_task_key_limits(text, text, text, integer,
+    double precision, integer, integer, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION durable.set_task_key_limits(text, text, text, integer,
+    double precision, integer, integer, text) TO durable_client, durable_worker, durable_admin;
+
+-- The keys of each queue: the tasks ready and started of each key, and its
+-- limits and weight (its own, else the queue's defaults for every key).
+CREATE VIEW durable.task_queue_keys WITH (security_barrier = true) AS
+    WITH ready AS (
+        SELECT t.namespace, t.task_queue,
+               CASE WHEN t.kind IN ('d', 'w') THEN 'decision' ELSE 'activity' END AS kind,
+               t.concurrency_key,
+               pg_catalog.count(*) AS ready_tasks,
+               pg_catalog.min(t.priority) AS top_priority
+          FROM durable.ready_tasks t
+         WHERE t.kind IN ('d', 'a', 'w', 'x') AND t.not_before IS NULL
+           AND t.concurrency_key OPERATOR(pg_catalog.<>) ''
+           AND (durable.may_read_namespace(t.namespace)
+                OR pg_catalog.pg_has_role('pg_monitor', 'USAGE'))
+         GROUP BY 1, 2, 3, 4),
+    started AS (
+        SELECT s.namespace, s.task_queue, s.kind, s.concurrency_key,
+               pg_catalog.count(*) AS started_tasks
+          FROM durable.task_starts s
+         WHERE s.concurrency_key OPERATOR(pg_catalog.<>) ''
+           AND (durable.may_read_namespace(s.namespace)
+                OR pg_catalog.pg_has_role('pg_monitor', 'USAGE'))
+         GROUP BY 1, 2, 3, 4),
+    own AS (
+        SELECT l.* FROM durable.task_key_limits l
+         WHERE l.concurrency_key OPERATOR(pg_catalog.<>) ''
+           AND (durable.may_read_namespace(l.namespace)
+                OR pg_catalog.pg_has_role('pg_monitor', 'USAGE'))),
+    keys AS (
+        SELECT namespace, task_queue, kind, concurrency_key FROM ready
+        UNION SELECT namespace, task_queue, kind, concurrency_key FROM started
+        UNION SELECT namespace, task_queue, kind, concurrency_key FROM own)
+    SELECT k.namespace, k.task_queue, k.kind, k.concurrency_key,
+           COALESCE(r.ready_tasks, 0) AS ready_tasks,
+           r.top_priority,
+           COALESCE(s.started_tasks, 0) AS started_tasks,
+           COALESCE(o.max_concurrent, d.max_concurrent) AS max_concurrent,
+           COALESCE(o.rate, d.rate) AS rate_limit,
+           CASE WHEN o.rate IS NOT NULL THEN o.burst ELSE d.burst END AS rate_burst,
+           COALESCE(o.weight, d.weight, 1) AS weight
+      FROM keys k
+      LEFT JOIN ready r USING (namespace, task_queue, kind, concurrency_key)
+      LEFT JOIN started s USING (namespace, task_queue, kind, concurrency_key)
+      LEFT JOIN own o USING (namespace, task_queue, kind, concurrency_key)
+      LEFT JOIN durable.task_key_limits d
+        ON d.namespace OPERATOR(pg_catalog.=) k.namespace
+       AND d.task_queue OPERATOR(pg_catalog.=) k.task_queue
+       AND d.kind OPERATOR(pg_catalog.=) k.kind
+       AND d.concurrency_key OPERATOR(pg_catalog.=) '';
+GRANT SELECT ON durable.task_queue_keys TO durable_client, durable_worker, durable_admin;
+
+-- start_workflow, signal_with_start and start_workflow_eager take the new
+-- run's priority and concurrency_key, added at the end with NULL defaults
+-- (3 and none): every existing parameter keeps its name, position and
+-- default.  The old signatures are dropped and the new ones made as before.
+DROP FUNCTION durable.start_workflow(text, jsonb, text, text, text, jsonb, text,
+    interval, interval, interval, text, interval, jsonb, jsonb);
+CREATE FUNCTION durable.start_workflow(
+        workflow_type text,
+        input jsonb DEFAULT NULL,
+        workflow_id text DEFAULT NULL,
+        task_queue text DEFAULT 'default',
+        namespace text DEFAULT 'default',
+        retry_policy jsonb DEFAULT NULL,
+        id_reuse_policy text DEFAULT 'allow_duplicate_failed_only',
+        execution_timeout interval DEFAULT NULL,
+        run_timeout interval DEFAULT NULL,
+        decision_timeout interval DEFAULT '10 seconds',
+        cron_schedule text DEFAULT NULL,
+        delay interval DEFAULT NULL,
+        memo jsonb DEFAULT NULL,
+        search_attributes jsonb DEFAULT NULL,
+        priority integer DEFAULT NULL,
+        concurrency_key text DEFAULT NULL)
+    RETURNS uuid
+    AS 'MODULE_PATHNAME', 'durable_start_workflow'
+    LANGUAGE C VOLATILE
+    SECURITY INVOKER SET search_path = pg_catalog, durable, pg_temp;
+
+DROP FUNCTION durable.signal_with_start(text, text, text, jsonb, jsonb, text, text,
+    jsonb, text, interval, interval, interval, text, interval, jsonb, jsonb);
+CREATE FUNCTION durable.signal_with_start(
+        workflow_type text,
+        workflow_id text,
+        signal_name text,
+        signal_input jsonb DEFAULT NULL,
+        input jsonb DEFAULT NULL,
+        task_queue text DEFAULT 'default',
+        namespace text DEFAULT 'default',
+        retry_policy jsonb DEFAULT NULL,
+        id_reuse_policy text DEFAULT 'allow_duplicate_failed_only',
+        execution_timeout interval DEFAULT NULL,
+        run_timeout interval DEFAULT NULL,
+        decision_timeout interval DEFAULT '10 seconds',
+        cron_schedule text DEFAULT NULL,
+        delay interval DEFAULT NULL,
+        memo jsonb DEFAULT NULL,
+        search_attributes jsonb DEFAULT NULL,
+        priority integer DEFAULT NULL,
+        concurrency_key text DEFAULT NULL)
+    RETURNS uuid
+    AS 'MODULE_PATHNAME', 'durable_signal_with_start'
+    LANGUAGE C VOLATILE
+    SECURITY INVOKER SET search_path = pg_catalog, durable, pg_temp;
+
+DROP FUNCTION durable.start_workflow_eager(text, jsonb, text, text, text, jsonb,
+    text, interval, interval, interval, text, interval, jsonb, jsonb, text);
+CREATE FUNCTION durable.start_workflow_eager(
+        workflow_type text,
+        input jsonb DEFAULT NULL,
+        workflow_id text DEFAULT NULL,
+        task_queue text DEFAULT 'default',
+        namespace text DEFAULT 'default',
+        retry_policy jsonb DEFAULT NULL,
+        id_reuse_policy text DEFAULT 'allow_duplicate_failed_only',
+        execution_timeout interval DEFAULT NULL,
+        run_timeout interval DEFAULT NULL,
+        decision_timeout interval DEFAULT '10 seconds',
+        cron_schedule text DEFAULT NULL,
+        delay interval DEFAULT NULL,
+        memo jsonb DEFAULT NULL,
+        search_attributes jsonb DEFAULT NULL,
+        identity text DEFAULT NULL,
+        priority integer DEFAULT NULL,
+        concurrency_key text DEFAULT NULL)
+    RETURNS jsonb
+    AS 'MODULE_PATHNAME', 'durable_start_workflow_eager'
+    LANGUAGE C VOLATILE
+    SECURITY INVOKER SET search_path = pg_catalog, durable, pg_temp;
+
+REVOKE ALL ON FUNCTION
+    durable.start_workflow(text, jsonb, text, text, text, jsonb, text, interval,
+                           interval, interval, text, interval, jsonb, jsonb,
+                           integer, text),
+    durable.signal_with_start(text, text, text, jsonb, jsonb, text, text, jsonb,
+                              text, interval, interval, interval, text, interval,
+                              jsonb, jsonb, integer, text),
+    durable.start_workflow_eager(text, jsonb, text, text, text, jsonb, text,
+                                 interval, interval, interval, text, interval,
+                                 jsonb, jsonb, text, integer, text)
+    FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION
+    durable.start_workflow(text, jsonb, text, text, text, jsonb, text, interval,
+                           interval, interval, text, interval, jsonb, jsonb,
+                           integer, text),
+    durable.signal_with_start(text, text, text, jsonb, jsonb, text, text, jsonb,
+                              text, interval, interval, interval, text, interval,
+                              jsonb, jsonb, integer, text),
+    durable.start_workflow_eager(text, jsonb, text, text, text, jsonb, text,
+                                 interval, interval, interval, text, interval,
+                                 jsonb, jsonb, text, integer, text)
+    TO durable_client;
+
+-- durable.workflows with each run's priority (3 unless given) and
+-- concurrency key.
+CREATE OR REPLACE VIEW durable.workflows WITH (security_barrier = true) AS
+    SELECT r.namespace, r.workflow_id, r.run_id, r.workflow_type, r.task_queue,
+           r.status, r.attempt, r.start_time, r.close_time,
+           r.close_time OPERATOR(pg_catalog.-) r.start_time AS duration,
+           r.input, r.result, r.failure, r.memo,
+           r.cancel_requested, r.cron_schedule,
+           r.parent_workflow_id, r.parent_run_id,
+           r.continued_from, r.continued_to, r.first_run_id,
+           r.last_event_id AS history_length,
+           r.reset_from, r.reset_to, r.restarted_from, r.restarted_to,
+           r.origin, r.search_attributes,
+           COALESCE(r.pinned_function,
+                    (SELECT g.function FROM durable.registrations g
+                      WHERE g.namespace OPERATOR(pg_catalog.=) r.namespace
+                        AND g.kind OPERATOR(pg_catalog.=) 'workflow'
+                        AND g.type_name OPERATOR(pg_catalog.=) r.workflow_type
+                        AND g.task_queue OPERATOR(pg_catalog.=) r.task_queue))
+               AS function,
+           r.paused_at, r.paused_by, r.pause_reason,
+           COALESCE(r.priority, 3::smallint) AS priority, r.concurrency_key
+      FROM durable.runs r
+     WHERE durable.may_read_namespace(r.namespace);

@@ -22,6 +22,7 @@
 #include "base/caller.h"
 #include "base/util.h"
 #include "store/claim_mark.h"
+#include "store/claim_order.h"
 #include "store/due_mark.h"
 #include "store/executor_share.h"
 #include "store/metrics.h"
@@ -54,6 +55,7 @@ durable_shmem_request(void)
 	RequestAddinShmemSpace(DueMarkShmemSize());
 	ExecutorShareShmemRequest();
 	RequestAddinShmemSpace(TaskLimitsShmemSize());
+	RequestAddinShmemSpace(ClaimOrderShmemSize());
 }
 
 /* Set up the shared memory of every module. */
@@ -72,6 +74,7 @@ durable_shmem_startup(void)
 	DueMarkShmemInit();
 	ExecutorShareShmemInit();
 	TaskLimitsShmemInit();
+	ClaimOrderShmemInit();
 	LWLockRelease(AddinShmemInitLock);
 }
 

@@ -22,6 +22,8 @@
 
 /* Longest namespace, workflow id, type, task queue or signal name, in bytes */
 #define DURABLE_MAX_NAME_LEN	1000
+/* The bytes of a concurrency key (docs/task-queues.md) */
+#define DURABLE_MAX_KEY_LEN		255
 
 /*
  * Longest duration a user may give (a timeout, delay, wait, retention, retry

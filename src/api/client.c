@@ -182,6 +182,18 @@ static KeptPlan describe_function = {
 };
 
 /*
+ * priority and concurrencyKey: those of the run's tasks, when it has them
+ * (0.9.0: docs/task-queues.md "Priorities and fairness"); left out for the
+ * default priority 3 and no key.
+ */
+static KeptPlan describe_order = {
+	NULL, "SELECT $2 || pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object("
+	"   'priority', r.priority, 'concurrencyKey', r.concurrency_key))"
+	" FROM durable.runs r WHERE r.run_id = $1",
+	2, {UUIDOID, JSONBOID}
+};
+
+/*
  * taskQueuePaused: true when the run's task queue is paused (0.7.0,
  * store/queue_pause.c): its tasks are queued and not handed out until the
  * queue is resumed.  Left out otherwise, so that the description of a run
@@ -266,6 +278,23 @@ read_start_options(FunctionCallInfo fcinfo, int first, StartRequest *req)
 }
 
 /*
+ * The new run's priority and concurrency key, arguments argno and argno + 1
+ * (0.9.0: the functions of an older schema have neither).
+ */
+static void
+read_start_order(FunctionCallInfo fcinfo, int argno, StartRequest *req)
+{
+	if (PG_NARGS() <= argno + 1)
+		return;
+	if (!PG_ARGISNULL(argno))
+		req->priority = CheckPriority(PG_GETARG_INT32(argno), "priority");
+	if (!PG_ARGISNULL(argno + 1))
+		req->concurrency_key =
+			CheckConcurrencyKey(text_to_cstring(PG_GETARG_TEXT_PP(argno + 1)),
+								"concurrency_key");
+}
+
+/*
  * The arguments start_workflow and start_workflow_eager share:
  * workflow_type, input, workflow_id (a random uuid when NULL), then the
  * start options.
@@ -289,7 +318,7 @@ PG_FUNCTION_INFO_V1(durable_start_workflow);
  * durable.start_workflow(workflow_type, input, workflow_id, task_queue,
  *		namespace, retry_policy, id_reuse_policy, execution_timeout,
  *		run_timeout, decision_timeout, cron_schedule, delay, memo,
- *		search_attributes)
+ *		search_attributes, priority, concurrency_key)
  */
 Datum
 durable_start_workflow(PG_FUNCTION_ARGS)
@@ -301,6 +330,7 @@ durable_start_workflow(PG_FUNCTION_ARGS)
 	RequireWritableTransaction("durable.start_workflow()");
 
 	read_start_arguments(fcinfo, &req);
+	read_start_order(fcinfo, 14, &req);
 
 	DurableSPIConnect();
 	CheckNamespacePrivilege(req.namespace, NSPRIV_CLIENT);
@@ -312,7 +342,8 @@ durable_start_workflow(PG_FUNCTION_ARGS)
 
 PG_FUNCTION_INFO_V1(durable_start_workflow_eager);
 /*
- * durable.start_workflow_eager(<start_workflow's arguments>, identity):
+ * durable.start_workflow_eager(<start_workflow's arguments up to
+ * search_attributes>, identity, priority, concurrency_key):
  * start_workflow, and the new run's first decision task started for the
  * caller as a poll with that identity would start it, as Temporal's
  * StartWorkflowExecution with request_eager_execution does (docs/api.md,
@@ -338,6 +369,7 @@ durable_start_workflow_eager(PG_FUNCTION_ARGS)
 	read_start_arguments(fcinfo, &req);
 	identity = PG_ARGISNULL(14) ? CallerIdentity() :
 		CheckName(PG_GETARG_TEXT_PP(14), "identity");
+	read_start_order(fcinfo, 15, &req);
 	req.take_decision = true;
 
 	DurableSPIConnect();
@@ -368,7 +400,8 @@ PG_FUNCTION_INFO_V1(durable_signal_with_start);
  * durable.signal_with_start(workflow_type, workflow_id, signal_name,
  *		signal_input, input, task_queue, namespace, retry_policy,
  *		id_reuse_policy, execution_timeout, run_timeout, decision_timeout,
- *		cron_schedule, delay, memo, search_attributes): signal the running
+ *		cron_schedule, delay, memo, search_attributes, priority,
+ *		concurrency_key): signal the running
  * execution of workflow_id, or start one whose history begins
  * WorkflowExecutionStarted, WorkflowExecutionSignaled.  Returns the run_id signalled.  Racing calls
  * meet at the unique index of running runs, as starts do: the loser signals
@@ -392,6 +425,7 @@ durable_signal_with_start(PG_FUNCTION_ARGS)
 	req.input = ARG_JSONB(4);
 	CheckPayload(req.input, "input");
 	read_start_options(fcinfo, 5, &req);
+	read_start_order(fcinfo, 16, &req);
 
 	DurableSPIConnect();
 	CheckNamespacePrivilege(req.namespace, NSPRIV_CLIENT);
@@ -605,6 +639,16 @@ durable_describe_workflow(PG_FUNCTION_ARGS)
 		args[0] = UUIDPGetDatum(&rs.run_id);
 		args[1] = result;
 		if (RunPlan(&describe_run_paused, args, NULL, true, 1) != 1)
+			elog(ERROR, "run %s vanished", UuidToCString(&rs.run_id));
+		result = SPIGetDatum(0, 1, &isnull);
+	}
+	if (rs.priority != 3 || rs.concurrency_key != NULL)
+	{
+		Datum		args[2];
+
+		args[0] = UUIDPGetDatum(&rs.run_id);
+		args[1] = result;
+		if (RunPlan(&describe_order, args, NULL, true, 1) != 1)
 			elog(ERROR, "run %s vanished", UuidToCString(&rs.run_id));
 		result = SPIGetDatum(0, 1, &isnull);
 	}

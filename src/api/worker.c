@@ -291,17 +291,18 @@ poll_wait_ms(FunctionCallInfo fcinfo, int argno)
 }
 
 /*
- * Claim one ready task of the poll's queue (FOR UPDATE SKIP LOCKED, oldest
- * first, deleted: direct.c); false when there is none.
+ * Claim one ready task of the poll's queue (FOR UPDATE SKIP LOCKED, in the
+ * claim order, deleted: direct.c), under the limits of its concurrency keys;
+ * false when there is none.
  */
 static bool
-claim_one(PollRequest *pr, char kind, pg_uuid_t *run_id, int64 *scheduled_id,
-		  int32 *attempt)
+claim_one(PollRequest *pr, char kind, TaskLimitClaim *tc, ClaimedTask *task)
 {
-	/* A poll may have waited: its task starts now, not when it began. */
-	pr->now = DurableNow();
-	return DirectClaimReadyTask(pr->namespace, pr->task_queue, kind, run_id,
-								scheduled_id, attempt);
+	ClaimKeyPolicy policy;
+
+	TaskLimitKeyPolicy(tc, &policy);
+	return DirectClaimReadyTask(pr->namespace, pr->task_queue, kind, &policy,
+								task);
 }
 
 /*
@@ -329,30 +330,30 @@ claim_decision_task(void *arg)
 
 	for (;;)
 	{
-		pg_uuid_t	run_id;
-		int64		scheduled_id;
-		int32		attempt;
+		ClaimedTask task;
 		RunState	rs;
 		char	   *token;
 		TaskLimitClaim tc;
 
+		/* A poll may have waited: its task starts now, not when it began. */
 		if (!admit_one(pr, 'd', &tc))
 			return NULL;
-		if (!claim_one(pr, 'd', &run_id, &scheduled_id, &attempt))
+		if (!claim_one(pr, 'd', &tc, &task))
 		{
 			TaskLimitAbandon(&tc);
 			return NULL;
 		}
 		/* Its start counts from here; the queue's admission lock is let go. */
-		TaskLimitClaimed(&tc, &run_id, scheduled_id, attempt);
-		if (!LoadRunById(&run_id, false, &rs) ||
-			!StartDecisionTask(&rs, scheduled_id, pr->now, pr->identity, true))
+		TaskLimitClaimed(&tc, &task);
+		if (!LoadRunById(&task.run_id, false, &rs) ||
+			!StartDecisionTask(&rs, task.scheduled_event_id, pr->now,
+							   pr->identity, true))
 		{
 			TaskLimitUnclaim(&tc);
 			continue;			/* stale: the run moved on */
 		}
 
-		token = make_token('D', rs.namespace, rs.workflow_id, &run_id,
+		token = make_token('D', rs.namespace, rs.workflow_id, &task.run_id,
 						   rs.decision_scheduled_id, rs.decision_started_id,
 						   rs.task_secret_null, rs.task_secret);
 		return DecisionTaskJson(&rs, token, 0, pr->identity);
@@ -397,23 +398,22 @@ claim_activity_task(void *arg)
 
 	for (;;)
 	{
-		pg_uuid_t	run_id;
-		int64		scheduled_id;
-		int32		attempt;
+		ClaimedTask task;
 		ActivityState a;
 		TaskLimitClaim tc;
 
+		/* A poll may have waited: its task starts now, not when it began. */
 		if (!admit_one(pr, 'a', &tc))
 			return NULL;
-		if (!claim_one(pr, 'a', &run_id, &scheduled_id, &attempt))
+		if (!claim_one(pr, 'a', &tc, &task))
 		{
 			TaskLimitAbandon(&tc);
 			return NULL;
 		}
 		/* Its start counts from here; the queue's admission lock is let go. */
-		TaskLimitClaimed(&tc, &run_id, scheduled_id, attempt);
-		if (!StartActivityAttempt(&run_id, scheduled_id, attempt, pr->now,
-								  pr->identity, &a))
+		TaskLimitClaimed(&tc, &task);
+		if (!StartActivityAttempt(&task.run_id, task.scheduled_event_id,
+								  task.attempt, pr->now, pr->identity, &a))
 		{
 			TaskLimitUnclaim(&tc);
 			continue;			/* stale: canceled, timed out or run closed */

@@ -92,6 +92,7 @@ static const char *const engine_functions[] = {
 	"revoke_namespace",
 	"run_batches",
 	"run_tasks",
+	"set_task_key_limits",
 	"set_task_queue_limits",
 	"signal_with_start",
 	"signal_workflow",

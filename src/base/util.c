@@ -72,6 +72,43 @@ CheckOptionalName(text *value, const char *argname)
 	return CheckName(value, argname);
 }
 
+/*
+ * A concurrency key (docs/task-queues.md "Priorities and fairness"): NULL
+ * stays NULL (no key); otherwise not empty and at most DURABLE_MAX_KEY_LEN
+ * bytes.
+ */
+char *
+CheckConcurrencyKey(const char *key, const char *argname)
+{
+	if (key == NULL)
+		return NULL;
+	if (key[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not be empty", argname),
+				 errhint("Give NULL for no key.")));
+	if (strlen(key) > DURABLE_MAX_KEY_LEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s is too long", argname),
+				 errdetail("It is %zu bytes; the limit is %d.",
+						   strlen(key), DURABLE_MAX_KEY_LEN)));
+	return pstrdup(key);
+}
+
+/* A task's priority: 1 (first) to 5. */
+int
+CheckPriority(int64 value, const char *argname)
+{
+	if (value < 1 || value > 5)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be between 1 and 5", argname),
+				 errdetail("It is " INT64_FORMAT ".", value),
+				 errhint("1 is claimed first; the default is 3.")));
+	return (int) value;
+}
+
 /* A payload must fit durable.max_payload_size. */
 void
 CheckPayload(Jsonb *value, const char *argname)

@@ -23,6 +23,8 @@ extern int	durable_max_payload_size;
 
 extern char *CheckName(text *value, const char *argname);
 extern char *CheckOptionalName(text *value, const char *argname);
+extern char *CheckConcurrencyKey(const char *key, const char *argname);
+extern int	CheckPriority(int64 value, const char *argname);
 extern void CheckPayload(Jsonb *value, const char *argname);
 extern void CheckObject(Jsonb *value, const char *argname);
 extern double IntervalToSeconds(Interval *value, const char *argname,

@@ -111,6 +111,17 @@ static KeptPlan insert_activity = {
 		JSONBOID, JSONBOID, FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
 	TIMESTAMPTZOID}
 };
+/* An activity's own priority and concurrency key (0.9.0), for its retries */
+static KeptPlan set_activity_order = {
+	NULL, "UPDATE durable.activities SET priority = $3, concurrency_key = $4"
+	" WHERE run_id = $1 AND scheduled_event_id = $2",
+	4, {UUIDOID, INT8OID, INT2OID, TEXTOID}
+};
+static KeptPlan get_activity_order = {
+	NULL, "SELECT priority, concurrency_key FROM durable.activities"
+	" WHERE run_id = $1 AND scheduled_event_id = $2",
+	2, {UUIDOID, INT8OID}
+};
 static KeptPlan save_activity = {
 	NULL, "UPDATE durable.activities SET state = $3, attempt = $4,"
 	" scheduled_time = $5, started_time = $6, last_heartbeat_time = $7,"
@@ -512,6 +523,8 @@ ScheduleActivity(RunState *rs, TimestampTz now, ActivityRequest *req,
 	char		nulls[14];
 	JsonBuilder jb;
 	ActivityState a;
+	int			priority;
+	char	   *key;
 	int64		pending;
 	bool		isnull;
 
@@ -579,6 +592,11 @@ ScheduleActivity(RunState *rs, TimestampTz now, ActivityRequest *req,
 		JsonAddFloat(&jb, "heartbeatTimeoutSeconds", req->heartbeat_timeout);
 	JsonAddJsonb(&jb, "retryPolicy", policy_json = RetryPolicyToJsonb(&policy));
 	JsonAddInt(&jb, "decisionTaskCompletedEventId", completed_event_id);
+	/* Recorded as the decision gave them; otherwise the run's apply. */
+	if (req->priority > 0)
+		JsonAddInt(&jb, "priority", req->priority);
+	if (req->concurrency_key != NULL)
+		JsonAddText(&jb, "concurrencyKey", req->concurrency_key);
 
 	memset(&a, 0, sizeof(a));
 	a.scheduled_event_id = AppendEvent(rs, now, "ActivityTaskScheduled",
@@ -608,6 +626,16 @@ ScheduleActivity(RunState *rs, TimestampTz now, ActivityRequest *req,
 				 errmsg("decisions[%d].activityId \"%s\" is already pending",
 						req->index, req->activity_id)));
 	SPI_freetuptable(SPI_tuptable);
+	priority = req->priority > 0 ? req->priority : rs->priority;
+	key = req->concurrency_key != NULL ? req->concurrency_key :
+		rs->concurrency_key;
+	if (priority != 3 || key != NULL)
+	{
+		values[2] = Int16GetDatum((int16) priority);
+		values[3] = key != NULL ? CStringGetTextDatum(key) : (Datum) 0;
+		nulls[3] = key != NULL ? ' ' : 'n';
+		RunPlan(&set_activity_order, values, nulls, false, 0);
+	}
 
 	/* One attempt more for the run's cap (engine rule 9). */
 	rs->activity_attempts++;
@@ -650,7 +678,48 @@ ScheduleActivity(RunState *rs, TimestampTz now, ActivityRequest *req,
 		return;
 	}
 	EnqueueReadyTask(rs, req->task_queue, 'a', req->activity_type,
-					 a.scheduled_event_id, 1);
+					 a.scheduled_event_id, 1, priority, key);
+}
+
+/*
+ * The priority and concurrency key of an activity's tasks: those it was
+ * scheduled with, else its run's (before 0.9.0: 3 and none).
+ */
+void
+ActivityTaskOrder(pg_uuid_t *run_id, int64 scheduled_event_id,
+				  int *priority, char **concurrency_key)
+{
+	Datum		values[2];
+	bool		isnull;
+	Datum		d;
+
+	*priority = 3;
+	*concurrency_key = NULL;
+	if (!DurableColumnExists("activities", "concurrency_key"))
+		return;
+	values[0] = UUIDPGetDatum(run_id);
+	values[1] = Int64GetDatum(scheduled_event_id);
+	if (RunPlan(&get_activity_order, values, NULL, true, 1) == 0)
+		return;
+	d = SPIGetDatum(0, 1, &isnull);
+	if (!isnull)
+		*priority = DatumGetInt16(d);
+	d = SPIGetDatum(0, 2, &isnull);
+	if (!isnull)
+		*concurrency_key = TextDatumGetCString(d);
+	SPI_freetuptable(SPI_tuptable);
+}
+
+/* Queue an attempt of a loaded activity, in its own claim order. */
+static void
+enqueue_attempt(RunState *rs, ActivityState *a)
+{
+	int			priority;
+	char	   *key;
+
+	ActivityTaskOrder(&a->run_id, a->scheduled_event_id, &priority, &key);
+	EnqueueReadyTask(rs, a->task_queue, 'a', a->activity_type,
+					 a->scheduled_event_id, a->attempt, priority, key);
 }
 
 /*
@@ -853,8 +922,7 @@ FailActivityAttempt(RunState *rs, ActivityState *a, TimestampTz now,
 		{
 			a->next_attempt_time = TS_NONE;
 			a->scheduled_time = now;
-			EnqueueReadyTask(rs, a->task_queue, 'a', a->activity_type,
-							 a->scheduled_event_id, a->attempt);
+			enqueue_attempt(rs, a);
 		}
 		save_activity_row(a);
 		arm_activity_timer(a);
@@ -936,8 +1004,7 @@ FireActivityTimer(RunState *rs, int64 scheduled_event_id, TimestampTz now)
 			a.next_attempt_time = TS_NONE;
 			a.scheduled_time = now;
 			save_activity_row(&a);
-			EnqueueReadyTask(rs, a.task_queue, 'a', a.activity_type,
-							 a.scheduled_event_id, a.attempt);
+			enqueue_attempt(rs, &a);
 			arm_activity_timer(&a);
 			return true;
 		}
@@ -1017,6 +1084,5 @@ RequeueActivity(RunState *rs, int64 scheduled_event_id)
 			 (long long) scheduled_event_id, UuidToCString(&rs->run_id));
 	if (next_deadline(&a) != TS_NONE)
 		arm_activity_timer(&a);
-	EnqueueReadyTask(rs, a.task_queue, 'a', a.activity_type,
-					 scheduled_event_id, a.attempt);
+	enqueue_attempt(rs, &a);
 }

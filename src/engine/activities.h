@@ -27,6 +27,8 @@ typedef struct ActivityRequest
 	Jsonb	   *retry_policy;	/* normalised, NULL = namespace default */
 	int			index;			/* its place in the decision list */
 	bool		eager;			/* requestEagerExecution (api/worker.c) */
+	int			priority;		/* 1 to 5; 0: its run's */
+	char	   *concurrency_key;	/* NULL: its run's */
 } ActivityRequest;
 
 typedef struct ActivityState
@@ -73,6 +75,8 @@ extern bool TakeCompletedActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
 								  ActivityState *a);
 extern void ScheduleActivity(RunState *rs, TimestampTz now,
 							 ActivityRequest *req, int64 completed_event_id);
+extern void ActivityTaskOrder(pg_uuid_t *run_id, int64 scheduled_event_id,
+							  int *priority, char **concurrency_key);
 extern bool StartActivityAttempt(pg_uuid_t *run_id, int64 scheduled_event_id,
 								 int32 attempt, TimestampTz now,
 								 const char *identity, ActivityState *a);

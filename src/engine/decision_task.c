@@ -66,7 +66,8 @@ StartDecisionTask(RunState *rs, int64 scheduled_id, TimestampTz now,
 	if (RunIsPaused(rs))
 	{
 		EnqueueReadyTask(rs, rs->task_queue, 'd', rs->workflow_type,
-						 scheduled_id, rs->decision_attempt);
+						 scheduled_id, rs->decision_attempt, rs->priority,
+						 rs->concurrency_key);
 		FlushEvents(rs);
 		return false;
 	}

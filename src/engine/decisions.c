@@ -57,7 +57,7 @@ typedef struct DecisionSpec
 {
 	const char *name;
 	DecisionType type;
-	const char *fields[16];		/* allowed attribute keys */
+	const char *fields[20];		/* allowed attribute keys */
 } DecisionSpec;
 
 static const DecisionSpec decision_specs[] = {
@@ -65,7 +65,7 @@ static const DecisionSpec decision_specs[] = {
 		{"activityId", "activityType", "taskQueue", "input",
 			"scheduleToStartTimeoutSeconds", "startToCloseTimeoutSeconds",
 		"scheduleToCloseTimeoutSeconds", "heartbeatTimeoutSeconds", "retryPolicy",
-		"requestEagerExecution"}},
+		"requestEagerExecution", "priority", "concurrencyKey"}},
 	{"RequestCancelActivityTask", D_REQUEST_CANCEL_ACTIVITY, {"activityId"}},
 	{"StartTimer", D_START_TIMER, {"timerId", "startToFireTimeoutSeconds"}},
 	{"CancelTimer", D_CANCEL_TIMER, {"timerId"}},
@@ -84,7 +84,7 @@ static const DecisionSpec decision_specs[] = {
 			"retryPolicy", "workflowExecutionTimeoutSeconds",
 			"workflowRunTimeoutSeconds", "taskStartToCloseTimeoutSeconds",
 			"parentClosePolicy", "workflowIdReusePolicy", "cronSchedule", "memo",
-		"searchAttributes", "control"}},
+		"searchAttributes", "control", "priority", "concurrencyKey"}},
 	{"SignalExternalWorkflowExecution", D_SIGNAL_EXTERNAL,
 		{"namespace", "workflowId", "runId", "signalName", "input", "control",
 		"childWorkflowOnly"}},
@@ -280,6 +280,37 @@ field_bool(Jsonb *obj, int i, const char *key)
 	return v->val.boolean;
 }
 
+/* A priority field, 1 to 5; 0 when absent. */
+static int
+field_priority(Jsonb *obj, int i, const char *key)
+{
+	JsonbValue *v = field(obj, key);
+	double		d;
+
+	if (v == NULL)
+		return 0;
+	if (v->type != jbvNumeric)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be a number from 1 to 5", label(i, key))));
+	d = NumericToDouble(v->val.numeric);
+	if (isnan(d) || d != floor(d) || d < 1 || d > 5)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be between 1 and 5", label(i, key)),
+				 errhint("1 is claimed first; the default is 3.")));
+	return (int) d;
+}
+
+/* A concurrency key field, or NULL. */
+static char *
+field_key(Jsonb *obj, int i, const char *key)
+{
+	char	   *s = field_string(obj, i, key, false);
+
+	return CheckConcurrencyKey(s, label(i, key));
+}
+
 /* A run id field (a UUID in its text form), or NULL. */
 static pg_uuid_t *
 field_uuid(Jsonb *obj, int i, const char *key)
@@ -412,6 +443,8 @@ parse_decision(RunState *rs, Jsonb *obj, int i, Decision *d)
 					a->retry_policy = RetryPolicyToJsonb(&p);
 				}
 				a->eager = field_bool(obj, i, "requestEagerExecution");
+				a->priority = field_priority(obj, i, "priority");
+				a->concurrency_key = field_key(obj, i, "concurrencyKey");
 				d->id = a->activity_id;
 				a->index = i;
 				break;
@@ -519,6 +552,8 @@ parse_decision(RunState *rs, Jsonb *obj, int i, Decision *d)
 				}
 				c->memo = field_object(obj, i, "memo", false);
 				c->search_attributes = field_object(obj, i, "searchAttributes", false);
+				c->priority = field_priority(obj, i, "priority");
+				c->concurrency_key = field_key(obj, i, "concurrencyKey");
 				d->control = field_payload(obj, i, "control");
 				d->id = c->workflow_id;
 				break;

@@ -633,6 +633,9 @@ durable_restart_workflow(PG_FUNCTION_ARGS)
 	req.id_reuse_policy = ID_REUSE_ALLOW_DUPLICATE;
 	req.restarted_from = &base.run_id;
 	req.restart_reason = reason;
+	/* The restarted run keeps its priority and concurrency key. */
+	req.priority = base.priority;
+	req.concurrency_key = base.concurrency_key;
 
 	new_run_id = StartWorkflowExecution(&req, now);
 

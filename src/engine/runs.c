@@ -52,6 +52,8 @@ int			durable_max_attempts_per_run = 1000;
 #define RUN_COLUMNS_V3 RUN_COLUMNS ", NULL::timestamptz"
 /* From 0.8.0 the pause too (RunIsPaused) */
 #define RUN_COLUMNS_V8 RUN_COLUMNS_V4 ", paused_at IS NOT NULL"
+/* From 0.9.0 its priority and concurrency key, for its tasks */
+#define RUN_COLUMNS_V9 RUN_COLUMNS_V8 ", priority, concurrency_key"
 
 /* Events appended to a run and not yet written */
 struct EventBatch
@@ -72,6 +74,8 @@ struct ReadyBatch
 	char		kinds[64];
 	int64		scheduled[64];
 	int32		attempts[64];
+	int16		priorities[64];
+	char	   *keys[64];
 };
 
 static KeptPlan load_latest = {
@@ -115,6 +119,28 @@ static KeptPlan load_given_v8 = {
 };
 static KeptPlan load_given_locked_v8 = {
 	NULL, "SELECT " RUN_COLUMNS_V8 " FROM durable.runs"
+	" WHERE run_id = $3 AND namespace = $1 AND workflow_id = $2 FOR UPDATE",
+	3, {TEXTOID, TEXTOID, UUIDOID}
+};
+static KeptPlan load_latest_v9 = {
+	NULL, "SELECT " RUN_COLUMNS_V9 " FROM durable.runs"
+	" WHERE namespace = $1 AND workflow_id = $2"
+	" ORDER BY run_seq DESC LIMIT 1",
+	2, {TEXTOID, TEXTOID}
+};
+static KeptPlan load_latest_locked_v9 = {
+	NULL, "SELECT " RUN_COLUMNS_V9 " FROM durable.runs"
+	" WHERE namespace = $1 AND workflow_id = $2"
+	" ORDER BY run_seq DESC LIMIT 1 FOR UPDATE",
+	2, {TEXTOID, TEXTOID}
+};
+static KeptPlan load_given_v9 = {
+	NULL, "SELECT " RUN_COLUMNS_V9 " FROM durable.runs"
+	" WHERE run_id = $3 AND namespace = $1 AND workflow_id = $2",
+	3, {TEXTOID, TEXTOID, UUIDOID}
+};
+static KeptPlan load_given_locked_v9 = {
+	NULL, "SELECT " RUN_COLUMNS_V9 " FROM durable.runs"
 	" WHERE run_id = $3 AND namespace = $1 AND workflow_id = $2 FOR UPDATE",
 	3, {TEXTOID, TEXTOID, UUIDOID}
 };
@@ -239,7 +265,8 @@ write_ready(RunState *rs)
 
 	if (b != NULL && b->n > 0)
 		DirectInsertReadyTasks(rs->namespace, &rs->run_id, b->n, b->queues,
-							   b->kinds, b->scheduled, b->attempts);
+							   b->kinds, b->scheduled, b->attempts,
+							   b->priorities, b->keys);
 }
 
 /* The run's pending events and tasks are written (or dropped): forget them. */
@@ -395,6 +422,18 @@ read_run_row(RunState *rs)
 	rs->paused_known = SPI_tuptable->tupdesc->natts >= 26;
 	rs->paused = rs->paused_known &&
 		DatumGetBool(SPIGetDatum(0, 26, &isnull)) && !isnull;
+	/* From 0.9.0 (NULL: 3, and no key) */
+	rs->priority = 3;
+	rs->concurrency_key = NULL;
+	if (SPI_tuptable->tupdesc->natts >= 28)
+	{
+		d = SPIGetDatum(0, 27, &isnull);
+		if (!isnull)
+			rs->priority = DatumGetInt16(d);
+		d = SPIGetDatum(0, 28, &isnull);
+		if (!isnull)
+			rs->concurrency_key = TextDatumGetCString(d);
+	}
 	rs->secret_stored = false;
 	rs->task_secret_null = true;
 	rs->task_secret = 0;
@@ -414,19 +453,24 @@ LoadRun(const char *namespace, const char *workflow_id, pg_uuid_t *run_id,
 	KeptPlan   *kp;
 	bool		v4 = DurableColumnExists("runs", "run_deadline");
 	bool		v8 = DurableColumnExists("runs", "paused_at");
+	bool		v9 = DurableColumnExists("runs", "concurrency_key");
 
 	values[0] = CStringGetTextDatum(namespace);
 	values[1] = CStringGetTextDatum(workflow_id);
 	if (run_id != NULL)
 	{
 		values[2] = UUIDPGetDatum(run_id);
-		if (v8)
+		if (v9)
+			kp = for_update ? &load_given_locked_v9 : &load_given_v9;
+		else if (v8)
 			kp = for_update ? &load_given_locked_v8 : &load_given_v8;
 		else if (v4)
 			kp = for_update ? &load_given_locked : &load_given;
 		else
 			kp = for_update ? &load_given_locked_v3 : &load_given_v3;
 	}
+	else if (v9)
+		kp = for_update ? &load_latest_locked_v9 : &load_latest_v9;
 	else if (v8)
 		kp = for_update ? &load_latest_locked_v8 : &load_latest_v8;
 	else if (v4)
@@ -469,7 +513,7 @@ enum
 	RC_ACTIVITY_ATTEMPTS, RC_EXECUTION_DEADLINE, RC_START_TIME, RC_RUN_TIMEOUT,
 	RC_HAS_BUFFERED, RC_RETRY_POLICY, RC_CRON_SCHEDULE, RC_PARENT_RUN_ID,
 	RC_PARENT_INITIATED_ID, RC_FIRST_RUN_ID, RC_TASK_SECRET, RC_RUN_DEADLINE,
-	RC_PINNED_FUNCTION, RC_PAUSED_AT, RC_COUNT
+	RC_PINNED_FUNCTION, RC_PAUSED_AT, RC_PRIORITY, RC_CONCURRENCY_KEY, RC_COUNT
 };
 static const char *const run_column_names[RC_COUNT] = {
 	"run_id", "namespace", "workflow_id", "workflow_type", "task_queue",
@@ -479,7 +523,7 @@ static const char *const run_column_names[RC_COUNT] = {
 	"activity_attempts", "execution_deadline", "start_time", "run_timeout",
 	"has_buffered", "retry_policy", "cron_schedule", "parent_run_id",
 	"parent_initiated_id", "first_run_id", "task_secret", "run_deadline",
-	"pinned_function", "paused_at"
+	"pinned_function", "paused_at", "priority", "concurrency_key"
 };
 
 /* Attribute numbers of those columns, for the runs table they were read of */
@@ -519,7 +563,8 @@ read_run_slot(RunState *rs, TupleTableSlot *slot)
 			 */
 			if (run_columns[i] < 0 && i != RC_TASK_SECRET &&
 				i != RC_RUN_DEADLINE && i != RC_PINNED_FUNCTION &&
-				i != RC_PAUSED_AT)
+				i != RC_PAUSED_AT && i != RC_PRIORITY &&
+				i != RC_CONCURRENCY_KEY)
 				elog(ERROR, "durable.runs lacks column \"%s\"",
 					 run_column_names[i]);
 		}
@@ -582,6 +627,11 @@ read_run_slot(RunState *rs, TupleTableSlot *slot)
 		InvalidOid : DatumGetObjectId(RV(RC_PINNED_FUNCTION));
 	rs->paused_known = true;
 	rs->paused = run_columns[RC_PAUSED_AT] >= 0 && !RN(RC_PAUSED_AT);
+	rs->priority = run_columns[RC_PRIORITY] < 0 || RN(RC_PRIORITY) ? 3 :
+		DatumGetInt16(RV(RC_PRIORITY));
+	rs->concurrency_key =
+		run_columns[RC_CONCURRENCY_KEY] < 0 || RN(RC_CONCURRENCY_KEY) ? NULL :
+		TextDatumGetCString(RV(RC_CONCURRENCY_KEY));
 #undef RV
 #undef RN
 }
@@ -985,13 +1035,14 @@ ReadyTaskKind(RunState *rs, const char *task_queue, char kind,
 }
 
 /*
- * Put a task of the run on its queue's ready list.  It is written with the
+ * Put a task of the run on its queue's ready list, with its priority and
+ * concurrency key (NULL: none) in the claim order.  It is written with the
  * run's row (SaveRun, FlushEvents) and wakes the queue's pollers at commit.
  */
 void
 EnqueueReadyTask(RunState *rs, const char *task_queue, char kind,
 				 const char *type_name, int64 scheduled_event_id,
-				 int32 attempt)
+				 int32 attempt, int priority, const char *concurrency_key)
 {
 	ReadyBatch *b;
 	bool		held = RunIsPaused(rs);
@@ -1010,6 +1061,9 @@ EnqueueReadyTask(RunState *rs, const char *task_queue, char kind,
 	b->kinds[b->n] = kind;
 	b->scheduled[b->n] = scheduled_event_id;
 	b->attempts[b->n] = attempt;
+	/* A run built by hand without one (0) has the default. */
+	b->priorities[b->n] = (int16) (priority >= 1 && priority <= 5 ? priority : 3);
+	b->keys[b->n] = concurrency_key != NULL ? pstrdup(concurrency_key) : NULL;
 	b->n++;
 	DurableSPIOweWrites(1);
 	if (!held)
@@ -1121,7 +1175,8 @@ schedule_decision(RunState *rs, TimestampTz now)
 		return;
 	}
 	EnqueueReadyTask(rs, rs->task_queue, 'd', rs->workflow_type,
-					 rs->decision_scheduled_id, rs->decision_attempt);
+					 rs->decision_scheduled_id, rs->decision_attempt,
+					 rs->priority, rs->concurrency_key);
 }
 
 /*

@@ -65,6 +65,13 @@ typedef struct RunState
 	 */
 	bool		paused_known;
 	bool		paused;
+	/*
+	 * The run's priority (1 to 5) and concurrency key (NULL: none), which
+	 * its decision tasks take, and its activities and children unless they
+	 * are given their own (runs.priority, concurrency_key: 0.9.0).
+	 */
+	int			priority;
+	char	   *concurrency_key;
 	/* The secret of the started decision task's token (api/worker.c) */
 	bool		secret_stored;	/* durable.runs has task_secret (0.3.0) */
 	bool		task_secret_null;	/* none: started before 0.3.0, or none */
@@ -112,7 +119,8 @@ extern char ReadyTaskKind(RunState *rs, const char *task_queue, char kind,
 						  const char *type_name);
 extern void EnqueueReadyTask(RunState *rs, const char *task_queue, char kind,
 							 const char *type_name, int64 scheduled_event_id,
-							 int32 attempt);
+							 int32 attempt, int priority,
+							 const char *concurrency_key);
 extern void CloseRun(RunState *rs, TimestampTz now, const char *status,
 					 const char *event_type, Jsonb *attributes,
 					 Jsonb *result, Jsonb *failure);

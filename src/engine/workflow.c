@@ -96,6 +96,12 @@ static KeptPlan load_last_completion_result = {
 	" FROM durable.history WHERE run_id = $1 AND event_id = 1",
 	1, {UUIDOID}
 };
+/* A run's priority and concurrency key (0.9.0), when not the defaults */
+static KeptPlan set_run_order = {
+	NULL, "UPDATE durable.runs SET priority = $2, concurrency_key = $3"
+	" WHERE run_id = $1",
+	3, {UUIDOID, INT2OID, TEXTOID}
+};
 static KeptPlan set_search_attributes = {
 	NULL, "UPDATE durable.runs SET search_attributes ="
 	" COALESCE(search_attributes, '{}') || $2 WHERE run_id = $1",
@@ -137,6 +143,8 @@ typedef struct NewRun
 	const char *restart_reason;
 	bool		take_decision;	/* start_workflow_eager: not queued */
 	bool		decision_taken; /* out: scheduled for the caller */
+	int			priority;		/* 1 to 5 */
+	const char *concurrency_key;	/* NULL: none */
 } NewRun;
 
 static const char *const id_reuse_policy_names[] = {
@@ -231,6 +239,10 @@ started_attributes(NewRun *nr)
 		JsonAddJsonb(&jb, "memo", nr->memo);
 	if (nr->search_attributes != NULL)
 		JsonAddJsonb(&jb, "searchAttributes", nr->search_attributes);
+	if (nr->priority != 3)
+		JsonAddInt(&jb, "priority", nr->priority);
+	if (nr->concurrency_key != NULL)
+		JsonAddText(&jb, "concurrencyKey", nr->concurrency_key);
 	if (nr->parent_run_id != NULL)
 	{
 		JsonBeginObject(&jb, "parentWorkflowExecution");
@@ -307,6 +319,25 @@ create_run(NewRun *nr, TimestampTz now, bool only_first)
 		RunPlan(&set_search_attributes, sa, NULL, false, 0);
 	}
 
+	/* Its priority and concurrency key, for its tasks (runs.c) */
+	if (nr->priority != 3 || nr->concurrency_key != NULL)
+	{
+		Datum		po[3];
+		char		pn[3] = {' ', ' ', ' '};
+
+		if (!DurableColumnExists("runs", "concurrency_key"))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("a priority or a concurrency key needs durable 0.9.0"),
+					 errhint("Run ALTER EXTENSION durable UPDATE.")));
+		po[0] = UUIDPGetDatum(nr->run_id);
+		po[1] = Int16GetDatum((int16) nr->priority);
+		po[2] = nr->concurrency_key != NULL ?
+			CStringGetTextDatum(nr->concurrency_key) : (Datum) 0;
+		pn[2] = nr->concurrency_key != NULL ? ' ' : 'n';
+		RunPlan(&set_run_order, po, pn, false, 0);
+	}
+
 	/* The run row is ours; its counters already count these events. */
 	memset(&rs, 0, sizeof(rs));
 	memcpy(&rs.run_id, nr->run_id, sizeof(pg_uuid_t));
@@ -320,6 +351,8 @@ create_run(NewRun *nr, TimestampTz now, bool only_first)
 	rs.decision_started_time_null = true;
 	/* A new run is not paused (engine/pause.c): nothing to look up. */
 	rs.paused_known = true;
+	rs.priority = nr->priority;
+	rs.concurrency_key = (char *) nr->concurrency_key;
 
 	(void) AppendEvent(&rs, now, "WorkflowExecutionStarted", started_attributes(nr));
 	if (nr->signal_name != NULL)
@@ -519,6 +552,11 @@ StartWorkflowExecution(StartRequest *req, TimestampTz now)
 	nr.restart_reason = req->restart_reason;
 	nr.take_decision = req->take_decision;
 	req->decision_taken = false;
+	/* A child takes its parent's priority and key unless given its own. */
+	nr.priority = req->priority > 0 ? req->priority :
+		req->parent != NULL ? req->parent->priority : 3;
+	nr.concurrency_key = req->concurrency_key != NULL ? req->concurrency_key :
+		req->parent != NULL ? req->parent->concurrency_key : NULL;
 	if (req->parent != NULL)
 	{
 		nr.parent_namespace = req->parent->namespace;
@@ -728,6 +766,9 @@ ContinueRun(RunState *rs, TimestampTz now, ContinueRequest *cr,
 	}
 	nr.continued_from = &old_run_id;
 	nr.initiator = cr->initiator;
+	/* The next run of the chain keeps the run's priority and key. */
+	nr.priority = rs->priority;
+	nr.concurrency_key = rs->concurrency_key;
 	nr.continued_failure = cr->failure;
 	nr.last_completion_result = cr->last_completion_result;
 

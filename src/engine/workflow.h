@@ -47,6 +47,9 @@ typedef struct StartRequest
 	/* start_workflow_eager: the first decision task is the caller's */
 	bool		take_decision;	/* in: schedule it for the caller, unqueued */
 	bool		decision_taken; /* out: it was (the caller must start it) */
+	/* The run's priority (1 to 5; 0: the parent's, else 3) and key */
+	int			priority;
+	char	   *concurrency_key;	/* NULL: the parent's, else none */
 } StartRequest;
 
 /* How the next run of a chain differs from the run it continues */

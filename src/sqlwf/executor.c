@@ -431,7 +431,8 @@ execute_decision_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt,
 			rs.decision_started_id == 0)
 		{
 			EnqueueReadyTask(&rs, rs.task_queue, 'd', rs.workflow_type,
-							 scheduled_id, attempt);
+							 scheduled_id, attempt, rs.priority,
+							 rs.concurrency_key);
 			SaveRun(&rs);
 		}
 		return;
@@ -524,8 +525,12 @@ lock_current_attempt(ActivityRun *ar)
 	 */
 	if (ar->current && RunIsPaused(&ar->rs))
 	{
+		int			priority;
+		char	   *key;
+
+		ActivityTaskOrder(&ar->rs.run_id, ar->scheduled_id, &priority, &key);
 		EnqueueReadyTask(&ar->rs, ar->a.task_queue, 'a', ar->a.activity_type,
-						 ar->scheduled_id, ar->attempt);
+						 ar->scheduled_id, ar->attempt, priority, key);
 		FlushEvents(&ar->rs);
 		ar->current = false;
 	}
@@ -609,8 +614,12 @@ execute_activity_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt,
 		/* Unregistered since it was queued: back to the external pollers. */
 		if (lock_current_attempt(&ar))
 		{
+			int			priority;
+			char	   *key;
+
+			ActivityTaskOrder(&ar.rs.run_id, scheduled_id, &priority, &key);
 			EnqueueReadyTask(&ar.rs, task_queue, 'a', activity_type,
-							 scheduled_id, attempt);
+							 scheduled_id, attempt, priority, key);
 			SaveRun(&ar.rs);
 		}
 		return;

@@ -880,7 +880,7 @@ activity_result(ReplayContext *ctx, HistoryCommand *c, int n, bool *isnull)
 static const char *const activity_options[] = {
 	"taskQueue", "scheduleToStartTimeoutSeconds", "startToCloseTimeoutSeconds",
 	"scheduleToCloseTimeoutSeconds", "heartbeatTimeoutSeconds", "retryPolicy",
-	NULL
+	"priority", "concurrencyKey", NULL
 };
 
 /* durable.activity and durable.start_activity: schedule or find command n. */
@@ -1114,7 +1114,8 @@ static const char *const child_options[] = {
 	"namespace", "workflowId", "taskQueue", "retryPolicy",
 	"workflowExecutionTimeoutSeconds", "workflowRunTimeoutSeconds",
 	"taskStartToCloseTimeoutSeconds", "parentClosePolicy",
-	"workflowIdReusePolicy", "cronSchedule", "memo", "searchAttributes", NULL
+	"workflowIdReusePolicy", "cronSchedule", "memo", "searchAttributes",
+	"priority", "concurrencyKey", NULL
 };
 
 PG_FUNCTION_INFO_V1(durable_child_workflow);

@@ -89,6 +89,7 @@
 
 #include "base/util.h"
 #include "store/claim_mark.h"
+#include "store/claim_order.h"
 #include "store/direct.h"
 
 /* An open table and what inserting into it needs */
@@ -115,7 +116,9 @@ typedef struct DirectColumn
 
 /* The CHECK constraints of the schema, which the engine's values satisfy */
 static const char *const schema_checks[] = {
-	"runs_status_check", "ready_tasks_kind_check", "activities_state_check"
+	"runs_status_check", "ready_tasks_kind_check", "activities_state_check",
+	"ready_tasks_priority_check", "runs_priority_check",
+	"activities_priority_check"
 };
 
 /*
@@ -329,12 +332,14 @@ check_new_row(Relation rel, HeapTuple tuple, const bool *replace,
  * their default in each row inserted, or NULL.
  */
 static void
-direct_open(DirectTable *dt, const char *relname, int ncols,
-			const DirectColumn *cols, int *attnums)
+direct_open_with(DirectTable *dt, const char *relname, int ncols,
+				 const DirectColumn *cols, int *attnums, int nopt,
+				 const DirectColumn *optcols, int *optattnums)
 {
 	TupleDesc	desc;
 	int			i;
 	int			j;
+	int			known;
 
 	dt->rel = DurableOpenTable(relname, RowExclusiveLock);
 	dt->user_checks = direct_check_table(dt->rel);
@@ -342,6 +347,11 @@ direct_open(DirectTable *dt, const char *relname, int ncols,
 	dt->natts = desc->natts;
 	for (i = 0; i < ncols; i++)
 		attnums[i] = column_index_typed(dt->rel, cols[i].name, cols[i].type);
+	known = ncols;
+	for (i = 0; i < nopt; i++)
+		if ((optattnums[i] = column_index_optional(dt->rel, optcols[i].name,
+												   optcols[i].type)) >= 0)
+			known++;
 
 	dt->estate = CreateExecutorState();
 	dt->rri = makeNode(ResultRelInfo);
@@ -351,20 +361,22 @@ direct_open(DirectTable *dt, const char *relname, int ncols,
 	dt->cid = GetCurrentCommandId(true);
 
 	dt->ndefaults = 0;
-	if (desc->natts == ncols)
+	if (desc->natts == known)
 		return;
 	dt->default_att = palloc(sizeof(int) * desc->natts);
 	dt->default_expr = palloc(sizeof(ExprState *) * desc->natts);
 	for (j = 0; j < desc->natts; j++)
 	{
 		Node	   *expr;
+		bool		given = false;
 
 		if (TupleDescAttr(desc, j)->attisdropped)
 			continue;
-		for (i = 0; i < ncols; i++)
-			if (attnums[i] == j)
-				break;
-		if (i < ncols)
+		for (i = 0; i < ncols && !given; i++)
+			given = (attnums[i] == j);
+		for (i = 0; i < nopt && !given; i++)
+			given = (optattnums[i] == j);
+		if (given)
 			continue;
 		expr = build_column_default(dt->rel, j + 1);
 		if (expr == NULL)
@@ -374,6 +386,13 @@ direct_open(DirectTable *dt, const char *relname, int ncols,
 														  dt->estate);
 		dt->ndefaults++;
 	}
+}
+
+static void
+direct_open(DirectTable *dt, const char *relname, int ncols,
+			const DirectColumn *cols, int *attnums)
+{
+	direct_open_with(dt, relname, ncols, cols, attnums, 0, NULL, NULL);
 }
 
 /*
@@ -487,15 +506,22 @@ static const DirectColumn ready_columns[] = {
 	{"task_id", INT8OID}, {"run_id", UUIDOID},
 	{"scheduled_event_id", INT8OID}, {"attempt", INT4OID}
 };
+/* The claim order's columns of a task (0.9.0) */
+static const DirectColumn ready_order_columns[] = {
+	{"priority", INT2OID}, {"concurrency_key", TEXTOID}
+};
 
 /*
  * Queue n tasks of a run; each takes its task_id from the column's sequence,
- * as the column default does.
+ * as the column default does.  priorities and keys (NULL: 3 and none for
+ * all) are each task's priority and concurrency key ("" for none), written
+ * where the schema has them (0.9.0).
  */
 void
 DirectInsertReadyTasks(const char *namespace, pg_uuid_t *run_id, int n,
 					   char *const *queues, const char *kinds,
-					   const int64 *scheduled, const int32 *attempts)
+					   const int64 *scheduled, const int32 *attempts,
+					   const int16 *priorities, char *const *keys)
 {
 	DirectTable dt;
 	int			att[lengthof(ready_columns)];
@@ -505,12 +531,18 @@ DirectInsertReadyTasks(const char *namespace, pg_uuid_t *run_id, int n,
 	bool	   *nulls = isnull;
 	Oid			seq;
 	int64		task_id;
+	int			opt[lengthof(ready_order_columns)];
+	int			c_priority;
+	int			c_key;
 	int			i;
 
 	if (n == 0)
 		return;
-	direct_open(&dt, "ready_tasks", lengthof(ready_columns), ready_columns,
-				att);
+	direct_open_with(&dt, "ready_tasks", lengthof(ready_columns),
+					 ready_columns, att, lengthof(ready_order_columns),
+					 ready_order_columns, opt);
+	c_priority = opt[0];
+	c_key = opt[1];
 	/* Stays while the table is locked: DROP EXTENSION would wait for us. */
 	seq = get_relname_relid("ready_task_seq", RelationGetNamespace(dt.rel));
 	if (!OidIsValid(seq))
@@ -526,6 +558,10 @@ DirectInsertReadyTasks(const char *namespace, pg_uuid_t *run_id, int n,
 	memset(nulls, true, sizeof(bool) * dt.natts);
 	for (i = 0; i < lengthof(ready_columns); i++)
 		nulls[att[i]] = false;
+	if (c_priority >= 0)
+		nulls[c_priority] = false;
+	if (c_key >= 0)
+		nulls[c_key] = false;
 	/*
 	 * The transaction has its id before it takes a task id: the claims' low-
 	 * water marks rely on it (claim_mark.c).
@@ -535,14 +571,23 @@ DirectInsertReadyTasks(const char *namespace, pg_uuid_t *run_id, int n,
 	vals[att[4]] = UUIDPGetDatum(run_id);
 	for (i = 0; i < n; i++)
 	{
+		int16		priority = priorities != NULL ? priorities[i] : 3;
+		const char *key = keys != NULL && keys[i] != NULL ? keys[i] : "";
+
 		vals[att[1]] = CStringGetTextDatum(queues[i]);
 		vals[att[2]] = CharGetDatum(kinds[i]);
 		task_id = nextval_internal(seq, false);
-		if (kinds[i] == 'd' || kinds[i] == 'a')
+		/* The marks keep the walk of the tasks of priority 3 and no key. */
+		if ((kinds[i] == 'd' || kinds[i] == 'a') &&
+			((priority == 3 && key[0] == '\0') || c_priority < 0))
 			ClaimMarkNoteInsert(namespace, queues[i], kinds[i], task_id);
 		vals[att[3]] = Int64GetDatum(task_id);
 		vals[att[5]] = Int64GetDatum(scheduled[i]);
 		vals[att[6]] = Int32GetDatum(attempts[i]);
+		if (c_priority >= 0)
+			vals[c_priority] = Int16GetDatum(priority);
+		if (c_key >= 0)
+			vals[c_key] = CStringGetTextDatum(key);
 		direct_insert(&dt, vals, nulls);
 	}
 	direct_close(&dt);
@@ -853,139 +898,393 @@ index_column_of(Relation index, int att)
 }
 
 /*
- * Claim the oldest ready task of a queue and kind, as
- *   DELETE FROM durable.ready_tasks WHERE ctid = (SELECT ctid ... WHERE
- *   namespace = $1 AND task_queue = $2 AND kind = $3 ORDER BY task_id
- *   LIMIT 1 FOR UPDATE SKIP LOCKED)
- * does: tasks locked by other pollers are passed over, a task changed since
- * the snapshot is rechecked in its latest version, and the one claimed is
- * deleted.  Returns false when there is none.
- *
- * The walk starts at the queue's low-water mark (claim_mark.c), not at the
- * start of the queue: while the vacuum horizon is held, the entries of the
- * tasks claimed since then stay in the index, and walking them on every
- * claim is what made a queue crawl (claim_mark.c).  The walk reports each entry
- * it passes (its task id from the index tuple, and whether the snapshot
- * sees its row) so that the mark can move on.
+ * A walk of a queue's ready tasks in the primary key's order, claiming the
+ * first one it can (DirectClaimReadyTask).
  */
-bool
-DirectClaimReadyTask(const char *namespace, const char *task_queue, char kind,
-					 pg_uuid_t *run_id, int64 *scheduled_id, int32 *attempt)
+typedef struct ClaimWalk
 {
 	Relation	rel;
 	Relation	index;
-	TupleDesc	desc;
-	ScanKeyData keys[4];
-	IndexScanDesc scan;
 	Snapshot	snapshot;
 	TupleTableSlot *slot;
 	TupleTableSlot *fetched;
-	ClaimMark	cm;
-	int64		start;
+	const char *namespace;
+	const char *task_queue;
+	char		kind;
+	bool		ordered;		/* the key has priority and concurrency_key */
+	text	   *ns_text;
+	text	   *queue_text;
+	Oid			ns_collation;
+	Oid			queue_collation;
+	Oid			key_collation;
 	int			c_ns;
 	int			c_queue;
 	int			c_kind;
-	int			c_id;
 	int			c_run;
 	int			c_sched;
 	int			c_attempt;
-	int			i_id;
-	int			nkeys = 3;
-	bool		claimed = false;
-	text	   *ns_text = cstring_to_text(namespace);
-	text	   *queue_text = cstring_to_text(task_queue);
+	int			c_priority;
+	int			c_key;
+	int			i_id;			/* 1-based columns of the index */
+	int			i_key;
+	const ClaimKeyPolicy *policy;
+	ClaimedTask *task;
+} ClaimWalk;
 
-	CommandCounterIncrement();
-	snapshot = RegisterSnapshot(GetTransactionSnapshot());
-	/* A paused queue hands nothing out (queue_pause.c): same snapshot. */
-	if (TaskQueuePaused(namespace, task_queue, snapshot))
-	{
-		UnregisterSnapshot(snapshot);
-		return false;
-	}
-	rel = DurableOpenTable("ready_tasks", RowExclusiveLock);
-	(void) direct_check_table(rel);		/* a DELETE checks no constraint */
-	CheckCmdReplicaIdentity(rel, CMD_DELETE);
-	desc = RelationGetDescr(rel);
-	index = index_open(primary_key(rel), AccessShareLock);
-	c_ns = column_index_typed(rel, "namespace", TEXTOID);
-	c_queue = column_index_typed(rel, "task_queue", TEXTOID);
-	c_kind = column_index_typed(rel, "kind", CHAROID);
-	c_id = column_index_typed(rel, "task_id", INT8OID);
-	c_run = column_index_typed(rel, "run_id", UUIDOID);
-	c_sched = column_index_typed(rel, "scheduled_event_id", INT8OID);
-	c_attempt = column_index_typed(rel, "attempt", INT4OID);
-	if (index_column_of(index, c_ns) != 1 ||
-		index_column_of(index, c_queue) != 2 ||
-		index_column_of(index, c_kind) != 3 ||
-		(i_id = index_column_of(index, c_id)) != 4)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("the primary key of durable.ready_tasks is not (namespace, task_queue, kind, task_id)"),
-				 errhint("durable needs its tables as its extension script made them.")));
+/* The scan keys of the queue and kind, and of a priority if > 0 */
+static int
+walk_keys(ClaimWalk *w, ScanKey keys, int priority, StrategyNumber strategy)
+{
+	int			n = 0;
+
 	/* Text keys compare in the columns' collation, as the index does. */
-	ScanKeyEntryInitialize(&keys[0], 0, 1, BTEqualStrategyNumber,
-						   InvalidOid, TupleDescAttr(desc, c_ns)->attcollation,
-						   F_TEXTEQ, PointerGetDatum(ns_text));
-	ScanKeyEntryInitialize(&keys[1], 0, 2, BTEqualStrategyNumber,
-						   InvalidOid, TupleDescAttr(desc, c_queue)->attcollation,
-						   F_TEXTEQ, PointerGetDatum(queue_text));
-	ScanKeyEntryInitialize(&keys[2], 0, 3, BTEqualStrategyNumber,
-						   InvalidOid, InvalidOid, F_CHAREQ, CharGetDatum(kind));
-	start = ClaimMarkBegin(&cm, rel, namespace, task_queue, kind, snapshot);
-	if (start > 0)
-		ScanKeyEntryInitialize(&keys[nkeys++], 0, 4,
-							   BTGreaterEqualStrategyNumber, InvalidOid,
-							   InvalidOid, F_INT8GE, Int64GetDatum(start));
+	ScanKeyEntryInitialize(&keys[n++], 0, 1, BTEqualStrategyNumber,
+						   InvalidOid, w->ns_collation, F_TEXTEQ,
+						   PointerGetDatum(w->ns_text));
+	ScanKeyEntryInitialize(&keys[n++], 0, 2, BTEqualStrategyNumber,
+						   InvalidOid, w->queue_collation, F_TEXTEQ,
+						   PointerGetDatum(w->queue_text));
+	ScanKeyEntryInitialize(&keys[n++], 0, 3, BTEqualStrategyNumber,
+						   InvalidOid, InvalidOid, F_CHAREQ,
+						   CharGetDatum(w->kind));
+	if (priority > 0)
+		ScanKeyEntryInitialize(&keys[n++], 0, 4, strategy, InvalidOid,
+							   InvalidOid,
+							   strategy == BTEqualStrategyNumber ? F_INT2EQ :
+							   strategy == BTLessStrategyNumber ? F_INT2LT :
+							   F_INT2GT,
+							   Int16GetDatum((int16) priority));
+	return n;
+}
 
-	slot = table_slot_create(rel, NULL);
-	fetched = table_slot_create(rel, NULL);
-	scan = index_beginscan(rel, index, snapshot, nkeys, 0);
-	scan->xs_want_itup = true;	/* the task id of each entry passed */
-	index_rescan(scan, keys, nkeys, NULL, 0);
-	while (!claimed)
+/*
+ * Claim the first task of the walk's range that is visible, not locked by
+ * another claimer, and whose concurrency key the policy admits, as
+ *   DELETE FROM durable.ready_tasks WHERE ctid = (SELECT ctid ... ORDER BY
+ *   <the primary key> LIMIT 1 FOR UPDATE SKIP LOCKED)
+ * does: a task changed since the snapshot is rechecked in its latest
+ * version, and the one claimed is deleted.  The range is a priority's tasks
+ * (priority 0: the queue's, before 0.9.0) of one key (key_eq), or of the
+ * keys after key_after (NULL: from the first) up to key_upto (NULL: to the
+ * last).  A key the policy refuses is passed over whole: the walk goes on
+ * after it.
+ *
+ * The walk of the tasks without a key and of priority 3 (and of the queue's
+ * before 0.9.0), the only ones most queues have, starts at the queue's
+ * low-water mark (claim_mark.c), not at the start: while the vacuum horizon
+ * is held, the entries of the tasks claimed since then stay in the index,
+ * and walking them on every claim is what made a queue crawl.  The walk
+ * reports each entry it passes (its task id from the index tuple, and
+ * whether the snapshot sees its row) so that the mark can move on.
+ */
+static bool
+claim_walk(ClaimWalk *w, int priority, const char *key_eq,
+		   const char *key_after, const char *key_upto)
+{
+	ScanKeyData keys[8];
+	int			nbase;
+	bool		marked;
+	bool		claimed = false;
+	char	   *after = key_after != NULL ? pstrdup(key_after) : NULL;
+
+	marked = !w->ordered ||
+		(priority == 3 && key_eq != NULL && key_eq[0] == '\0');
+	nbase = walk_keys(w, keys, w->ordered ? priority : 0,
+					  BTEqualStrategyNumber);
+	for (;;)
 	{
-		ItemPointer itid = index_getnext_tid(scan, ForwardScanDirection);
-		ItemPointerData tid;
-		TM_FailureData tmfd;
-		TM_Result	res;
-		bool		isnull;
-		int64		task_id;
-		bool		visible;
+		IndexScanDesc scan;
+		ClaimMark	cm;
+		int			nkeys = nbase;
+		char	   *refused = NULL;
+		char	   *admitted = NULL;
 
-		if (itid == NULL)
+		if (key_eq != NULL)
+			ScanKeyEntryInitialize(&keys[nkeys++], 0, 5, BTEqualStrategyNumber,
+								   InvalidOid, w->key_collation, F_TEXTEQ,
+								   CStringGetTextDatum(key_eq));
+		if (after != NULL)
+			ScanKeyEntryInitialize(&keys[nkeys++], 0, 5,
+								   BTGreaterStrategyNumber, InvalidOid,
+								   w->key_collation, F_TEXT_GT,
+								   CStringGetTextDatum(after));
+		if (key_upto != NULL)
+			ScanKeyEntryInitialize(&keys[nkeys++], 0, 5,
+								   BTLessEqualStrategyNumber, InvalidOid,
+								   w->key_collation, F_TEXT_LE,
+								   CStringGetTextDatum(key_upto));
+		if (marked)
+		{
+			int64		start = ClaimMarkBegin(&cm, w->rel, w->namespace,
+											   w->task_queue, w->kind,
+											   w->snapshot);
+
+			if (start > 0)
+				ScanKeyEntryInitialize(&keys[nkeys++], 0, w->i_id,
+									   BTGreaterEqualStrategyNumber,
+									   InvalidOid, InvalidOid, F_INT8GE,
+									   Int64GetDatum(start));
+		}
+		scan = index_beginscan(w->rel, w->index, w->snapshot, nkeys, 0);
+		scan->xs_want_itup = true;	/* the task id and key of each entry */
+		index_rescan(scan, keys, nkeys, NULL, 0);
+		while (!claimed && refused == NULL)
+		{
+			ItemPointer itid = index_getnext_tid(scan, ForwardScanDirection);
+			ItemPointerData tid;
+			TM_FailureData tmfd;
+			TM_Result	res;
+			bool		isnull;
+			int64		task_id;
+			bool		visible;
+
+			if (itid == NULL)
+				break;
+			task_id = DatumGetInt64(index_getattr(scan->xs_itup, w->i_id,
+												  scan->xs_itupdesc, &isnull));
+			visible = index_fetch_heap(scan, w->fetched);
+			if (marked)
+				ClaimMarkSaw(&cm, task_id, visible);
+			if (!visible)
+				continue;		/* claimed, or not committed, for this snapshot */
+			/* A key the policy refuses is passed over, all its tasks. */
+			if (w->ordered && w->policy != NULL)
+			{
+				char	   *key = TextDatumGetCString(index_getattr(scan->xs_itup,
+																	w->i_key,
+																	scan->xs_itupdesc,
+																	&isnull));
+
+				if (key[0] != '\0' &&
+					(admitted == NULL || strcmp(key, admitted) != 0))
+				{
+					if (!w->policy->admit(key, w->policy->arg))
+					{
+						refused = key;
+						break;
+					}
+					admitted = key;
+				}
+			}
+			tid = w->fetched->tts_tid;
+			res = lock_row(w->rel, &tid, w->snapshot, w->slot, LockWaitSkip,
+						   &tmfd);
+			if (res != TM_Ok)
+				continue;		/* locked by another, or gone meanwhile */
+			/* A newer version must still be a task of this queue and kind. */
+			slot_getallattrs(w->slot);
+			if (tmfd.traversed &&
+				(DatumGetChar(w->slot->tts_values[w->c_kind]) != w->kind ||
+				 strcmp(TextDatumGetCString(w->slot->tts_values[w->c_ns]),
+						w->namespace) != 0 ||
+				 strcmp(TextDatumGetCString(w->slot->tts_values[w->c_queue]),
+						w->task_queue) != 0))
+				continue;
+			memcpy(&w->task->run_id,
+				   DatumGetUUIDP(w->slot->tts_values[w->c_run]),
+				   sizeof(pg_uuid_t));
+			w->task->scheduled_event_id =
+				DatumGetInt64(w->slot->tts_values[w->c_sched]);
+			w->task->attempt = DatumGetInt32(w->slot->tts_values[w->c_attempt]);
+			w->task->priority = w->ordered ?
+				DatumGetInt16(w->slot->tts_values[w->c_priority]) : 3;
+			if (w->ordered)
+				text_to_cstring_buffer(DatumGetTextPP(w->slot->tts_values[w->c_key]),
+									   w->task->concurrency_key,
+									   CLAIM_KEY_MAX);
+			else
+				w->task->concurrency_key[0] = '\0';
+			simple_heap_delete(w->rel, &w->slot->tts_tid);
+			claimed = true;
+		}
+		index_endscan(scan);
+		if (marked)
+			ClaimMarkEnd(&cm);
+		if (claimed || refused == NULL || key_eq != NULL)
 			break;
-		task_id = DatumGetInt64(index_getattr(scan->xs_itup, i_id,
-											  scan->xs_itupdesc, &isnull));
-		visible = index_fetch_heap(scan, fetched);
-		ClaimMarkSaw(&cm, task_id, visible);
-		if (!visible)
-			continue;			/* claimed, or not committed, for this snapshot */
-		tid = fetched->tts_tid;
-		res = lock_row(rel, &tid, snapshot, slot, LockWaitSkip, &tmfd);
-		if (res != TM_Ok)
-			continue;			/* locked by another, or gone meanwhile */
-		/* A newer version must still be a task of this queue and kind. */
-		slot_getallattrs(slot);
-		if (tmfd.traversed &&
-			(DatumGetChar(slot->tts_values[c_kind]) != kind ||
-			 strcmp(TextDatumGetCString(slot->tts_values[c_ns]), namespace) != 0 ||
-			 strcmp(TextDatumGetCString(slot->tts_values[c_queue]), task_queue) != 0))
-			continue;
-		memcpy(run_id, DatumGetUUIDP(slot->tts_values[c_run]),
-			   sizeof(pg_uuid_t));
-		*scheduled_id = DatumGetInt64(slot->tts_values[c_sched]);
-		*attempt = DatumGetInt32(slot->tts_values[c_attempt]);
-		simple_heap_delete(rel, &slot->tts_tid);
-		claimed = true;
+		/* Go on after the key refused. */
+		after = refused;
+	}
+	return claimed;
+}
+
+/*
+ * The lowest priority the index has an entry of, below (strategy
+ * BTLessStrategyNumber) or above (BTGreaterStrategyNumber) 3; 0 for none.
+ * The entry may be of a task claimed or not committed: it only tells the
+ * claim where to look.
+ */
+static int
+first_priority(ClaimWalk *w, StrategyNumber strategy)
+{
+	ScanKeyData keys[4];
+	int			nkeys = walk_keys(w, keys, 3, strategy);
+	IndexScanDesc scan;
+	int			priority = 0;
+
+	scan = index_beginscan(w->rel, w->index, w->snapshot, nkeys, 0);
+	scan->xs_want_itup = true;
+	index_rescan(scan, keys, nkeys, NULL, 0);
+	if (index_getnext_tid(scan, ForwardScanDirection) != NULL)
+	{
+		bool		isnull;
+
+		priority = DatumGetInt16(index_getattr(scan->xs_itup, 4,
+											   scan->xs_itupdesc, &isnull));
 	}
 	index_endscan(scan);
-	ClaimMarkEnd(&cm);
-	ExecDropSingleTupleTableSlot(fetched);
-	ExecDropSingleTupleTableSlot(slot);
-	index_close(index, NoLock);
-	table_close(rel, NoLock);
-	UnregisterSnapshot(snapshot);
+	return priority;
+}
+
+/* A key's tasks in a row in the round robin: its weight. */
+static int32
+key_weight(ClaimWalk *w, const char *key)
+{
+	if (key[0] == '\0' || w->policy == NULL || w->policy->weight == NULL)
+		return 1;
+	return w->policy->weight(key, w->policy->arg);
+}
+
+/*
+ * Claim a task of one priority: the round robin of its keys
+ * (claim_order.c).  The key served last keeps its turn while it has had
+ * fewer tasks in a row than its weight; then the keys after it, then from
+ * the first key (the tasks without one come first) round to it.
+ */
+static bool
+claim_round(ClaimWalk *w, int priority)
+{
+	char		cursor[CLAIM_KEY_MAX];
+	int32		served;
+	const char *key = w->task->concurrency_key;
+
+	if (!ClaimOrderGet(w->namespace, w->task_queue, w->kind, priority,
+					   cursor, &served))
+	{
+		if (claim_walk(w, priority, "", NULL, NULL) ||
+			claim_walk(w, priority, NULL, "", NULL))
+		{
+			ClaimOrderServed(w->namespace, w->task_queue, w->kind, priority,
+							 key, 1);
+			return true;
+		}
+		return false;
+	}
+	if (served < key_weight(w, cursor) &&
+		claim_walk(w, priority, cursor, NULL, NULL))
+	{
+		ClaimOrderServed(w->namespace, w->task_queue, w->kind, priority,
+						 key, served + 1);
+		return true;
+	}
+	if (claim_walk(w, priority, NULL, cursor, NULL) ||
+		(cursor[0] != '\0' &&
+		 (claim_walk(w, priority, "", NULL, NULL) ||
+		  claim_walk(w, priority, NULL, "", cursor))) ||
+		(cursor[0] == '\0' && served >= 1 &&
+		 claim_walk(w, priority, "", NULL, NULL)))
+	{
+		/* A new turn, of the next key or, round again, of the same. */
+		ClaimOrderServed(w->namespace, w->task_queue, w->kind, priority,
+						 key, 1);
+		return true;
+	}
+	ClaimOrderForget(w->namespace, w->task_queue, w->kind, priority);
+	return false;
+}
+
+/*
+ * Claim the next ready task of a queue and kind, in the claim order: the
+ * lowest priority first; within a priority, round the concurrency keys
+ * (claim_round); within a key, the oldest task.  policy (NULL: none) says
+ * whether a key's limits admit one more start, and its weight; the tasks
+ * without a key are only bound by the queue's limits, decided before.
+ * Returns false when there is none the claim may take.
+ *
+ * A database not yet updated to 0.9.0 has neither priorities nor keys: its
+ * tasks are claimed oldest first.
+ */
+bool
+DirectClaimReadyTask(const char *namespace, const char *task_queue, char kind,
+					 const ClaimKeyPolicy *policy, ClaimedTask *task)
+{
+	ClaimWalk	w;
+	TupleDesc	desc;
+	bool		claimed = false;
+	int			priority;
+
+	CommandCounterIncrement();
+	w.snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	/* A paused queue hands nothing out (queue_pause.c): same snapshot. */
+	if (TaskQueuePaused(namespace, task_queue, w.snapshot))
+	{
+		UnregisterSnapshot(w.snapshot);
+		return false;
+	}
+	w.rel = DurableOpenTable("ready_tasks", RowExclusiveLock);
+	(void) direct_check_table(w.rel);	/* a DELETE checks no constraint */
+	CheckCmdReplicaIdentity(w.rel, CMD_DELETE);
+	desc = RelationGetDescr(w.rel);
+	w.index = index_open(primary_key(w.rel), AccessShareLock);
+	w.namespace = namespace;
+	w.task_queue = task_queue;
+	w.kind = kind;
+	w.policy = policy;
+	w.task = task;
+	w.ns_text = cstring_to_text(namespace);
+	w.queue_text = cstring_to_text(task_queue);
+	w.c_ns = column_index_typed(w.rel, "namespace", TEXTOID);
+	w.c_queue = column_index_typed(w.rel, "task_queue", TEXTOID);
+	w.c_kind = column_index_typed(w.rel, "kind", CHAROID);
+	w.c_run = column_index_typed(w.rel, "run_id", UUIDOID);
+	w.c_sched = column_index_typed(w.rel, "scheduled_event_id", INT8OID);
+	w.c_attempt = column_index_typed(w.rel, "attempt", INT4OID);
+	w.c_priority = column_index_optional(w.rel, "priority", INT2OID);
+	w.c_key = column_index_optional(w.rel, "concurrency_key", TEXTOID);
+	w.ns_collation = TupleDescAttr(desc, w.c_ns)->attcollation;
+	w.queue_collation = TupleDescAttr(desc, w.c_queue)->attcollation;
+	w.ordered = (w.c_priority >= 0 && w.c_key >= 0 &&
+				 index_column_of(w.index, w.c_priority) == 4 &&
+				 index_column_of(w.index, w.c_key) == 5);
+	w.key_collation = w.ordered ?
+		TupleDescAttr(desc, w.c_key)->attcollation : InvalidOid;
+	w.i_id = index_column_of(w.index,
+							 column_index_typed(w.rel, "task_id", INT8OID));
+	w.i_key = 5;
+	if (index_column_of(w.index, w.c_ns) != 1 ||
+		index_column_of(w.index, w.c_queue) != 2 ||
+		index_column_of(w.index, w.c_kind) != 3 ||
+		w.i_id != (w.ordered ? 6 : 4))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("the primary key of durable.ready_tasks is not (namespace, task_queue, kind, priority, concurrency_key, task_id)"),
+				 errhint("durable needs its tables as its extension script made them.")));
+	w.slot = table_slot_create(w.rel, NULL);
+	w.fetched = table_slot_create(w.rel, NULL);
+
+	if (!w.ordered)
+		claimed = claim_walk(&w, 0, NULL, NULL, NULL);
+	else
+	{
+		/* Priorities 1 and 2, if the queue has any; 3; then 4 and 5. */
+		priority = first_priority(&w, BTLessStrategyNumber);
+		for (; priority > 0 && priority < 3 && !claimed; priority++)
+			claimed = claim_round(&w, priority);
+		if (!claimed)
+			claimed = claim_round(&w, 3);
+		if (!claimed)
+		{
+			priority = first_priority(&w, BTGreaterStrategyNumber);
+			for (; priority > 3 && priority <= 5 && !claimed; priority++)
+				claimed = claim_round(&w, priority);
+		}
+	}
+
+	ExecDropSingleTupleTableSlot(w.fetched);
+	ExecDropSingleTupleTableSlot(w.slot);
+	index_close(w.index, NoLock);
+	table_close(w.rel, NoLock);
+	UnregisterSnapshot(w.snapshot);
 	return claimed;
 }
 
@@ -1387,6 +1686,22 @@ DirectScanTextKey(const char *relname, int nkeys, const char *const *keys,
 				  bool (*each) (TupleTableSlot *slot, Snapshot snapshot, void *arg),
 				  void *arg)
 {
+	return DirectScanTextIndex(relname, NULL, nkeys, keys, snapshot, each,
+							   arg);
+}
+
+/*
+ * DirectScanTextKey through another index of the table than its primary
+ * key (indexname NULL: the primary key), whose first nkeys columns are the
+ * table's text columns compared; an index missing (an older version) makes
+ * a table without rows.
+ */
+int
+DirectScanTextIndex(const char *relname, const char *indexname, int nkeys,
+					const char *const *keys, Snapshot snapshot,
+					bool (*each) (TupleTableSlot *slot, Snapshot snapshot, void *arg),
+					void *arg)
+{
 	Oid			nsp = get_namespace_oid("durable", true);
 	Oid			relid = OidIsValid(nsp) ? get_relname_relid(relname, nsp) :
 		InvalidOid;
@@ -1405,18 +1720,42 @@ DirectScanTextKey(const char *relname, int nkeys, const char *const *keys,
 	rel = OidIsValid(relid) ? try_table_open(relid, AccessShareLock) : NULL;
 	if (rel == NULL)
 		return 0;
-	indexid = RelationGetPrimaryKeyIndex(rel);
-	if (!OidIsValid(indexid))
-		elog(ERROR, "durable.%s has no primary key", relname);
+	if (indexname == NULL)
+	{
+		indexid = RelationGetPrimaryKeyIndex(rel);
+		if (!OidIsValid(indexid))
+			elog(ERROR, "durable.%s has no primary key", relname);
+	}
+	else
+	{
+		indexid = get_relname_relid(indexname, nsp);
+		if (!OidIsValid(indexid))
+		{
+			table_close(rel, AccessShareLock);
+			return 0;
+		}
+	}
 	desc = RelationGetDescr(rel);
 	index = index_open(indexid, AccessShareLock);
+	if (index->rd_index->indrelid != RelationGetRelid(rel) ||
+		index->rd_index->indnkeyatts < nkeys)
+		elog(ERROR, "index durable.%s is not an index of durable.%s's first %d columns",
+			 RelationGetRelationName(index), relname, nkeys);
 	if (own_snapshot)
 		snapshot = RegisterSnapshot(GetTransactionSnapshot());
 	/* Compared in the columns' collation, as the index does. */
 	for (i = 0; i < nkeys; i++)
+	{
+		int			att = index->rd_index->indkey.values[i] - 1;
+
+		if (att < 0 || TupleDescAttr(desc, att)->atttypid != TEXTOID)
+			elog(ERROR, "column %d of index durable.%s is not a text column",
+				 i + 1, RelationGetRelationName(index));
 		ScanKeyEntryInitialize(&scankeys[i], 0, i + 1, BTEqualStrategyNumber,
-							   InvalidOid, TupleDescAttr(desc, i)->attcollation,
+							   InvalidOid,
+							   TupleDescAttr(desc, att)->attcollation,
 							   F_TEXTEQ, CStringGetTextDatum(keys[i]));
+	}
 	slot = table_slot_create(rel, NULL);
 	scan = index_beginscan(rel, index, snapshot, nkeys, 0);
 	index_rescan(scan, scankeys, nkeys, NULL, 0);

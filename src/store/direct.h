@@ -16,6 +16,7 @@
 #include "utils/snapshot.h"
 #include "utils/timestamp.h"
 #include "utils/uuid.h"
+#include "store/claim_order.h"
 
 extern void DirectInsertEvents(pg_uuid_t *run_id, int n, const int64 *ids,
 							   const TimestampTz *times, char *const *types,
@@ -23,12 +24,36 @@ extern void DirectInsertEvents(pg_uuid_t *run_id, int n, const int64 *ids,
 extern void DirectInsertReadyTasks(const char *namespace, pg_uuid_t *run_id,
 								   int n, char *const *queues,
 								   const char *kinds, const int64 *scheduled,
-								   const int32 *attempts);
+								   const int32 *attempts,
+								   const int16 *priorities,
+								   char *const *keys);
 extern struct TupleTableSlot *DirectLockRun(pg_uuid_t *run_id,
 											bool skip_locked);
+/* A task a claim took (DirectClaimReadyTask) */
+typedef struct ClaimedTask
+{
+	pg_uuid_t	run_id;
+	int64		scheduled_event_id;
+	int32		attempt;
+	int			priority;		/* 1 (first) to 5 */
+	char		concurrency_key[CLAIM_KEY_MAX];	/* "" for none */
+} ClaimedTask;
+
+/*
+ * What a claim asks about a concurrency key before it takes one of its
+ * tasks (task_limits.c): whether its limits admit one more start, and its
+ * weight in the round robin (NULL: 1).  Never asked of "" (no key).
+ */
+typedef struct ClaimKeyPolicy
+{
+	bool		(*admit) (const char *key, void *arg);
+	int32		(*weight) (const char *key, void *arg);
+	void	   *arg;
+} ClaimKeyPolicy;
+
 extern bool DirectClaimReadyTask(const char *namespace, const char *task_queue,
-								 char kind, pg_uuid_t *run_id,
-								 int64 *scheduled_id, int32 *attempt);
+								 char kind, const ClaimKeyPolicy *policy,
+								 ClaimedTask *task);
 extern bool DirectRunHasRows(const char *relname, pg_uuid_t *run_id);
 extern HeapTuple DirectStartActivityAttempt(pg_uuid_t *run_id,
 											int64 scheduled_event_id,
@@ -48,6 +73,12 @@ extern int	DirectScanTextKey(const char *relname, int nkeys,
 							  bool (*each) (struct TupleTableSlot *slot,
 											Snapshot snapshot, void *arg),
 							  void *arg);
+extern int	DirectScanTextIndex(const char *relname, const char *indexname,
+								int nkeys, const char *const *keys,
+								Snapshot snapshot,
+								bool (*each) (struct TupleTableSlot *slot,
+											  Snapshot snapshot, void *arg),
+								void *arg);
 extern void DirectUpdateRun(pg_uuid_t *run_id, int n,
 							const char *const *names, const Datum *values,
 							const bool *isnull);

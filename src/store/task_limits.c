@@ -127,6 +127,16 @@ static KeptPlan insert_start = {
 	" DO UPDATE SET attempt = EXCLUDED.attempt, started_at = EXCLUDED.started_at",
 	7, {TEXTOID, TEXTOID, TEXTOID, UUIDOID, INT8OID, INT4OID, TIMESTAMPTZOID}
 };
+static KeptPlan insert_key_start = {
+	NULL, "INSERT INTO durable.task_starts (namespace, task_queue, kind, run_id,"
+	" scheduled_event_id, attempt, started_at, concurrency_key)"
+	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
+	" ON CONFLICT (namespace, task_queue, kind, run_id, scheduled_event_id)"
+	" DO UPDATE SET attempt = EXCLUDED.attempt, started_at = EXCLUDED.started_at,"
+	" concurrency_key = EXCLUDED.concurrency_key",
+	8, {TEXTOID, TEXTOID, TEXTOID, UUIDOID, INT8OID, INT4OID, TIMESTAMPTZOID,
+	TEXTOID}
+};
 static KeptPlan delete_start = {
 	NULL, "DELETE FROM durable.task_starts"
 	" WHERE namespace OPERATOR(pg_catalog.=) $1"
@@ -158,6 +168,27 @@ static KeptPlan delete_queue_starts = {
 	" WHERE namespace OPERATOR(pg_catalog.=) $1"
 	" AND task_queue OPERATOR(pg_catalog.=) $2 AND kind OPERATOR(pg_catalog.=) $3",
 	3, {TEXTOID, TEXTOID, TEXTOID}
+};
+
+static KeptPlan upsert_key_limits = {
+	NULL, "INSERT INTO durable.task_key_limits AS l (namespace, task_queue, kind,"
+	" concurrency_key, max_concurrent, rate, burst, weight, set_at, set_by)"
+	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+	" ON CONFLICT (namespace, task_queue, kind, concurrency_key) DO UPDATE"
+	" SET max_concurrent = EXCLUDED.max_concurrent, rate = EXCLUDED.rate,"
+	" burst = EXCLUDED.burst, weight = EXCLUDED.weight, set_at = EXCLUDED.set_at,"
+	" set_by = EXCLUDED.set_by"
+	" WHERE (l.max_concurrent, l.rate, l.burst, l.weight) IS DISTINCT FROM"
+	"   (EXCLUDED.max_concurrent, EXCLUDED.rate, EXCLUDED.burst, EXCLUDED.weight)",
+	10, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID, FLOAT8OID, INT4OID,
+	INT4OID, TIMESTAMPTZOID, TEXTOID}
+};
+static KeptPlan delete_key_limits = {
+	NULL, "DELETE FROM durable.task_key_limits"
+	" WHERE namespace OPERATOR(pg_catalog.=) $1"
+	" AND task_queue OPERATOR(pg_catalog.=) $2 AND kind OPERATOR(pg_catalog.=) $3"
+	" AND concurrency_key OPERATOR(pg_catalog.=) $4",
+	4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}
 };
 
 static const char *
@@ -355,11 +386,17 @@ read_limits(const char *namespace, const char *task_queue, char kind,
 							 limits) > 0;
 }
 
-/* Whether a queue and kind ('d' or 'a') has limits. */
+/*
+ * Whether a queue and kind ('d' or 'a') has limits, of its own or of its
+ * concurrency keys.
+ */
 bool
 TaskQueueLimited(const char *namespace, const char *task_queue, char kind)
 {
-	return read_limits(namespace, task_queue, kind, NULL);
+	const char *keys[3] = {namespace, task_queue, kind_name(kind)};
+
+	return read_limits(namespace, task_queue, kind, NULL) ||
+		DirectScanTextKey("task_key_limits", 3, keys, NULL, NULL, NULL) > 0;
 }
 
 /* Note a start of a transaction in progress (the dirty snapshot names it). */
@@ -390,6 +427,102 @@ count_starts(const char *namespace, const char *task_queue, const char *kind,
 							 note_in_progress, in_progress);
 }
 
+/*
+ * The starts of one concurrency key of a queue, counted as count_starts
+ * counts a queue's, through durable.task_starts' index of keys.
+ */
+static int64
+count_key_starts(const char *namespace, const char *task_queue,
+				 const char *kind, const char *key, bool *in_progress)
+{
+	const char *keys[4] = {namespace, task_queue, kind, key};
+	SnapshotData dirty;
+
+	InitDirtySnapshot(dirty);
+	*in_progress = false;
+	return DirectScanTextIndex("task_starts", "task_starts_by_key", 4, keys,
+							   &dirty, note_in_progress, in_progress);
+}
+
+/* Read a row of durable.task_key_limits over the limits in arg. */
+static bool
+read_key_row(TupleTableSlot *slot, Snapshot snapshot, void *arg)
+{
+	KeyLimits  *kl = (KeyLimits *) arg;
+	bool		isnull;
+	Datum		d;
+
+	d = limit_column(slot, "max_concurrent", &isnull);
+	if (!isnull)
+	{
+		kl->has_concurrency = true;
+		kl->max_concurrent = DatumGetInt32(d);
+	}
+	d = limit_column(slot, "rate", &isnull);
+	if (!isnull)
+	{
+		kl->has_rate = true;
+		kl->rate = DatumGetFloat8(d);
+		d = limit_column(slot, "burst", &isnull);
+		kl->burst = isnull ? 1 : DatumGetInt32(d);
+	}
+	d = limit_column(slot, "weight", &isnull);
+	if (!isnull)
+		kl->weight = DatumGetInt32(d);
+	return false;				/* one row */
+}
+
+/*
+ * The limits of a concurrency key of the claim's queue: its own row of
+ * durable.task_key_limits over the queue's defaults (the row of key '').
+ * Read once a claim for the queue (whether it has any) and its defaults,
+ * and once for each key the claim asks about in turn.
+ */
+static void
+key_limits_of(TaskLimitClaim *tc, const char *key, KeyLimits *kl)
+{
+	const char *keys[4] = {tc->namespace, tc->task_queue, tc->kind, ""};
+
+	if (tc->key_limits < 0)
+		tc->key_limits = DirectScanTextKey("task_key_limits", 3, keys, NULL,
+										   NULL, NULL) > 0 ? 1 : 0;
+	if (tc->key_limits == 0)
+	{
+		memset(kl, 0, sizeof(*kl));
+		kl->weight = 1;
+		return;
+	}
+	if (!tc->defaults_read)
+	{
+		memset(&tc->defaults, 0, sizeof(tc->defaults));
+		tc->defaults.weight = 1;
+		(void) DirectScanTextKey("task_key_limits", 4, keys, NULL,
+								 read_key_row, &tc->defaults);
+		tc->defaults_read = true;
+		tc->key_read[0] = '\0';
+	}
+	if (tc->key_read[0] == '\0' || strcmp(tc->key_read, key) != 0)
+	{
+		tc->key_read_limits = tc->defaults;
+		keys[3] = key;
+		(void) DirectScanTextKey("task_key_limits", 4, keys, NULL,
+								 read_key_row, &tc->key_read_limits);
+		strlcpy(tc->key_read, key, CLAIM_KEY_MAX);
+	}
+	*kl = tc->key_read_limits;
+}
+
+/* The rate slot of a concurrency key of a queue. */
+static uint64
+key_slot(TaskLimitClaim *tc, const char *key)
+{
+	uint64		h = hash_combine64(tc->key,
+								   hash_bytes_extended((const unsigned char *) key,
+													   strlen(key), 3));
+
+	return h == 0 ? 1 : h;
+}
+
 /* ---------------------------------------------------------------- admission */
 
 /* The queue's admission lock: an advisory tag of the database. */
@@ -398,6 +531,19 @@ admission_tag(LOCKTAG *tag, uint64 key)
 {
 	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, (uint32) (key >> 32),
 						 (uint32) key, ADMISSION_LOCK_FIELD4);
+}
+
+/* Take the queue's admission lock, if not held yet. */
+static void
+begin_claim(TaskLimitClaim *tc)
+{
+	LOCKTAG		tag;
+
+	if (tc->locked)
+		return;
+	admission_tag(&tag, tc->key);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	tc->locked = true;
 }
 
 /* Let go of the admission lock, if held. */
@@ -414,36 +560,53 @@ end_claim(TaskLimitClaim *tc)
 }
 
 /*
+ * Drop the queue's starts whose task has ended, once a claim (the first
+ * claim that finds the queue or a key full).
+ */
+static void
+sweep_ended_starts(TaskLimitClaim *tc)
+{
+	Datum		values[3];
+
+	if (tc->swept)
+		return;
+	tc->swept = true;
+	values[0] = CStringGetTextDatum(tc->namespace);
+	values[1] = CStringGetTextDatum(tc->task_queue);
+	values[2] = CStringGetTextDatum(tc->kind);
+	RunPlan(&sweep_starts, values, NULL, false, 0);
+}
+
+/*
  * Ask the limits of a queue and kind for one more task start (SPI
  * connected).  True when a task may be claimed: the queue has no limits, or
- * they admit one; then the queue's admission lock is held until
- * TaskLimitClaimed or TaskLimitAbandon.  False when a limit holds the claim
- * back: *retry_ms is when the rate limit has a token again, or when to look
- * again at a start still in progress (0 when the concurrency limit is what
- * holds it: a task that ends wakes the poll).
+ * they admit one; then the queue's admission lock is held, if the queue has
+ * limits, until TaskLimitClaimed or TaskLimitAbandon.  The limits of the
+ * queue's concurrency keys are asked as the claim meets them
+ * (TaskLimitKeyPolicy).  False when a limit holds the claim back: *retry_ms
+ * is when the rate limit has a token again, or when to look again at a
+ * start still in progress (0 when the concurrency limit is what holds it: a
+ * task that ends wakes the poll).
  */
 bool
 TaskLimitAdmit(TaskLimitClaim *tc, const char *namespace,
 			   const char *task_queue, char kind, TimestampTz now,
 			   long *retry_ms)
 {
-	LOCKTAG		tag;
 	bool		in_progress = false;
 
 	memset(tc, 0, sizeof(*tc));
 	*retry_ms = 0;
-	if (!read_limits(namespace, task_queue, kind, tc))
-		return true;
-
 	tc->namespace = namespace;
 	tc->task_queue = task_queue;
 	tc->kind = kind_name(kind);
 	tc->now = now;
 	tc->key = queue_hash(namespace, task_queue, kind);
-	admission_tag(&tag, tc->key);
-	(void) LockAcquire(&tag, ExclusiveLock, false, false);
-	tc->locked = true;
+	tc->key_limits = -1;
+	if (!read_limits(namespace, task_queue, kind, tc))
+		return true;
 
+	begin_claim(tc);
 	if (tc->has_rate)
 	{
 		/* No shared memory: a rate cannot be kept, so nothing is handed out. */
@@ -460,13 +623,8 @@ TaskLimitAdmit(TaskLimitClaim *tc, const char *namespace,
 		count_starts(namespace, task_queue, tc->kind,
 					 &in_progress) >= tc->max_concurrent)
 	{
-		Datum		values[3];
-
 		/* Full: drop the rows of tasks that have ended, then decide. */
-		values[0] = CStringGetTextDatum(namespace);
-		values[1] = CStringGetTextDatum(task_queue);
-		values[2] = CStringGetTextDatum(tc->kind);
-		RunPlan(&sweep_starts, values, NULL, false, 0);
+		sweep_ended_starts(tc);
 		if (SPI_processed == 0 ||
 			count_starts(namespace, task_queue, tc->kind,
 						 &in_progress) >= tc->max_concurrent)
@@ -484,6 +642,73 @@ TaskLimitAdmit(TaskLimitClaim *tc, const char *namespace,
 	return true;
 }
 
+/* A key held a task back: note when to look again (0: when woken). */
+static bool
+refuse_key(TaskLimitClaim *tc, long retry_ms)
+{
+	if (retry_ms > 0 && (tc->retry_ms == 0 || retry_ms < tc->retry_ms))
+		tc->retry_ms = retry_ms;
+	tc->refused = true;
+	return false;
+}
+
+/*
+ * Whether the limits of a concurrency key admit one more start of its
+ * tasks (ClaimKeyPolicy.admit, asked by the claim's walk): decided under the
+ * queue's admission lock, taken here if the queue's own limits did not take
+ * it, as a queue's limits are decided.
+ */
+static bool
+admit_key(const char *key, void *arg)
+{
+	TaskLimitClaim *tc = (TaskLimitClaim *) arg;
+	KeyLimits	kl;
+	bool		in_progress = false;
+
+	key_limits_of(tc, key, &kl);
+	if (!kl.has_concurrency && !kl.has_rate)
+		return true;
+	begin_claim(tc);
+	if (kl.has_rate)
+	{
+		long		retry_ms = 1000;
+
+		if (rate_table == NULL ||
+			!rate_allows(key_slot(tc, key), tc->now, kl.rate, kl.burst,
+						 &retry_ms))
+			return refuse_key(tc, retry_ms);
+	}
+	if (kl.has_concurrency &&
+		count_key_starts(tc->namespace, tc->task_queue, tc->kind, key,
+						 &in_progress) >= kl.max_concurrent)
+	{
+		sweep_ended_starts(tc);
+		if (count_key_starts(tc->namespace, tc->task_queue, tc->kind, key,
+							 &in_progress) >= kl.max_concurrent)
+			return refuse_key(tc, in_progress ? IN_PROGRESS_RETRY_MS : 0);
+	}
+	return true;
+}
+
+/* A key's tasks in a row in the claim's round robin (ClaimKeyPolicy.weight) */
+static int32
+key_weight(const char *key, void *arg)
+{
+	KeyLimits	kl;
+
+	key_limits_of((TaskLimitClaim *) arg, key, &kl);
+	return kl.weight;
+}
+
+/* The policy of the claim's concurrency keys, for DirectClaimReadyTask. */
+void
+TaskLimitKeyPolicy(TaskLimitClaim *tc, ClaimKeyPolicy *policy)
+{
+	policy->admit = admit_key;
+	policy->weight = key_weight;
+	policy->arg = tc;
+}
+
 /*
  * The start's key in durable.task_starts: an activity attempt's scheduled
  * event; a decision task's run alone (scheduled_event_id 0), since a run has
@@ -499,74 +724,108 @@ start_key(const char *kind, int64 scheduled_event_id)
 /*
  * A task was claimed under the claim's limits and is about to start: its
  * start is written (it holds its slot from now on, for every claim that
- * comes after, in progress or committed) and it takes its token; the
- * admission lock is let go, so that the start itself (its events, its run's
- * lock) runs outside it.  TaskLimitUnclaim takes both back if the task turns
- * out stale.
+ * comes after, in progress or committed) and it takes its tokens, of the
+ * queue and of its key; the admission lock is let go, so that the start
+ * itself (its events, its run's lock) runs outside it.  TaskLimitUnclaim
+ * takes them back if the task turns out stale.
  */
 void
-TaskLimitClaimed(TaskLimitClaim *tc, pg_uuid_t *run_id,
-				 int64 scheduled_event_id, int32 attempt)
+TaskLimitClaimed(TaskLimitClaim *tc, ClaimedTask *task)
 {
+	KeyLimits	kl;
+
 	if (!tc->locked)
 		return;
 	tc->claimed = true;
-	memcpy(&tc->run_id, run_id, sizeof(pg_uuid_t));
-	tc->scheduled_event_id = start_key(tc->kind, scheduled_event_id);
-	if (tc->has_concurrency)
+	memcpy(&tc->run_id, &task->run_id, sizeof(pg_uuid_t));
+	tc->scheduled_event_id = start_key(tc->kind, task->scheduled_event_id);
+	memset(&kl, 0, sizeof(kl));
+	if (task->concurrency_key[0] != '\0')
+		key_limits_of(tc, task->concurrency_key, &kl);
+	if (tc->has_concurrency || kl.has_concurrency)
 	{
-		Datum		values[7];
+		Datum		values[8];
 
 		values[0] = CStringGetTextDatum(tc->namespace);
 		values[1] = CStringGetTextDatum(tc->task_queue);
 		values[2] = CStringGetTextDatum(tc->kind);
-		values[3] = UUIDPGetDatum(run_id);
+		values[3] = UUIDPGetDatum(&task->run_id);
 		values[4] = Int64GetDatum(tc->scheduled_event_id);
-		values[5] = Int32GetDatum(attempt);
+		values[5] = Int32GetDatum(task->attempt);
 		values[6] = TimestampTzGetDatum(tc->now);
-		RunPlan(&insert_start, values, NULL, false, 0);
+		values[7] = CStringGetTextDatum(task->concurrency_key);
+		if (DurableColumnExists("task_starts", "concurrency_key"))
+			RunPlan(&insert_key_start, values, NULL, false, 0);
+		else
+			RunPlan(&insert_start, values, NULL, false, 0);
 	}
 	if (tc->has_rate && rate_table != NULL)
 		rate_take(tc->key, tc->now, tc->rate, tc->burst);
+	if (kl.has_rate && rate_table != NULL)
+	{
+		tc->key_started = true;
+		tc->key_slot = key_slot(tc, task->concurrency_key);
+		tc->key_rate = kl.rate;
+		rate_take(tc->key_slot, tc->now, kl.rate, kl.burst);
+	}
 	end_claim(tc);
 }
 
 /*
  * The task claimed did not start (its run moved on): its start row goes, and
- * its token is given back.
+ * its tokens are given back.
  */
 void
 TaskLimitUnclaim(TaskLimitClaim *tc)
 {
+	Datum		values[5];
+
 	if (!tc->claimed)
 		return;
 	tc->claimed = false;
-	if (tc->has_concurrency)
-	{
-		Datum		values[5];
-
-		values[0] = CStringGetTextDatum(tc->namespace);
-		values[1] = CStringGetTextDatum(tc->task_queue);
-		values[2] = CStringGetTextDatum(tc->kind);
-		values[3] = UUIDPGetDatum(&tc->run_id);
-		values[4] = Int64GetDatum(tc->scheduled_event_id);
-		RunPlan(&delete_start, values, NULL, false, 0);
-	}
+	values[0] = CStringGetTextDatum(tc->namespace);
+	values[1] = CStringGetTextDatum(tc->task_queue);
+	values[2] = CStringGetTextDatum(tc->kind);
+	values[3] = UUIDPGetDatum(&tc->run_id);
+	values[4] = Int64GetDatum(tc->scheduled_event_id);
+	RunPlan(&delete_start, values, NULL, false, 0);
 	if (tc->has_rate && rate_table != NULL)
 		rate_give_back(tc->key, tc->now, tc->rate);
+	if (tc->key_started)
+		rate_give_back(tc->key_slot, tc->now, tc->key_rate);
+	tc->key_started = false;
+	/* The next claim of the loop asks the limits again, from the start. */
+	tc->key_limits = -1;
+	tc->defaults_read = false;
+	tc->swept = false;
 }
 
-/* Nothing was claimed: let the admission lock go, take no token. */
+/*
+ * Nothing was claimed: let the admission lock go, take no token.  A key's
+ * limits that held a task back tell the poll when to look again.
+ */
 void
 TaskLimitAbandon(TaskLimitClaim *tc)
 {
 	end_claim(tc);
+	if (tc->refused)
+		ClaimRetryAfter(tc->retry_ms);
+}
+
+/* Whether a queue and kind has starts recorded (durable.task_starts). */
+static bool
+queue_has_starts(const char *namespace, const char *task_queue,
+				 const char *kind)
+{
+	const char *keys[3] = {namespace, task_queue, kind};
+
+	return DirectScanTextKey("task_starts", 3, keys, NULL, NULL, NULL) > 0;
 }
 
 /*
  * A task's attempt ended (completed, failed, timed out, canceled): its slot
- * is free at commit, and a poll waiting on the full queue is woken then.
- * Nothing for a queue without limits.
+ * is free at commit, and a poll waiting on the full queue or key is woken
+ * then.  Nothing for a queue without starts recorded (no concurrency limit).
  */
 void
 TaskLimitEnded(const char *namespace, const char *task_queue, char kind,
@@ -574,7 +833,7 @@ TaskLimitEnded(const char *namespace, const char *task_queue, char kind,
 {
 	Datum		values[5];
 
-	if (!TaskQueueLimited(namespace, task_queue, kind))
+	if (!queue_has_starts(namespace, task_queue, kind_name(kind)))
 		return;
 	values[0] = CStringGetTextDatum(namespace);
 	values[1] = CStringGetTextDatum(task_queue);
@@ -685,6 +944,113 @@ durable_set_task_queue_limits(PG_FUNCTION_ARGS)
 		values[6] = TimestampTzGetDatum(DurableNow());
 		values[7] = CStringGetTextDatum(who != NULL ? who : "");
 		RunPlan(&upsert_limits, values, nulls, false, 0);
+		changed = (SPI_processed > 0);
+	}
+	/* Looser limits may admit tasks now: wake the queue's polls at commit. */
+	if (changed)
+		WakeWholeQueueAtCommit(namespace, task_queue);
+	DurableSPIFinish();
+	PG_RETURN_BOOL(changed);
+}
+
+PG_FUNCTION_INFO_V1(durable_set_task_key_limits);
+/*
+ * durable.set_task_key_limits(task_queue, kind, concurrency_key,
+ * max_concurrent, rate, burst, weight, namespace): the limits and the weight
+ * of one concurrency key of a queue and kind (concurrency_key NULL: the
+ * defaults of every key), replacing those it had; all NULL removes them.
+ * True when something changed.  For the namespace's owner and durable_admin
+ * members.
+ */
+Datum
+durable_set_task_key_limits(PG_FUNCTION_ARGS)
+{
+	char	   *task_queue = CheckName(ARG_TEXT(0), "task_queue");
+	const char *kind = kind_argument(ARG_TEXT(1));
+	char	   *key = PG_ARGISNULL(2) ? "" :
+		CheckConcurrencyKey(text_to_cstring(PG_GETARG_TEXT_PP(2)),
+							"concurrency_key");
+	char	   *namespace = CheckName(ARG_TEXT(7), "namespace");
+	bool		has_max = !PG_ARGISNULL(3);
+	bool		has_rate = !PG_ARGISNULL(4);
+	bool		has_weight = !PG_ARGISNULL(6);
+	int32		max_concurrent = has_max ? PG_GETARG_INT32(3) : 0;
+	double		rate = has_rate ? PG_GETARG_FLOAT8(4) : 0;
+	int32		burst = 0;
+	int32		weight = has_weight ? PG_GETARG_INT32(6) : 0;
+	Datum		values[10];
+	char		nulls[10] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
+	const char *who;
+	bool		changed;
+
+	RequireWritableTransaction("durable.set_task_key_limits()");
+	if (has_max && max_concurrent < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_concurrent must be at least 1"),
+				 errdetail("It is %d.", max_concurrent)));
+	if (has_rate && (isnan(rate) || rate <= 0 || rate > 1e6))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("rate must be more than 0 and at most 1000000 task starts a second"),
+				 errdetail("It is %g.", rate)));
+	if (has_weight && (weight < 1 || weight > 1000))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("weight must be between 1 and 1000"),
+				 errdetail("It is %d.", weight)));
+	if (!PG_ARGISNULL(5))
+	{
+		burst = PG_GETARG_INT32(5);
+		if (!has_rate)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("burst needs a rate"),
+					 errhint("Give rate too, or leave burst NULL.")));
+		if (burst < 1 || burst > 1000000)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("burst must be between 1 and 1000000"),
+					 errdetail("It is %d.", burst)));
+	}
+	else if (has_rate)
+		burst = (int32) Min(Max(1.0, ceil(rate)), 1e6);	/* a second's worth */
+	if (has_rate && rate_table == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("rate limits need durable in shared_preload_libraries"),
+				 errdetail("A rate limit keeps its state in shared memory.")));
+
+	DurableSPIConnect();
+	if (!DurableColumnExists("task_starts", "concurrency_key"))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("durable.set_task_key_limits() needs durable 0.9.0"),
+				 errhint("Run ALTER EXTENSION durable UPDATE.")));
+	CheckNamespaceOwner(namespace, "set the limits of a task queue of");
+	values[0] = CStringGetTextDatum(namespace);
+	values[1] = CStringGetTextDatum(task_queue);
+	values[2] = CStringGetTextDatum(kind);
+	values[3] = CStringGetTextDatum(key);
+	if (!has_max && !has_rate && !has_weight)
+	{
+		RunPlan(&delete_key_limits, values, NULL, false, 0);
+		changed = (SPI_processed > 0);
+	}
+	else
+	{
+		who = CallerIdentity();
+		values[4] = Int32GetDatum(max_concurrent);
+		nulls[4] = has_max ? ' ' : 'n';
+		values[5] = Float8GetDatum(rate);
+		nulls[5] = has_rate ? ' ' : 'n';
+		values[6] = Int32GetDatum(burst);
+		nulls[6] = has_rate ? ' ' : 'n';
+		values[7] = Int32GetDatum(weight);
+		nulls[7] = has_weight ? ' ' : 'n';
+		values[8] = TimestampTzGetDatum(DurableNow());
+		values[9] = CStringGetTextDatum(who != NULL ? who : "");
+		RunPlan(&upsert_key_limits, values, nulls, false, 0);
 		changed = (SPI_processed > 0);
 	}
 	/* Looser limits may admit tasks now: wake the queue's polls at commit. */

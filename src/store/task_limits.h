@@ -11,6 +11,18 @@
 
 #include "datatype/timestamp.h"
 #include "utils/uuid.h"
+#include "store/direct.h"
+
+/* The limits of one concurrency key: its own, else the queue's defaults */
+typedef struct KeyLimits
+{
+	bool		has_concurrency;
+	int32		max_concurrent;
+	bool		has_rate;
+	double		rate;
+	int32		burst;
+	int32		weight;
+} KeyLimits;
 
 /* A claim under a queue's limits, between TaskLimitAdmit and its end. */
 typedef struct TaskLimitClaim
@@ -29,6 +41,18 @@ typedef struct TaskLimitClaim
 	bool		claimed;		/* TaskLimitClaimed wrote this start */
 	pg_uuid_t	run_id;
 	int64		scheduled_event_id;
+	/* The limits of concurrency keys (durable.task_key_limits, 0.9.0) */
+	int			key_limits;		/* -1: not looked up yet; 0: none; 1: some */
+	bool		defaults_read;
+	KeyLimits	defaults;		/* of every key of the queue */
+	char		key_read[CLAIM_KEY_MAX];	/* the key last read, "" none */
+	KeyLimits	key_read_limits;	/* its limits */
+	bool		swept;			/* the queue's ended starts were swept */
+	bool		refused;		/* a key's limits held a task back */
+	long		retry_ms;		/* when those may admit one again, 0: woken */
+	bool		key_started;	/* the claimed task's key took a token */
+	uint64		key_slot;		/* its rate slot */
+	double		key_rate;
 } TaskLimitClaim;
 
 extern bool TaskQueueLimited(const char *namespace, const char *task_queue,
@@ -36,8 +60,8 @@ extern bool TaskQueueLimited(const char *namespace, const char *task_queue,
 extern bool TaskLimitAdmit(TaskLimitClaim *tc, const char *namespace,
 						   const char *task_queue, char kind, TimestampTz now,
 						   long *retry_ms);
-extern void TaskLimitClaimed(TaskLimitClaim *tc, pg_uuid_t *run_id,
-							 int64 scheduled_event_id, int32 attempt);
+extern void TaskLimitKeyPolicy(TaskLimitClaim *tc, ClaimKeyPolicy *policy);
+extern void TaskLimitClaimed(TaskLimitClaim *tc, ClaimedTask *task);
 extern void TaskLimitUnclaim(TaskLimitClaim *tc);
 extern void TaskLimitAbandon(TaskLimitClaim *tc);
 extern void TaskLimitEnded(const char *namespace, const char *task_queue,

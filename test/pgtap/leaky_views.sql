@@ -9,7 +9,7 @@
 -- No BEGIN: the counters of durable.metrics count at commit, so every
 -- statement commits (the database is this file's own; the roles, which are
 -- the cluster's, are dropped at the end).
-SELECT plan(49);
+SELECT plan(52);
 SET durable.test_time = '2026-01-01 00:00:00+00';
 
 CREATE ROLE lv_stranger;
@@ -27,6 +27,14 @@ SELECT durable.start_workflow('ta-pay', '{"ssn": "078-05-1120"}', 'ta-wf', 'ta-q
 SELECT durable.start_workflow('ta-pay', '{"ssn": "219-09-9999"}', 'ta-wf2', 'ta-q2', 'ta');
 SELECT durable.start_workflow('tb-pay', '{"mine": 1}', 'tb-wf', 'tb-q', 'tb',
                               memo => '{"mine": 2}');
+-- A task with a concurrency key, and the key's limits (durable.task_queue_keys).
+SELECT durable.start_workflow(ns || '-pay', NULL, ns || '-keyed', ns || '-kq', ns,
+                              concurrency_key => ns || '-customer-' || n,
+                              priority => n)
+  FROM (VALUES ('ta', 1), ('tb', 4)) v (ns, n);
+SELECT durable.set_task_key_limits(ns || '-kq', 'decision', ns || '-customer-' || n,
+                                   max_concurrent => n + 6, weight => n, namespace => ns)
+  FROM (VALUES ('ta', 1), ('tb', 4)) v (ns, n);
 SELECT durable.complete_decision_task(
     durable.poll_decision_task(ns || '-q', ns || '-decider', ns)->>'taskToken',
     jsonb_build_array(jsonb_build_object('decisionType', 'ScheduleActivityTask',
@@ -132,7 +140,7 @@ CREATE VIEW lv.ext_views AS
        AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'durable');
 
 SELECT is(ARRAY(SELECT v FROM lv.ext_views ORDER BY 1),
-          '{durable.activity_attempts,durable.batch_errors,durable.batches,durable.metrics,durable.stuck_tasks,durable.task_queues,durable.workflows}',
+          '{durable.activity_attempts,durable.batch_errors,durable.batches,durable.metrics,durable.stuck_tasks,durable.task_queue_keys,durable.task_queues,durable.workflows}',
           'the views of the extension');
 -- CREATE OR REPLACE VIEW drops the option unless it says it again.
 SELECT is(ARRAY(SELECT v FROM lv.ext_views

@@ -113,13 +113,16 @@ INSERT INTO pm.expect_functions VALUES
  ('set_task_queue_limits(text,text,integer,double precision,integer,text)',
   $$SELECT durable.set_task_queue_limits('q', 'activity', 2, namespace => 'secret')$$,
   '42501', '42501', 'ok', '42501', '42501'),
+ ('set_task_key_limits(text,text,text,integer,double precision,integer,integer,text)',
+  $$SELECT durable.set_task_key_limits('q', 'activity', 'customer-1', 2, namespace => 'secret')$$,
+  '42501', '42501', 'ok', '42501', '42501'),
  -- client
- ('start_workflow(text,jsonb,text,text,text,jsonb,text,interval,interval,interval,text,interval,jsonb,jsonb)',
+ ('start_workflow(text,jsonb,text,text,text,jsonb,text,interval,interval,interval,text,interval,jsonb,jsonb,integer,text)',
   $$SELECT durable.start_workflow('pm', NULL, 'pm-new', 'q', 'secret')$$, 'ok', '42501', 'ok', '42501', '42501'),
  -- client, and worker to receive the task: only admin has both in 'secret'
- ('start_workflow_eager(text,jsonb,text,text,text,jsonb,text,interval,interval,interval,text,interval,jsonb,jsonb,text)',
+ ('start_workflow_eager(text,jsonb,text,text,text,jsonb,text,interval,interval,interval,text,interval,jsonb,jsonb,text,integer,text)',
   $$SELECT durable.start_workflow_eager('pm', NULL, 'pm-new', 'q', 'secret')$$, '42501', '42501', 'ok', '42501', '42501'),
- ('signal_with_start(text,text,text,jsonb,jsonb,text,text,jsonb,text,interval,interval,interval,text,interval,jsonb,jsonb)',
+ ('signal_with_start(text,text,text,jsonb,jsonb,text,text,jsonb,text,interval,interval,interval,text,interval,jsonb,jsonb,integer,text)',
   $$SELECT durable.signal_with_start('pm', 'pm-dec', 's', namespace => 'secret')$$,
   'ok', '42501', 'ok', '42501', '42501'),
  ('signal_workflow(text,text,jsonb,text,uuid)',
@@ -262,6 +265,9 @@ INSERT INTO pm.expect_relations VALUES
  ('paused_task_queues', '42501', '42501', 'none', '42501', '42501'),
  ('task_queue_limits', '42501', '42501', 'none', '42501', '42501'),
  ('task_starts', '42501', '42501', 'none', '42501', '42501'),
+ ('task_key_limits', '42501', '42501', 'none', '42501', '42501'),
+ -- The keys of the queues, of the namespaces a role may read: none here has a key.
+ ('task_queue_keys', 'none', 'none', 'none', 'none', '42501'),
  -- Batch operations: the views show the jobs of the namespaces a role may read.
  ('batches', 'rows', '42501', 'rows', 'none', '42501'),
  ('batch_errors', 'rows', '42501', 'rows', 'none', '42501'),
