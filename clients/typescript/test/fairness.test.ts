@@ -11,7 +11,7 @@ import { after, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import {
-  Client, InvalidArgumentError, PermissionDeniedError, Worker, WorkflowContext,
+  Client, InvalidArgumentError, PermissionDeniedError, Worker, WorkflowContext, WorkflowFailedError,
 } from '../src/index';
 import { MemoryLogger, asPool, makePool, until, waitEvent, withRole } from './helpers';
 
@@ -222,4 +222,31 @@ test('priority and key errors: the database\'s SQLSTATE through the SDK\'s class
       (e: unknown) => e instanceof PermissionDeniedError && e.sqlstate === '42501');
     assert.deepEqual(await c.taskQueues.get(client.taskQueue).keys(), [], 'a client may read the keys');
   });
+});
+
+test('a priority or key out of range in workflow code throws there, as a bad duration does', async () => {
+  const w = new Worker({
+    pool: asPool(pool), taskQueue: client.taskQueue, pollWait: 1000, logger: new MemoryLogger(),
+    workflows: {
+      async badActivity(ctx: WorkflowContext) {
+        return ctx.activity('charge', null, { priority: 7 });
+      },
+      async badChild(ctx: WorkflowContext) {
+        return ctx.child('other', null, { concurrencyKey: '' });
+      },
+    },
+  });
+  workers.push(w);
+  const running = w.run();
+  try {
+    const a = await client.start('badActivity', null, { workflowId: `bad-activity-${randomUUID()}` });
+    await assert.rejects(a.result({ timeout: 15000 }), (e: unknown) => e instanceof WorkflowFailedError &&
+      e.reason === 'TypeError' && /priority must be an integer from 1 to 5/.test(JSON.stringify(e.details)));
+    const c = await client.start('badChild', null, { workflowId: `bad-child-${randomUUID()}` });
+    await assert.rejects(c.result({ timeout: 15000 }), (e: unknown) => e instanceof WorkflowFailedError &&
+      e.reason === 'TypeError' && /concurrencyKey must be a string of 1 to 255 bytes/.test(JSON.stringify(e.details)));
+  } finally {
+    await w.shutdown();
+    await running;
+  }
 });
