@@ -20,7 +20,7 @@ const FUNCTIONS = [
 ];
 const RELATIONS = [
   'workflows', 'activity_attempts', 'stuck_tasks', 'task_queues', 'metrics', 'namespaces',
-  'batches', 'batch_errors',
+  'batches', 'batch_errors', 'task_queue_keys',
 ];
 const STATUSES = ['running', 'completed', 'failed', 'canceled', 'terminated',
   'continued_as_new', 'timed_out'];
@@ -138,6 +138,17 @@ async function listWorkflows(pool, f, flt, pageSize, after) {
     rows: page,
     next: more ? Buffer.from(`${last.start_text}|${last.run_id}`).toString('base64url') : null,
   };
+}
+
+// The priority and concurrency key of the runs of a page (the columns of durable.workflows
+// of 0.9.0, which list_workflows does not return): Map run_id -> { priority,
+// concurrency_key }; empty where the view lacks them or the role may not read it.
+async function runOrder(pool, f, runIds) {
+  if (!runIds.length || !f.columns.has('priority') || !f.rel.workflows.may) return new Map();
+  const { rows } = await pool.query(`
+    SELECT run_id, priority, concurrency_key FROM durable.workflows
+     WHERE run_id = ANY ($1::uuid[])`, [runIds]);
+  return new Map(rows.map((r) => [r.run_id, r]));
 }
 
 // The WHERE clause over durable.workflows for the filters (0.3.0's fallback).
@@ -335,6 +346,17 @@ async function taskQueues(pool) {
   return rows;
 }
 
+// The concurrency keys of the queues (durable.task_queue_keys, 0.9.0): those with ready
+// or started tasks or limits of their own, with their limits and weight.
+async function taskQueueKeys(pool) {
+  const { rows } = await pool.query(`
+    SELECT namespace, task_queue, kind, concurrency_key, ready_tasks, top_priority,
+           started_tasks, max_concurrent, rate_limit, rate_burst, weight
+      FROM durable.task_queue_keys
+     ORDER BY namespace, task_queue, kind, concurrency_key LIMIT 1000`);
+  return rows;
+}
+
 async function stuckTasks(pool) {
   const { rows } = await pool.query(`
     SELECT namespace, workflow_id, run_id, workflow_type, task_type, activity_type,
@@ -385,8 +407,8 @@ function badArgument(name, msg) {
 }
 
 module.exports = {
-  createPool, features, forgetFeatures, namespaces, listWorkflows, countByStatus,
+  createPool, features, forgetFeatures, namespaces, listWorkflows, runOrder, countByStatus,
   describe, runsOf, history, codeVersions, decisionFailure, event, resetPoints, scheduledEvents, activityAttempts,
-  children, signal, cancel, terminate, reset, restart, taskQueues, stuckTasks, batches, batchErrors,
+  children, signal, cancel, terminate, reset, restart, taskQueues, taskQueueKeys, stuckTasks, batches, batchErrors,
   metricValues, notAvailable, badArgument, STATUSES,
 };

@@ -187,18 +187,29 @@ async function workflowsPage(ctx, f) {
     const started = process.hrtime.bigint();
     const { rows, next } = await db.listWorkflows(ctx.pool, f, flt, PAGE_SIZE, after);
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    // The priority column (durable 0.9.0's durable.workflows), read for the page's runs.
+    const withPriority = f.columns.has('priority') && f.rel.workflows.may;
+    let order = new Map();
+    if (withPriority) {
+      try { order = await db.runOrder(ctx.pool, f, rows.map((r) => r.run_id)); } catch (e) { parts.push(errorBox(e)); }
+    }
+    const priorityCell = (r) => {
+      const o = order.get(r.run_id);
+      if (!o) return html`<td class="priority"></td>`;
+      return html`<td class="priority">${o.priority}${o.concurrency_key !== null && o.concurrency_key !== undefined ? html`<div class="muted concurrency-key" title="concurrency key">${o.concurrency_key}</div>` : ''}</td>`;
+    };
     if (!rows.length) {
       parts.push(html`<p class="empty">No workflow matches.</p>`);
     } else {
       parts.push(html`<div class="table-wrap"><table class="runs">
         <caption class="visually-hidden">Workflow runs, newest start first</caption>
         <thead><tr><th scope="col">Workflow id</th><th scope="col">Status</th><th scope="col">Type</th>
-          <th scope="col">Task queue</th><th scope="col">Attempt</th><th scope="col">Started</th>
+          <th scope="col">Task queue</th>${withPriority ? html`<th scope="col" title="1 is claimed first; the concurrency key below it">Priority</th>` : ''}<th scope="col">Attempt</th><th scope="col">Started</th>
           <th scope="col">Closed</th><th scope="col">Failure</th></tr></thead>
         <tbody>${rows.map((r) => html`<tr>
           <td>${wfLink(r.namespace, r.workflow_id, r.run_id)}<div class="run-id">${r.run_id}</div></td>
           <td>${statusBadge(r.status)}</td><td>${r.workflow_type}</td><td>${r.task_queue}</td>
-          <td>${r.attempt}</td><td>${time(r.start_time)}</td><td>${time(r.close_time)}</td>
+          ${withPriority ? priorityCell(r) : ''}<td>${r.attempt}</td><td>${time(r.start_time)}</td><td>${time(r.close_time)}</td>
           <td class="failure">${r.failure ? (r.failure.reason || JSON.stringify(r.failure)) : ''}</td></tr>`)}
         </tbody></table></div>`);
     }
@@ -217,7 +228,8 @@ async function workflowsPage(ctx, f) {
 
 const KEY_ATTRIBUTES = ['workflowType', 'taskQueue', 'activityId', 'activityType', 'timerId',
   'signalName', 'reason', 'cause', 'identity', 'attempt', 'initiator', 'workflowId',
-  'startToFireTimeoutSeconds', 'newExecutionRunId', 'scheduledEventId', 'markerName'];
+  'startToFireTimeoutSeconds', 'newExecutionRunId', 'scheduledEventId', 'markerName',
+  'priority', 'concurrencyKey'];
 
 function eventSummary(e) {
   const a = e.attributes || {};
@@ -293,6 +305,8 @@ async function workflowPage(ctx, f) {
       ${versions.length ? kv('Code versions', versions.map((v, i) => html`${i ? ', ' : ''}<span class="version">${v.details && v.details.changeId}: ${v.details && v.details.version}${v.details && v.details.deprecated ? ' (deprecated)' : ''}</span>`)) : ''}
       ${d.paused ? kv('Paused', html`<span class="warn paused">paused</span> by ${d.paused.by || '?'} at ${time(d.paused.at)}${d.paused.reason ? html`: <span class="pause-reason">${d.paused.reason}</span>` : ''} <span class="muted">(no task of this run is handed out until it is resumed)</span>`) : ''}
       ${kv('Task queue', html`${d.taskQueue}${d.taskQueuePaused === true ? html` <span class="warn paused">queue paused</span>` : ''}${d.taskQueueWithoutPollers === true ? html` <span class="warn">no poller for a minute</span>` : ''}`)}
+      ${d.priority !== undefined && d.priority !== null ? kv('Priority', html`<span class="priority">${d.priority}</span> <span class="muted">(1 is claimed first, 3 by default)</span>`) : ''}
+      ${d.concurrencyKey !== undefined && d.concurrencyKey !== null ? kv('Concurrency key', html`<span class="concurrency-key">${d.concurrencyKey}</span>`) : ''}
       ${kv('Attempt', d.attempt)}
       ${kv('Started', time(d.startTime))}
       ${kv('Closed', time(d.closeTime))}
@@ -551,6 +565,38 @@ function limitsText(r) {
   return parts.join(', ');
 }
 
+// The concurrency keys of the queues (docs/task-queues.md "Priorities and fairness"):
+// their ready and started tasks, the best priority ready, their limits and weight.
+async function keysSection(ctx, f) {
+  const head = html`<h2 id="keys-h">Concurrency keys</h2>`;
+  if (!f.rel.task_queue_keys.exists) {
+    return html`<section aria-labelledby="keys-h" class="queue-keys">${head}
+      ${missing('The concurrency keys of the queues', "durable 0.9.0's durable.task_queue_keys")}</section>`;
+  }
+  if (!f.rel.task_queue_keys.may) {
+    return html`<section aria-labelledby="keys-h" class="queue-keys">${head}
+      <p class="missing">The role ${f.role} may not read durable.task_queue_keys.</p></section>`;
+  }
+  let rows;
+  try { rows = await db.taskQueueKeys(ctx.pool); } catch (e) {
+    return html`<section aria-labelledby="keys-h" class="queue-keys">${head}${errorBox(e)}</section>`;
+  }
+  return html`<section aria-labelledby="keys-h" class="queue-keys">${head}
+    <p class="muted">Within a priority, a queue's claims go round its keys, each taking as many
+      tasks in a row as its weight; a key's limits hold back its own tasks only.</p>
+    ${rows.length ? html`<div class="table-wrap"><table class="keys"><thead><tr>
+      <th scope="col">Namespace</th><th scope="col">Task queue</th><th scope="col">Kind</th>
+      <th scope="col">Concurrency key</th><th scope="col" class="num">Ready</th>
+      <th scope="col" class="num" title="the best priority among its ready tasks (1 is claimed first)">Top priority</th>
+      <th scope="col" class="num" title="counted under a concurrency limit">Started</th>
+      <th scope="col">Limits</th><th scope="col" class="num">Weight</th></tr></thead><tbody>
+      ${rows.map((r) => html`<tr><td>${r.namespace}</td><td>${r.task_queue}</td><td>${r.kind}</td>
+        <td class="concurrency-key">${r.concurrency_key}</td><td class="num">${r.ready_tasks}</td>
+        <td class="num">${r.top_priority ?? ''}</td><td class="num">${r.started_tasks}</td>
+        <td class="limits">${limitsText(r)}</td><td class="num">${r.weight}</td></tr>`)}</tbody></table></div>`
+    : html`<p class="empty">No queue has tasks under a concurrency key, or limits of a key.</p>`}</section>`;
+}
+
 async function taskQueuesPage(ctx, f) {
   const parts = [];
   if (!f.rel.task_queues.exists) {
@@ -574,6 +620,7 @@ async function taskQueuesPage(ctx, f) {
         : html`<p class="empty">No queue has tasks, pollers or executor types.</p>`);
     } catch (e) { parts.push(errorBox(e)); }
   }
+  if (f.rel.task_queues.exists) parts.push(await keysSection(ctx, f));
   if (f.rel.stuck_tasks.may) {
     try {
       const rows = await db.stuckTasks(ctx.pool);

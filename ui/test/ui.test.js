@@ -475,6 +475,50 @@ async function main() {
     await admin.query(`SELECT durable.set_task_queue_limits('ui_limited', 'activity')`);
   });
 
+  await step('priorities and concurrency keys: the workflow page, the list, the keys of the queues', async () => {
+    if (!has('set_task_key_limits')) {
+      await go('/task-queues');
+      assert.match(await text('.queue-keys'), /needs durable 0\.9\.0's durable\.task_queue_keys/);
+      console.log('# no priorities here: the page says so');
+      return;
+    }
+    // A run on the worker's queue (it waits on its timer), and one on a queue no one polls.
+    await admin.query(`SELECT durable.start_workflow('waiter', NULL, 'prio-1', $1,
+        priority => 1, concurrency_key => 'vip <b>1</b>')`, [QUEUE]);
+    await admin.query(`SELECT durable.start_workflow('greet', NULL, 'prio-2', 'ui_keyed',
+        priority => 2, concurrency_key => 'tenant-b');
+      SELECT durable.set_task_key_limits('ui_keyed', 'activity', 'tenant-a', max_concurrent => 2, weight => 5);`);
+    await until('prio-1 waits on its timer', async () => (await admin.query(`SELECT 1
+        FROM durable.get_history('prio-1') WHERE event_type = 'TimerStarted'`)).rows.length > 0);
+    await go('/workflow?namespace=default&workflow_id=prio-1');
+    const summary = await text('#summary');
+    assert.match(summary, /Priority\s*1/);
+    assert.match(summary, /Concurrency key\s*vip <b>1<\/b>/, 'the key, escaped');
+    assert.match(await text('#event-1'), /priority\s*1\s*concurrencyKey\s*vip <b>1<\/b>/, 'in its started event');
+    await shot('workflow-priority');
+    await go('/workflow?namespace=default&workflow_id=approval-1');
+    assert.doesNotMatch(await text('#summary'), /Priority|Concurrency key/, 'nothing for priority 3 without a key');
+
+    await go('/workflows?prefix=prio-');
+    const heads = await page.$$eval('table.runs thead th', (es) => es.map((e) => e.textContent));
+    assert.ok(heads.includes('Priority'), `columns: ${heads}`);
+    const cells = await page.$$eval('table.runs tbody tr', (es) => es.map((e) =>
+      `${e.querySelector('td a').textContent} ${e.querySelector('td.priority').textContent}`));
+    assert.deepStrictEqual(cells.sort(), ['prio-1 1vip <b>1</b>', 'prio-2 2tenant-b']);
+    await go('/workflows?prefix=greet-1');
+    assert.strictEqual(await page.$eval('table.runs tbody td.priority', (e) => e.textContent), '3');
+
+    await go('/task-queues');
+    const keys = await page.$$eval('table.keys tbody tr', (es) => es.map((e) =>
+      [...e.querySelectorAll('td')].map((c) => c.textContent.trim()).join('|')));
+    assert.ok(keys.includes('default|ui_keyed|activity|tenant-a|0||0|0 / 2 started|5'), keys.join('\n'));
+    assert.ok(keys.includes('default|ui_keyed|decision|tenant-b|1|2|0||1'), keys.join('\n'));
+    await shot('task-queues-keys');
+    await admin.query(`SELECT durable.terminate_workflow('prio-1', 'ui test done');
+      SELECT durable.terminate_workflow('prio-2', 'ui test done');
+      SELECT durable.set_task_key_limits('ui_keyed', 'activity', 'tenant-a');`);
+  });
+
   await step('metrics page', async () => {
     const hasMetrics = (await admin.query("SELECT to_regclass('durable.metrics') r")).rows[0].r;
     if (hasMetrics) {

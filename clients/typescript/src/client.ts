@@ -43,6 +43,20 @@ export interface StartOptions {
    */
   searchAttributes?: JsonObject;
   /**
+   * The priority of the run's tasks, 1 (claimed first) to 5; default 3.
+   * Its decision tasks take it, and so do its activities and children unless
+   * given their own (docs/task-queues.md "Priorities and fairness").  Needs
+   * durable 0.9.0.
+   */
+  priority?: number;
+  /**
+   * The concurrency key of the run's tasks (1 to 255 bytes; default none):
+   * within a priority, a queue's claims go round its keys, and
+   * TaskQueueHandle.setKeyLimits() limits a key's tasks.  Inherited as
+   * priority is.  Needs durable 0.9.0.
+   */
+  concurrencyKey?: string;
+  /**
    * start() only: a Worker (or WorkflowWorker) of this process that takes the
    * first decision task at once when it runs the workflow's task queue and
    * namespace, through durable.start_workflow_eager (docs/api.md "Eager
@@ -120,6 +134,13 @@ export interface WorkflowDescription {
    * otherwise.
    */
   paused?: { at: string; by: string; reason: string | null };
+  /**
+   * The priority of the run's tasks (durable 0.9.0, StartOptions.priority);
+   * absent for a run of the default, 3, without a concurrency key.
+   */
+  priority?: number;
+  /** The concurrency key of the run's tasks (durable 0.9.0); absent when it has none. */
+  concurrencyKey?: string;
   [field: string]: JsonValue | undefined;
 }
 
@@ -192,17 +213,32 @@ function retryParam(p: RetryPolicy | undefined, what: string): string | null {
 }
 
 /**
- * The search_attributes argument of a start, as parameter n: named only when
- * given, so that a start without them also works against a durable older than
- * 0.6.0 (whose start functions lack the argument).
+ * The arguments of a start that are named only when given, from parameter n
+ * on: search_attributes (durable 0.6.0), priority and concurrency_key (0.9.0),
+ * so that a start without them also works against a durable whose start
+ * functions lack them.  The values go to durable as given: what it refuses
+ * comes back as the InvalidArgumentError of its SQLSTATE.
  */
-function searchAttributesParam(o: StartOptions, n: number): { sql: string; params: unknown[] } {
-  if (o.searchAttributes === undefined) return { sql: '', params: [] };
-  const v = o.searchAttributes as unknown;
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) {
-    throw new InvalidArgumentError('searchAttributes must be a JSON object', { sqlstate: '22023' }, 'searchAttributes');
+function optionalStartParams(o: StartOptions, n: number): { sql: string; params: unknown[] } {
+  let sql = '';
+  const params: unknown[] = [];
+  if (o.searchAttributes !== undefined) {
+    const v = o.searchAttributes as unknown;
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+      throw new InvalidArgumentError('searchAttributes must be a JSON object', { sqlstate: '22023' }, 'searchAttributes');
+    }
+    params.push(jsonParam(v, 'searchAttributes'));
+    sql += `, search_attributes => $${n + params.length - 1}::jsonb`;
   }
-  return { sql: `, search_attributes => $${n}::jsonb`, params: [jsonParam(v, 'searchAttributes')] };
+  if (o.priority !== undefined) {
+    params.push(o.priority);
+    sql += `, priority => $${n + params.length - 1}::integer`;
+  }
+  if (o.concurrencyKey !== undefined) {
+    params.push(o.concurrencyKey);
+    sql += `, concurrency_key => $${n + params.length - 1}::text`;
+  }
+  return { sql, params };
 }
 
 export class Client {
@@ -227,7 +263,7 @@ export class Client {
     const ns = options.namespace ?? this.namespace;
     const workflowId = options.workflowId ?? randomUUID();
     const p = this.startParams(workflowType, input, { ...options, workflowId }, ns);
-    const sa = searchAttributesParam(options, p.length + 1);
+    const sa = optionalStartParams(options, p.length + 1);
     const w = options.eagerWorker;
     const identity = w !== undefined && options.delay === undefined && options.cronSchedule === undefined
       ? w.eagerStartIdentity(p[3] as string, ns) : null;
@@ -273,7 +309,7 @@ export class Client {
   }): Promise<WorkflowHandle<R>> {
     const ns = options.namespace ?? this.namespace;
     const p = this.startParams(workflowType, options.input, options, ns);
-    const sa = searchAttributesParam(options, p.length + 3);
+    const sa = optionalStartParams(options, p.length + 3);
     const rows = await this.connection.query(
       `SELECT durable.signal_with_start(workflow_type => $1, input => $2::jsonb, workflow_id => $3,
           task_queue => $4, namespace => $5, retry_policy => $6::jsonb,

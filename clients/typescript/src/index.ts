@@ -7,8 +7,8 @@ export type {
 export { TaskQueueClient, TaskQueueHandle, BatchClient, BatchHandle, BatchWaitTimeoutError } from './operations';
 export type {
   TaskQueueKind, TaskQueuePoller, TaskQueueLimits, TaskQueueKindInfo, TaskQueuePause, TaskQueueDescription,
-  TaskQueueLimitOptions, BatchOperation, BatchResetPoint, BatchFilter, BatchOperationOptions, BatchOptions,
-  BatchPreviewOptions, BatchState, BatchDescription, BatchError,
+  TaskQueueLimitOptions, TaskQueueKeyLimitOptions, TaskQueueKeyInfo, BatchOperation, BatchResetPoint, BatchFilter,
+  BatchOperationOptions, BatchOptions, BatchPreviewOptions, BatchState, BatchDescription, BatchError,
 } from './operations';
 export type { ConnectionOptions, ConnectionConfig, PoolLike, PoolClientLike, QueryResultLike } from './connection';
 export {

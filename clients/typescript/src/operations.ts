@@ -1,7 +1,8 @@
 /**
- * Flow control and batch operations of the client: pausing a task queue and
- * its concurrency and rate limits (docs/task-queues.md "Pausing a queue",
- * "Limits"), and batch jobs over the runs a filter of list() matches
+ * Flow control and batch operations of the client: pausing a task queue,
+ * its concurrency and rate limits and those of its concurrency keys
+ * (docs/task-queues.md "Pausing a queue", "Limits", "Priorities and
+ * fairness"), and batch jobs over the runs a filter of list() matches
  * (docs/operations.md "Batch operations").  Every argument goes to durable
  * as given: what it refuses comes back as the DurableError of its SQLSTATE.
  */
@@ -80,6 +81,52 @@ export interface TaskQueueLimitOptions {
   rate?: number;
   /** The rate limit's bucket: starts allowed at once (1 or more; default a second's worth). */
   burst?: number;
+}
+
+/**
+ * setKeyLimits' argument: the kind, the concurrency key (left out: the
+ * defaults of every key of the queue and kind), and its limits and weight
+ * (all of maxConcurrent, rate and weight left out removes them, as
+ * clearKeyLimits).  A key's own limits replace the defaults value by value.
+ */
+export interface TaskQueueKeyLimitOptions {
+  kind: TaskQueueKind;
+  /** The key (1 to 255 bytes); left out, the defaults of every key. */
+  concurrencyKey?: string;
+  /** At most this many of the key's tasks started and not finished (1 or more). */
+  maxConcurrent?: number;
+  /** At most this many starts of the key's tasks a second (more than 0, at most 1,000,000). */
+  rate?: number;
+  /** The rate limit's bucket (1 or more; default a second's worth); needs rate. */
+  burst?: number;
+  /** Its tasks taken in a row when its turn comes in the round robin of keys (1 to 1000; default 1). */
+  weight?: number;
+}
+
+/**
+ * A concurrency key of a queue's kind (durable.task_queue_keys, durable
+ * 0.9.0): one with ready or started tasks, or limits of its own.
+ */
+export interface TaskQueueKeyInfo {
+  kind: TaskQueueKind;
+  concurrencyKey: string;
+  /** Its tasks a poll could take now (held back by a limit too). */
+  readyTasks: number;
+  /** The best (lowest) priority among its ready tasks; null without ready tasks. */
+  topPriority: number | null;
+  /**
+   * Its tasks started and not finished that a concurrency limit counts (of
+   * the key or of the queue; 0 without one).
+   */
+  startedTasks: number;
+  /** Its concurrency limit (its own, else the queue's default for keys); null without one. */
+  maxConcurrent: number | null;
+  /** Its rate limit, starts a second; null without one. */
+  rate: number | null;
+  /** The rate limit's burst; null without a rate limit. */
+  burst: number | null;
+  /** Its tasks taken in a row in the round robin (1 unless set). */
+  weight: number;
 }
 
 const queueColumns = `namespace, task_queue, kind, ready_tasks, oldest_ready_time,
@@ -218,6 +265,55 @@ export class TaskQueueHandle {
   /** Removes the limits of the queue's kind of task.  false if it had none. */
   async clearLimits(kind: TaskQueueKind): Promise<boolean> {
     return this.setLimits({ kind });
+  }
+
+  /**
+   * Replaces the limits and the weight of one concurrency key of the queue's
+   * kind, or with concurrencyKey left out the defaults of every key
+   * (set_task_key_limits, durable 0.9.0; for the namespace's owner and
+   * durable_admin).  false if they were already these.
+   */
+  async setKeyLimits(limits: TaskQueueKeyLimitOptions): Promise<boolean> {
+    const rows = await this.client.connection.query(
+      `SELECT durable.set_task_key_limits(task_queue => $1, kind => $2, concurrency_key => $3,
+          max_concurrent => $4, rate => $5, burst => $6, weight => $7, namespace => $8) AS changed`,
+      [this.name, limits.kind, limits.concurrencyKey ?? null, limits.maxConcurrent ?? null,
+        limits.rate ?? null, limits.burst ?? null, limits.weight ?? null, this.namespace]);
+    return rows[0].changed as boolean;
+  }
+
+  /**
+   * Removes the limits and weight of a concurrency key of the queue's kind
+   * (left out: the defaults of every key).  false if it had none.
+   */
+  async clearKeyLimits(kind: TaskQueueKind, concurrencyKey?: string): Promise<boolean> {
+    return this.setKeyLimits({ kind, concurrencyKey });
+  }
+
+  /**
+   * The queue's concurrency keys with ready or started tasks or limits of
+   * their own, by kind then key (durable.task_queue_keys, durable 0.9.0);
+   * with kind, those of that kind.
+   */
+  async keys(options: { kind?: TaskQueueKind } = {}): Promise<TaskQueueKeyInfo[]> {
+    const rows = await this.client.connection.query(
+      `SELECT kind, concurrency_key, ready_tasks, top_priority, started_tasks, max_concurrent,
+          rate_limit, rate_burst, weight
+         FROM durable.task_queue_keys
+        WHERE namespace = $1 AND task_queue = $2 AND ($3::text IS NULL OR kind = $3)
+        ORDER BY kind, concurrency_key`,
+      [this.namespace, this.name, options.kind ?? null]);
+    return rows.map((r) => ({
+      kind: r.kind as TaskQueueKind,
+      concurrencyKey: r.concurrency_key as string,
+      readyTasks: Number(r.ready_tasks),
+      topPriority: numberOrNull(r.top_priority),
+      startedTasks: Number(r.started_tasks),
+      maxConcurrent: numberOrNull(r.max_concurrent),
+      rate: numberOrNull(r.rate_limit),
+      burst: numberOrNull(r.rate_burst),
+      weight: Number(r.weight),
+    }));
   }
 
   /** The queue's backlog, pollers, pause and limits, by kind (durable.task_queues). */

@@ -62,6 +62,17 @@ export interface ActivityOptions {
    * nonRetryable flag is always added to the non-retryable reasons.
    */
   retryPolicy?: RetryPolicy;
+  /**
+   * The priority of its tasks, an integer from 1 (claimed first) to 5
+   * (default: the workflow's, else 3; docs/task-queues.md "Priorities and
+   * fairness").  Needs durable 0.9.0.
+   */
+  priority?: number;
+  /**
+   * The concurrency key of its tasks, 1 to 255 bytes (default: the
+   * workflow's, else none).  Needs durable 0.9.0.
+   */
+  concurrencyKey?: string;
 }
 
 export type ParentClosePolicy = 'TERMINATE' | 'REQUEST_CANCEL' | 'ABANDON';
@@ -90,6 +101,14 @@ export interface ChildWorkflowOptions {
   idReusePolicy?: 'allow_duplicate_failed_only' | 'allow_duplicate' | 'reject_duplicate' | 'terminate_if_running';
   cronSchedule?: string;
   memo?: JsonObject;
+  /**
+   * The child's priority, an integer from 1 (claimed first) to 5 (default:
+   * this workflow's); its own activities and children inherit it.  Needs
+   * durable 0.9.0.
+   */
+  priority?: number;
+  /** The child's concurrency key, 1 to 255 bytes (default: this workflow's).  Needs durable 0.9.0. */
+  concurrencyKey?: string;
 }
 
 /** ContinueAsNewWorkflowExecution's options (default: this run's type and queue). */
@@ -371,6 +390,29 @@ function makeRandom(seed: string): () => number {
 
 function secondsOpt(o: JsonObject, field: string, d: Duration | undefined, what: string): void {
   if (d !== undefined) o[field] = toSeconds(d, what);
+}
+
+/**
+ * The priority and concurrencyKey of a ScheduleActivityTask or a
+ * StartChildWorkflowExecution, checked here as durations are: a value that
+ * durable would refuse throws in the workflow's code instead of having its
+ * decision task's answer refused.
+ */
+function orderOpts(o: JsonObject, options: { priority?: number; concurrencyKey?: string }): void {
+  const p = options.priority;
+  if (p !== undefined) {
+    if (typeof p !== 'number' || !Number.isInteger(p) || p < 1 || p > 5) {
+      throw new TypeError(`priority must be an integer from 1 to 5 (1 is claimed first; the default is 3), not ${String(p)}`);
+    }
+    o.priority = p;
+  }
+  const k = options.concurrencyKey;
+  if (k !== undefined) {
+    if (typeof k !== 'string' || k === '' || Buffer.byteLength(k, 'utf8') > 255) {
+      throw new TypeError('concurrencyKey must be a string of 1 to 255 bytes');
+    }
+    o.concurrencyKey = k;
+  }
 }
 
 /**
@@ -928,6 +970,7 @@ export class WorkflowRun {
         secondsOpt(d, 'startToCloseTimeoutSeconds', options.startToCloseTimeout, 'startToCloseTimeout');
         secondsOpt(d, 'scheduleToCloseTimeoutSeconds', options.scheduleToCloseTimeout, 'scheduleToCloseTimeout');
         secondsOpt(d, 'heartbeatTimeoutSeconds', options.heartbeatTimeout, 'heartbeatTimeout');
+        orderOpts(d, options);
         const policy = retryPolicyJson({ ...DEFAULT_ACTIVITY_RETRY, ...(options.retryPolicy ?? {}) }, 'retryPolicy');
         const reasons = Array.isArray(policy.nonRetriableErrorReasons) ? policy.nonRetriableErrorReasons : [];
         policy.nonRetriableErrorReasons = [...reasons, NON_RETRYABLE_REASON];
@@ -987,6 +1030,7 @@ export class WorkflowRun {
         if (options.idReusePolicy !== undefined) d.workflowIdReusePolicy = options.idReusePolicy;
         if (options.cronSchedule !== undefined) d.cronSchedule = options.cronSchedule;
         if (options.memo !== undefined) d.memo = json(options.memo, 'memo');
+        orderOpts(d, options);
         let childId = '';
         return run.wait<O>('child', workflowType, (seq) => {
           childId = options.workflowId ?? `${run.info.workflowId}/${seq}`;
