@@ -162,3 +162,14 @@ REVOKE ALL ON FUNCTION durable.list_workflows(text, text, text, text, text, time
     timestamptz, timestamptz, timestamptz, jsonb, jsonb, integer, text, boolean) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION durable.list_workflows(text, text, text, text, text, timestamptz,
     timestamptz, timestamptz, timestamptz, jsonb, jsonb, integer, text, boolean) TO durable_client;
+
+-- ---------------------------------------------------------------------------
+-- Retention of batch jobs (docs/operations.md "Batch operations"): a job
+-- completed or canceled longer ago than its namespace's retention is purged
+-- with its errors, as closed runs are, by durable.purge() and the timer
+-- worker's purge (src/store/retention.c).  Running jobs are never purged.
+-- This index serves that purge, oldest close first; it holds the finished
+-- jobs only.
+-- ---------------------------------------------------------------------------
+CREATE INDEX batch_jobs_closed ON durable.batch_jobs (close_time)
+    WHERE state OPERATOR(pg_catalog.<>) 'running';
