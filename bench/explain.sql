@@ -101,6 +101,10 @@ BEGIN
 END $$;
 SELECT count(*) FROM (SELECT durable.start_workflow('later', '{"n": 1}', 'delayed-' || g,
     'bulk', delay => '1 hour') FROM generate_series(1, 5000) g) s;
+-- A batch job (that matches no run: completed at once) for batch.c's statements.
+SELECT durable.start_batch('signal', 'default', workflow_id_prefix => 'no-such-run-',
+    reason => 'explain', signal_name => 'ping');
+SELECT durable.run_batches();
 VACUUM ANALYZE;
 \o
 
@@ -149,6 +153,8 @@ SELECT parent_run_id AS parent_run, initiated_event_id AS child_init
 SELECT run_id AS ready_run FROM durable.ready_tasks ORDER BY run_id LIMIT 1 \gset
 -- A run completed through the worker protocol.
 SELECT run_id AS done_run FROM durable.runs WHERE workflow_id = 'done-500' \gset
+-- The batch job.
+SELECT batch_id AS batch FROM durable.batch_jobs ORDER BY start_time LIMIT 1 \gset
 SELECT gen_random_uuid() AS new_run \gset
 
 -- Every KeptPlan of src/*.c, from bench/extract_plans.py.

@@ -118,6 +118,7 @@ DEFAULTS = {
 #   ready_run                a run with a task in durable.ready_tasks
 #   done_run                 a run completed through the worker protocol
 #   new_run                  a fresh uuid
+#   batch                    a completed batch job
 EVENTS = {  # two events and one decision task appended to :'run'
     "ids": "ARRAY[:next_event, :next_event + 1]::int8[]",
     "times": "ARRAY[now(), now()]",
@@ -129,6 +130,22 @@ EVENTS = {  # two events and one decision task appended to :'run'
     "attempts": "ARRAY[1]",
 }
 OVERRIDES = {
+    # batch.c: :'batch' is a completed job (explain.sql); each operation's call on a
+    # run that it applies to (a running one; restart: a closed one)
+    "batch_next_page": [(None, {1: ":'batch'", 2: "200"})],
+    "batch_save_progress": [(None, {1: ":'batch'", 8: "false"})],
+    "batch_save_error": [(None, {1: ":'batch'", 3: ":'wid'", 4: "'55P03'",
+                                 5: "'explain'"})],
+    "batch_op_terminate": [(None, {1: ":'wid'", 2: "'explain'", 3: "'default'",
+                                   4: ":'run'"})],
+    "batch_op_cancel": [(None, {1: ":'wid'", 2: "'explain'", 3: "'default'",
+                                4: ":'run'"})],
+    "batch_op_signal": [(None, {1: ":'wid'", 2: "'ping'", 3: "'{}'", 4: "'default'",
+                                5: ":'run'"})],
+    "batch_op_reset": [(None, {1: ":'wid'", 2: "'explain'", 3: "'default'",
+                               4: ":'run'", 5: "NULL"})],
+    "batch_op_restart": [(None, {1: ":'closed_wid'", 2: "'explain'", 3: "'default'",
+                                 4: ":'closed_run'", 5: "NULL"})],
     # registry.c
     "registry_upsert_registration": [(None, {2: "'workflow'", 3: "'bench'"})],
     "registry_delete_registration": [(None, {2: "'workflow'", 3: "'bench'"})],
@@ -161,9 +178,16 @@ OVERRIDES = {
     "namespaces_insert_namespace": [(None, {1: "'explain-ns'", 3: "NULL", 4: "''"})],
     "namespaces_update_namespace": [(None, {2: "NULL", 3: "NULL", 4: "'explained'"})],
     "namespaces_delete_namespace": [(None, {1: "'explain-ns'"})],
+    "namespaces_insert_grant": [(None, {3: "'client'"})],
     # retention.c: every closed run is past retention 30 days from now; 500 a batch
     # (worker.c's PURGE_BATCH)
     "retention_purge_plan": [(None, {1: "now() + interval '30 days'", 2: "500"})],
+    "retention_purge_batches_plan": [(None, {1: "now() + interval '30 days'", 2: "500"})],
+    # reset.c: the activities of a run's history, into a run that has none of them
+    # (a reset's new run): one whose activity completed
+    "reset_rebuild_activities": [(None, {1: ":'done_run'"})],
+    # task_limits.c
+    "task_limits_upsert_limits": [(None, {3: "'activity'"})],
     # runs.c
     "runs_load_latest": [(None, {2: ":'closed_wid'"})],
     "runs_load_latest_locked": [(None, {2: ":'wid'"})],
@@ -386,7 +410,10 @@ def expand(tokens, macros, where, depth=0):
 
 
 # ---------------------------------------------------------------- KeptPlan
-PLAN = re.compile(r"(?:\bstatic\s+)?\bKeptPlan\s+([A-Za-z_]\w*)\s*=\s*\{")
+# One plan (NAME = { NULL, sql, nargs, {types} }) or an array of them
+# (NAME[N] = { {NULL, ...}, {NULL, ...} }: the forms of a statement for older
+# schemas, e.g. activities.c's load_activity), each element explained as NAME[i].
+PLAN = re.compile(r"(?:\bstatic\s+)?\bKeptPlan\s+([A-Za-z_]\w*)\s*(\[\s*\w*\s*\])?\s*=\s*\{")
 
 
 def split_top(tokens, where):
@@ -417,6 +444,43 @@ def int_value(tokens, where):
     raise Fail(f"{where}: nargs is not an integer: {' '.join(v for _, v in tokens)}")
 
 
+def parse_plan(fields, macros, where):
+    """sql and types of one { NULL, sql, nargs, {types} }."""
+    if len(fields) != 4:
+        raise Fail(f"{where}: expected {{ NULL, sql, nargs, {{types}} }}, got "
+                   f"{len(fields)} fields")
+    if fields[0] != [("id", "NULL")]:
+        raise Fail(f"{where}: first field is not NULL")
+    sql_toks = expand(fields[1], macros, where)
+    if not sql_toks or any(k != "str" for k, _ in sql_toks):
+        bad = [v for k, v in sql_toks if k != "str"]
+        raise Fail(f"{where}: the SQL is not only string literals after macro "
+                   f"expansion (unknown macro or expression: {' '.join(bad[:5])})")
+    sql = "".join(c_string(v, where) for _, v in sql_toks)
+    nargs = int_value(expand(fields[2], macros, where), where)
+    tt = fields[3]
+    if not tt or tt[0][1] != "{" or tt[-1][1] != "}":
+        raise Fail(f"{where}: argument types are not a {{...}} list")
+    oids = [t for t in split_top(tt[1:-1], where) if t]
+    types = []
+    for o in oids:
+        if len(o) != 1 or o[0][0] != "id":
+            raise Fail(f"{where}: argument type {' '.join(v for _, v in o)} "
+                       f"is not an OID macro")
+        oid = o[0][1]
+        if oid == "InvalidOid" and nargs == 0:
+            continue
+        if oid not in TYPES:
+            raise Fail(f"{where}: unknown type OID macro {oid} (add it to TYPES)")
+        types.append(TYPES[oid])
+    if len(types) != nargs:
+        raise Fail(f"{where}: nargs is {nargs} but {len(types)} argument types")
+    used = {int(x) for x in re.findall(r"\$(\d+)", sql)}
+    if used and max(used) > nargs:
+        raise Fail(f"{where}: the SQL uses ${max(used)} but nargs is {nargs}")
+    return {"sql": sql, "types": types}
+
+
 def parse_file(path, header_macros, rel=None):
     """The KeptPlans of one C file; rel is its path under src/ without .c."""
     base = os.path.splitext(os.path.basename(path))[0]
@@ -436,49 +500,37 @@ def parse_file(path, header_macros, rel=None):
         if end < 0:
             raise Fail(f"{where}: no closing '}};'")
         fields = split_top(tokenize(text[m.end():end], where), where)
-        if len(fields) != 4:
-            raise Fail(f"{where}: expected {{ NULL, sql, nargs, {{types}} }}, got "
-                       f"{len(fields)} fields")
-        if fields[0] != [("id", "NULL")]:
-            raise Fail(f"{where}: first field is not NULL")
-        sql_toks = expand(fields[1], macros, where)
-        if not sql_toks or any(k != "str" for k, _ in sql_toks):
-            bad = [v for k, v in sql_toks if k != "str"]
-            raise Fail(f"{where}: the SQL is not only string literals after macro "
-                       f"expansion (unknown macro or expression: {' '.join(bad[:5])})")
-        sql = "".join(c_string(v, where) for _, v in sql_toks)
-        nargs = int_value(expand(fields[2], macros, where), where)
-        tt = fields[3]
-        if not tt or tt[0][1] != "{" or tt[-1][1] != "}":
-            raise Fail(f"{where}: argument types are not a {{...}} list")
-        oids = [t for t in split_top(tt[1:-1], where) if t]
-        types = []
-        for o in oids:
-            if len(o) != 1 or o[0][0] != "id":
-                raise Fail(f"{where}: argument type {' '.join(v for _, v in o)} "
-                           f"is not an OID macro")
-            oid = o[0][1]
-            if oid == "InvalidOid" and nargs == 0:
-                continue
-            if oid not in TYPES:
-                raise Fail(f"{where}: unknown type OID macro {oid} (add it to TYPES)")
-            types.append(TYPES[oid])
-        if len(types) != nargs:
-            raise Fail(f"{where}: nargs is {nargs} but {len(types)} argument types")
-        used = {int(x) for x in re.findall(r"\$(\d+)", sql)}
-        if used and max(used) > nargs:
-            raise Fail(f"{where}: the SQL uses ${max(used)} but nargs is {nargs}")
-        plans.append({"file": rel or base, "path": path, "name": name, "sql": sql,
-                      "types": types, "prepared": f"{base}_{name}"})
+        if m.group(2) is None:
+            elements = [(name, None, fields)]
+        else:
+            elements = []
+            for i, el in enumerate(fields):
+                if not el or el[0][1] != "{" or el[-1][1] != "}":
+                    raise Fail(f"{where}: element {i} of the array is not a {{...}}")
+                elements.append((f"{name}[{i}]", i, split_top(el[1:-1], where)))
+            if not elements:
+                raise Fail(f"{where}: an empty array")
+        for ename, index, efields in elements:
+            p = parse_plan(efields, macros, f"{path}: KeptPlan {ename}")
+            p.update({"file": rel or base, "path": path, "name": ename,
+                      "prepared": f"{base}_{name}" + ("" if index is None else f"_{index}"),
+                      "override": f"{base}_{name}"})
+            plans.append(p)
     # A KeptPlan the regex did not see would escape us: count the mentions.
-    decls = len(re.findall(r"\bKeptPlan\s+[A-Za-z_]\w*\s*=", text))
-    if decls != len(plans):
-        raise Fail(f"{path}: {decls} KeptPlan definitions but {len(plans)} parsed")
+    decls = len(re.findall(r"\bKeptPlan\s+[A-Za-z_]\w*\s*(?:\[\s*\w*\s*\])?\s*=", text))
+    if decls != len(seen):
+        raise Fail(f"{path}: {decls} KeptPlan definitions but {len(seen)} parsed")
     return plans
 
 
+# (and the calls of the API functions that change a workflow: batch.c's)
 WRITES = re.compile(r"\b(INSERT|UPDATE|DELETE)\b|\bFOR\s+(NO\s+KEY\s+)?UPDATE\b|"
-                    r"\bFOR\s+(KEY\s+)?SHARE\b|\bnextval\b", re.I)
+                    r"\bFOR\s+(KEY\s+)?SHARE\b|\bnextval\b|"
+                    r"\bdurable\.(terminate|cancel|signal|reset|restart)_workflow\(", re.I)
+
+
+# Statements that PREPARE refuses (utility statements): shown, not explained.
+UTILITY = re.compile(r"^\s*(LOCK|SET|RESET|SHOW|NOTIFY|LISTEN|VACUUM|ANALYZE)\b", re.I)
 
 
 def dollar_quote(text):
@@ -492,7 +544,8 @@ def emit(plans, out):
     w = out.write
     w("-- Generated by bench/extract_plans.py from src/*.c: do not edit.\n")
     w("SET plan_cache_mode = force_generic_plan;\n")
-    known = {p["prepared"] for p in plans}
+    # An override of an array applies to each of its elements.
+    known = {p["override"] for p in plans}
     for key in OVERRIDES:
         if key not in known:
             raise Fail(f"bench/extract_plans.py: OVERRIDES names {key}, which is no "
@@ -503,10 +556,15 @@ def emit(plans, out):
             current = p["file"]
             w(f"\n\\echo '## src/{current}.c'\n\\echo\n")
         name, n = p["prepared"], len(p["types"])
-        cases = OVERRIDES.get(name, [(None, {})])
+        cases = OVERRIDES.get(p["override"], [(None, {})])
         writes = bool(WRITES.search(p["sql"]))
         args = f"({', '.join(p['types'])})" if n else ""
         w(f"\n-- src/{p['file']}.c: {p['name']}\n")
+        if UTILITY.search(p["sql"]):
+            w(f"\\echo '### {p['name']}'\n\\echo\n\\echo '```sql'\n")
+            w(f"SELECT {dollar_quote(p['sql'])};\n\\echo '```'\n")
+            w("\\echo 'A utility statement: no plan.'\n\\echo\n")
+            continue
         w(f"PREPARE {name}{args} AS {p['sql']};\n")
         w(f"\\echo '### {p['name']}'\n\\echo\n\\echo '```sql'\n")
         w(f"SELECT {dollar_quote(p['sql'])};\n\\echo '```'\n")

@@ -261,7 +261,8 @@ if [ "$MODE" = explain ]; then
     log "extracting the kept plans of src/*.c (bench/extract_plans.py)"
     python3 "$ROOT/bench/extract_plans.py" "$ROOT/src" >"$WORK/plans.sql" ||
         die "bench/extract_plans.py failed"
-    nplans=$(grep -c '^PREPARE ' "$WORK/plans.sql")
+    # (a heading each: the utility statements, LOCK, are shown but not prepared)
+    nplans=$(grep -c "^\\\\echo '### " "$WORK/plans.sql")
     log "loading workflows and explaining $nplans statements (bench/explain.sql)"
     {
         echo "# EXPLAIN (ANALYZE, BUFFERS) of durable's kept statements"

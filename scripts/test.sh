@@ -298,7 +298,8 @@ layer_tap() {
                 TESTDIR="$out" PGPORT=65432 \
                     PG_REGRESS="$PGXS_SRC/test/regress/pg_regress" \
                     TEMP_CONFIG="$TEST_CONF" \
-                    prove -I "$PGXS_SRC/test/perl" -I "$ROOT/test" "${prove_flags[@]}" \
+                    prove -I "$PGXS_SRC/test/perl" -I "$ROOT/test" -I "$ROOT/test/perl" \
+                    "${prove_flags[@]}" \
                     "t/$name.pl"
         ) || rc=$?
         # A crash in one of the test's servers fails it, even if its checks passed

@@ -261,3 +261,161 @@ CREATE OR REPLACE VIEW durable.workflows WITH (security_barrier = true) AS
            COALESCE(r.priority, 3::smallint) AS priority, r.concurrency_key
       FROM durable.runs r
      WHERE durable.may_read_namespace(r.namespace);
+-- list_workflows shows the pause of each run, as durable.workflows does since
+-- 0.8.0, and finds the paused ones (docs/api.md "Finding workflows").  Its
+-- row type gets paused_at, paused_by and pause_reason after cursor, and the
+-- function a last argument, paused: true for the paused runs, false for the
+-- others, NULL (the default) for all.  The other arguments and columns keep
+-- their places.  A cursor is bound to paused only when it is given, so that
+-- a cursor made before the update still continues its list.  The function is
+-- dropped and made again (a new argument is a new signature): SECURITY
+-- INVOKER with engine_support, granted to durable_client, as 0.5.0 left it.
+-- ---------------------------------------------------------------------------
+DROP FUNCTION durable.list_workflows(text, text, text, text, text, timestamptz,
+    timestamptz, timestamptz, timestamptz, jsonb, jsonb, integer, text);
+ALTER TYPE durable.workflow_list_entry
+    ADD ATTRIBUTE paused_at timestamptz,
+    ADD ATTRIBUTE paused_by text,
+    ADD ATTRIBUTE pause_reason text;
+
+CREATE FUNCTION durable.list_workflows(
+        namespace text DEFAULT 'default',
+        status text DEFAULT NULL,
+        workflow_type text DEFAULT NULL,
+        task_queue text DEFAULT NULL,
+        workflow_id_prefix text DEFAULT NULL,
+        started_since timestamptz DEFAULT NULL,
+        started_before timestamptz DEFAULT NULL,
+        closed_since timestamptz DEFAULT NULL,
+        closed_before timestamptz DEFAULT NULL,
+        search_attributes jsonb DEFAULT NULL,
+        memo jsonb DEFAULT NULL,
+        page_size integer DEFAULT 50,
+        after text DEFAULT NULL,
+        paused boolean DEFAULT NULL)
+    RETURNS SETOF durable.workflow_list_entry
+    LANGUAGE plpgsql STABLE
+    SECURITY INVOKER
+    SET search_path = pg_catalog, durable, pg_temp
+    SET DateStyle = 'ISO, YMD' SET TimeZone = 'UTC'
+    SUPPORT durable.engine_support
+    AS $list$
+DECLARE
+    cond text;
+    filters jsonb;
+    pattern text;
+    payload text;
+    after_time timestamptz;
+    after_run uuid;
+    inner_key bytea;
+    outer_key bytea;
+BEGIN
+    cond := durable.workflow_filter(list_workflows.namespace, list_workflows.status,
+        list_workflows.workflow_type, list_workflows.task_queue,
+        list_workflows.workflow_id_prefix, list_workflows.started_since,
+        list_workflows.started_before, list_workflows.closed_since,
+        list_workflows.closed_before, list_workflows.search_attributes,
+        list_workflows.memo);
+    IF list_workflows.page_size IS NULL THEN
+        RAISE EXCEPTION 'page_size must not be null' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF list_workflows.page_size OPERATOR(pg_catalog.<) 1
+       OR list_workflows.page_size OPERATOR(pg_catalog.>) 1000 THEN
+        RAISE EXCEPTION 'page_size must be between 1 and 1000'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = pg_catalog.format('It is %s.', list_workflows.page_size);
+    END IF;
+    -- The paused runs through runs_paused; the others by the filters' indexes.
+    IF list_workflows.paused THEN
+        cond := cond OPERATOR(pg_catalog.||) ' AND r.paused_at IS NOT NULL';
+    ELSIF NOT list_workflows.paused THEN
+        cond := cond OPERATOR(pg_catalog.||) ' AND r.paused_at IS NULL';
+    END IF;
+    pattern := pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
+        list_workflows.workflow_id_prefix, '\', '\\'), '%', '\%'), '_', '\_')
+        OPERATOR(pg_catalog.||) '%';
+    -- What the cursor is bound to: the filters, as given (paused only when
+    -- given, as before it was a filter).
+    filters := pg_catalog.jsonb_build_array(list_workflows.namespace, list_workflows.status,
+        list_workflows.workflow_type, list_workflows.task_queue,
+        list_workflows.workflow_id_prefix, list_workflows.started_since,
+        list_workflows.started_before, list_workflows.closed_since,
+        list_workflows.closed_before, list_workflows.search_attributes,
+        list_workflows.memo);
+    IF list_workflows.paused IS NOT NULL THEN
+        filters := filters OPERATOR(pg_catalog.||)
+            pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('paused', list_workflows.paused));
+    END IF;
+    SELECT k.inner_key, k.outer_key INTO inner_key, outer_key FROM durable.list_cursor_key k;
+    IF inner_key IS NULL OR outer_key IS NULL THEN
+        RAISE EXCEPTION 'durable.list_cursor_key has no key'
+            USING ERRCODE = 'internal_error',
+                  HINT = 'ALTER EXTENSION durable UPDATE does not recreate it: restore the row, or drop and create the extension.';
+    END IF;
+    IF list_workflows.after IS NOT NULL THEN
+        IF list_workflows.after OPERATOR(pg_catalog.!~) '^([0-9a-f][0-9a-f]){1,200}[0-9a-f]{64}$' THEN
+            RAISE EXCEPTION 'after is not a cursor of list_workflows'
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Give the cursor column of the last row of the previous page, unchanged.';
+        END IF;
+        payload := pg_catalog.left(list_workflows.after, -64);
+        IF pg_catalog.encode(pg_catalog.sha256(outer_key OPERATOR(pg_catalog.||) pg_catalog.sha256(
+               inner_key OPERATOR(pg_catalog.||) pg_catalog.convert_to(
+                   payload OPERATOR(pg_catalog.||) '/' OPERATOR(pg_catalog.||) filters::text, 'UTF8'))), 'hex')
+           OPERATOR(pg_catalog.<>) pg_catalog.right(list_workflows.after, 64) THEN
+            RAISE EXCEPTION 'after is not a cursor of list_workflows with these filters'
+                USING ERRCODE = 'invalid_parameter_value',
+                      DETAIL = 'It was altered, or returned by a call with other filters.',
+                      HINT = 'Give the cursor column of the last row of the previous page, unchanged, with the same filters.';
+        END IF;
+        payload := pg_catalog.convert_from(pg_catalog.decode(payload, 'hex'), 'UTF8');
+        after_time := pg_catalog.split_part(payload, '/', 1)::timestamptz;
+        after_run := pg_catalog.split_part(payload, '/', 2)::uuid;
+        cond := cond OPERATOR(pg_catalog.||)
+            ' AND (r.start_time, r.run_id) OPERATOR(pg_catalog.<) ($12, $13)';
+    END IF;
+    RETURN QUERY EXECUTE
+        'SELECT r.namespace, r.workflow_id, r.run_id, r.workflow_type, r.task_queue,'
+        '       r.status, r.attempt, r.start_time, r.close_time,'
+        '       r.close_time OPERATOR(pg_catalog.-) r.start_time,'
+        '       r.input, r.result, r.failure, r.memo, r.cancel_requested, r.cron_schedule,'
+        '       r.parent_workflow_id, r.parent_run_id, r.continued_from, r.continued_to,'
+        '       r.first_run_id, r.last_event_id, r.reset_from, r.reset_to,'
+        '       r.restarted_from, r.restarted_to, r.origin, r.search_attributes,'
+        '       pg_catalog.encode(pg_catalog.convert_to(c.p, ''UTF8''), ''hex'')'
+        '       OPERATOR(pg_catalog.||) pg_catalog.encode(pg_catalog.sha256($17 OPERATOR(pg_catalog.||)'
+        '           pg_catalog.sha256($16 OPERATOR(pg_catalog.||) pg_catalog.convert_to('
+        '               pg_catalog.encode(pg_catalog.convert_to(c.p, ''UTF8''), ''hex'')'
+        '               OPERATOR(pg_catalog.||) ''/'' OPERATOR(pg_catalog.||) $14, ''UTF8''))), ''hex''),'
+        '       r.paused_at, r.paused_by, r.pause_reason'
+        '  FROM (SELECT r.* FROM durable.runs r WHERE ' OPERATOR(pg_catalog.||) cond
+        OPERATOR(pg_catalog.||)
+        '         ORDER BY r.start_time DESC, r.run_id DESC LIMIT $15) r,'
+        '       LATERAL (SELECT r.start_time::text OPERATOR(pg_catalog.||) ''/'''
+        '                       OPERATOR(pg_catalog.||) r.run_id::text) c(p)'
+        ' ORDER BY r.start_time DESC, r.run_id DESC'
+        USING list_workflows.namespace, list_workflows.status,
+              list_workflows.workflow_type, list_workflows.task_queue, pattern,
+              list_workflows.started_since, list_workflows.started_before,
+              list_workflows.closed_since, list_workflows.closed_before,
+              list_workflows.search_attributes, list_workflows.memo,
+              after_time, after_run, filters::text, list_workflows.page_size,
+              inner_key, outer_key;
+END
+$list$;
+
+REVOKE ALL ON FUNCTION durable.list_workflows(text, text, text, text, text, timestamptz,
+    timestamptz, timestamptz, timestamptz, jsonb, jsonb, integer, text, boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION durable.list_workflows(text, text, text, text, text, timestamptz,
+    timestamptz, timestamptz, timestamptz, jsonb, jsonb, integer, text, boolean) TO durable_client;
+
+-- ---------------------------------------------------------------------------
+-- Retention of batch jobs (docs/operations.md "Batch operations"): a job
+-- completed or canceled longer ago than its namespace's retention is purged
+-- with its errors, as closed runs are, by durable.purge() and the timer
+-- worker's purge (src/store/retention.c).  Running jobs are never purged.
+-- This index serves that purge, oldest close first; it holds the finished
+-- jobs only.
+-- ---------------------------------------------------------------------------
+CREATE INDEX batch_jobs_closed ON durable.batch_jobs (close_time)
+    WHERE state OPERATOR(pg_catalog.<>) 'running';

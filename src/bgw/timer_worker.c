@@ -29,8 +29,9 @@
  * round again at once while a job has runs left, so that timers wait for
  * one slice at most.
  *
- * Once a minute it also purges closed runs past their namespace's retention
- * (retention.c), a batch of PURGE_BATCH runs per transaction, and sooner
+ * Once a minute it also purges closed runs and finished batch jobs past
+ * their namespace's retention (retention.c), a batch of PURGE_BATCH runs and
+ * PURGE_BATCH jobs per transaction, and sooner
  * again while batches come back full, between rounds of timers; and looks
  * at the queue tables, whose indexes it rebuilds after a held vacuum
  * horizon (compaction.c).
@@ -235,7 +236,12 @@ run_batch(bool careful, bool full, TimestampTz *next, TimestampTz *next_later)
 static int
 purge_step(void)
 {
-	return PurgeClosedRuns(GetCurrentTimestamp(), PURGE_BATCH);
+	TimestampTz now = GetCurrentTimestamp();
+	int			runs = PurgeClosedRuns(now, PURGE_BATCH);
+	int			jobs = PurgeFinishedBatches(now, PURGE_BATCH);
+
+	/* the larger: either full brings the next batch sooner */
+	return Max(runs, jobs);
 }
 
 /*

@@ -13,12 +13,21 @@
  * background worker purges a batch a minute (bgw/timer_worker.c); without it, call
  * durable.purge() from pg_cron.
  *
+ * Finished batch jobs (durable.batch_jobs, api/batch.c) go the same way:
+ * a job completed or canceled longer ago than its namespace's retention is
+ * purged with its errors, in the same calls.  A running job is never
+ * touched, however old, nor one a slice is working on (SKIP LOCKED).  A
+ * job whose namespace was dropped (drop_namespace refuses only while runs
+ * are left) goes after the shortest retention of the namespaces left.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "utils/lsyscache.h"
 
 #include "durable.h"
 #include "base/clock.h"
@@ -82,8 +91,58 @@ PurgeClosedRuns(TimestampTz now, int max_runs)
 	return n;
 }
 
+/*
+ * The finished jobs past their namespace's retention, oldest close first, and
+ * their errors (deleted here rather than by the foreign key's cascade, one
+ * statement for all of them).  As for the runs, the smallest retention bounds
+ * the scan of batch_jobs_closed.
+ */
+static KeptPlan purge_batches_plan = {
+	NULL, "WITH victims AS ("
+	"  SELECT b.batch_id FROM durable.batch_jobs b"
+	"  LEFT JOIN durable.namespaces n ON n.name = b.namespace"
+	"  WHERE b.state <> 'running'"
+	"  AND b.close_time < $1 - pg_catalog.make_interval(secs =>"
+	"    LEAST((SELECT pg_catalog.min(" RETENTION_SECS("retention") ") FROM durable.namespaces),"
+	"          " DURABLE_MAX_DURATION_SQL "))"
+	"  AND b.close_time < $1 - pg_catalog.make_interval(secs =>"
+	"    COALESCE(" RETENTION_SECS("n.retention") ", 0))"
+	"  ORDER BY b.close_time LIMIT $2 FOR UPDATE OF b SKIP LOCKED),"
+	" e AS (DELETE FROM durable.batch_job_errors"
+	"       WHERE batch_id IN (SELECT batch_id FROM victims)),"
+	" j AS (DELETE FROM durable.batch_jobs"
+	"       WHERE batch_id IN (SELECT batch_id FROM victims) RETURNING 1)"
+	" SELECT pg_catalog.count(*)::integer FROM j",
+	2, {TIMESTAMPTZOID, INT4OID}
+};
+
+/*
+ * Purge up to max_jobs finished batch jobs past retention at now; returns how
+ * many.  0 in a database not yet updated to 0.8.0, which has no batch jobs.
+ */
+int
+PurgeFinishedBatches(TimestampTz now, int max_jobs)
+{
+	Oid			nsp = get_namespace_oid("durable", true);
+	Datum		values[2];
+	bool		isnull;
+	int			n;
+
+	if (!OidIsValid(nsp) || !OidIsValid(get_relname_relid("batch_jobs", nsp)))
+		return 0;
+	values[0] = TimestampTzGetDatum(now);
+	values[1] = Int32GetDatum(max_jobs);
+	RunPlan(&purge_batches_plan, values, NULL, false, 1);
+	n = DatumGetInt32(SPIGetDatum(0, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	return n;
+}
+
 PG_FUNCTION_INFO_V1(durable_purge);
-/* durable.purge(max_runs): purge closed runs past their retention. */
+/*
+ * durable.purge(max_runs): purge closed runs past their retention, and as many
+ * finished batch jobs; returns the number of runs.
+ */
 Datum
 durable_purge(PG_FUNCTION_ARGS)
 {
@@ -98,6 +157,7 @@ durable_purge(PG_FUNCTION_ARGS)
 				 errmsg("max_runs must be greater than zero")));
 	DurableSPIConnect();
 	n = PurgeClosedRuns(DurableNow(), max_runs);
+	(void) PurgeFinishedBatches(DurableNow(), max_runs);
 	DurableSPIFinish();
 	PG_RETURN_INT32(n);
 }

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * retention.h
- *	  Purging closed runs past their namespace's retention (retention.c).
+ *	  Purging closed runs and finished batch jobs past their namespace's
+ *	  retention (retention.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -11,5 +12,6 @@
 #include "datatype/timestamp.h"
 
 extern int	PurgeClosedRuns(TimestampTz now, int max_runs);
+extern int	PurgeFinishedBatches(TimestampTz now, int max_jobs);
 
 #endif							/* DURABLE_STORE_RETENTION_H */

@@ -157,7 +157,7 @@ INSERT INTO pm.expect_functions VALUES
   'ok', '42501', 'ok', '42501', '42501'),
  ('wait_workflow(text,text,uuid,interval)', $$SELECT durable.wait_workflow('pm-dec', 'secret', wait => '0')$$,
   'ok', '42501', 'ok', '42501', '42501'),
- ('list_workflows(text,text,text,text,text,timestamp with time zone,timestamp with time zone,timestamp with time zone,timestamp with time zone,jsonb,jsonb,integer,text)',
+ ('list_workflows(text,text,text,text,text,timestamp with time zone,timestamp with time zone,timestamp with time zone,timestamp with time zone,jsonb,jsonb,integer,text,boolean)',
   $$SELECT count(*) FROM durable.list_workflows('secret')$$, 'ok', '42501', 'ok', '42501', '42501'),
  ('count_workflows(text,text,text,text,text,timestamp with time zone,timestamp with time zone,timestamp with time zone,timestamp with time zone,jsonb,jsonb)',
   $$SELECT durable.count_workflows('secret')$$, 'ok', '42501', 'ok', '42501', '42501'),

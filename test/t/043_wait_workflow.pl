@@ -13,6 +13,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use IPC::Run;
 use Test::More;
+use DurableTest::LongPoll;
 
 my $node = PostgreSQL::Test::Cluster->new('wait');
 $node->init;
@@ -24,32 +25,14 @@ $node->start;
 $node->safe_psql('postgres', 'CREATE DATABASE app');
 $node->safe_psql('app', 'CREATE EXTENSION durable');
 
-# A session waiting in wait_workflow (application_name $name).  Its wait (300 s)
-# is far longer than the test lets it run (60 s): a call that returned only when
-# its wait ran out fails the test.
-my %sessions;
+# A session waiting in wait_workflow (application_name $name): a SQL statement
+# run by psql, or a command.  Its wait (300 s) is far longer than the test lets
+# it run (60 s): a call that returned only when its wait ran out fails the test.
+my $lp = DurableTest::LongPoll->new($node, 'app');
 sub start_waiter
 {
-	my ($name, $sql) = @_;
-	start_command_waiter($name,
-		[ 'psql', '-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-c', $sql, '-d',
-		  $node->connstr('app') . " application_name=$name" ]);
-}
-
-# The same with any command (its application_name set through PGAPPNAME).
-sub start_command_waiter
-{
 	my ($name, $cmd) = @_;
-	my $s = { in => '', out => '', err => '' };
-	local $ENV{PGAPPNAME} = $name;
-	$s->{h} = IPC::Run::start($cmd,
-		'<', \$s->{in}, '>', \$s->{out}, '2>', \$s->{err},
-		IPC::Run::timeout(60));
-	$sessions{$name} = $s;
-	ok($node->poll_query_until('app', qq{
-		SELECT count(*) = 1 FROM pg_stat_activity
-		 WHERE application_name = '$name' AND wait_event_type = 'Extension'}),
-		"$name: wait_workflow sleeps");
+	$lp->start($name, $cmd, what => "$name: wait_workflow sleeps", timeout => 60);
 }
 
 sub xmin_of
@@ -58,15 +41,6 @@ sub xmin_of
 	return $node->safe_psql('app', qq{
 		SELECT COALESCE(backend_xmin::text, 'NULL') FROM pg_stat_activity
 		 WHERE application_name = '$name'});
-}
-
-sub finish_waiter
-{
-	my ($name) = @_;
-	my $s = $sessions{$name};
-	eval { $s->{h}->finish; };
-	note("$name: stderr: $s->{err}") if $s->{err} ne '';
-	return $s->{out};
 }
 
 # Answer the next decision task of a queue.
@@ -92,7 +66,7 @@ $node->safe_psql('app', q{SELECT durable.start_workflow('t', NULL, 'order-1', 'q
 start_waiter('w_one', q{SELECT durable.wait_workflow('order-1', wait => '300 seconds') - 'runId' - 'closeTime'});
 is(xmin_of('w_one'), 'NULL', 'backend_xmin of a waiting wait_workflow is NULL');
 decide('q', '[{"decisionType": "CompleteWorkflowExecution", "result": {"ok": true}}]');
-is(finish_waiter('w_one'), qq({"result": {"ok": true}, "status": "completed", "failure": null}\n),
+is($lp->finish('w_one'), qq({"result": {"ok": true}, "status": "completed", "failure": null}),
 	'the committed close wakes it, with the result');
 
 # 2. Through a retry: the continued run wakes it, it follows the chain and sleeps
@@ -112,14 +86,14 @@ $node->safe_psql('app', q{
 	UPDATE durable.timers SET due_at = now() - interval '1 second';
 	SELECT durable.tick()});
 decide('q', '[{"decisionType": "CompleteWorkflowExecution", "result": 2}]');
-is(finish_waiter('w_retry'), "completed\n", 'the retry\'s close wakes it');
+is($lp->finish('w_retry'), 'completed', 'the retry\'s close wakes it');
 
 # 3. ContinueAsNew from another session, then a terminate.
 $node->safe_psql('app', q{SELECT durable.start_workflow('t', NULL, 'order-3', 'q')});
 start_waiter('w_can', q{SELECT durable.wait_workflow('order-3', wait => '300 seconds')->>'status'});
 decide('q', '[{"decisionType": "ContinueAsNewWorkflowExecution"}]');
 $node->safe_psql('app', q{SELECT durable.terminate_workflow('order-3', 'done here')});
-is(finish_waiter('w_can'), "terminated\n", 'ContinueAsNew, then terminate: the last run\'s close');
+is($lp->finish('w_can'), 'terminated', 'ContinueAsNew, then terminate: the last run\'s close');
 
 # 4. The wait passes: NULL.
 $node->safe_psql('app', q{SELECT durable.start_workflow('t', NULL, 'order-4', 'q')});
@@ -232,15 +206,15 @@ sub xmin_while_waiting
 	$start->();
 	my $xmin = xmin_of($name);
 	$node->safe_psql('app', qq{SELECT durable.terminate_workflow('$id')});
-	my $out = finish_waiter($name);
-	if ($sessions{$name}{pgbench})
+	my $out = $lp->finish($name);
+	if ($lp->session($name)->{pgbench})
 	{
 		like($out, qr{number of transactions actually processed: 1/1},
 			"$name: woken by the close");
 	}
 	else
 	{
-		is($out, "terminated\n", "$name: woken by the close");
+		is($out, 'terminated', "$name: woken by the close");
 	}
 	return $xmin;
 }
@@ -264,9 +238,9 @@ PostgreSQL::Test::Utils::append_to_file($script,
 {
 	local $ENV{PGOPTIONS} = '-c plan_cache_mode=force_generic_plan';
 	is(xmin_while_waiting('x_ext', 'x-ext', sub {
-		start_command_waiter('x_ext', [ 'pgbench', '-n', '-t', '1', '-M', 'prepared',
+		start_waiter('x_ext', [ 'pgbench', '-n', '-t', '1', '-M', 'prepared',
 			'-D', 'id=x-ext', '-f', $script, $node->connstr('app') ]);
-		$sessions{x_ext}{pgbench} = 1;
+		$lp->session('x_ext')->{pgbench} = 1;
 		}), 'NULL', 'the extended protocol, bind parameters: no xmin');
 }
 
@@ -288,8 +262,8 @@ isnt(xmin_of('x_nested'), 'NULL', 'the wait inside an argument keeps the xmin');
 $node->safe_psql('app', q{DELETE FROM items});
 $node->safe_psql('app', q{VACUUM items});
 $node->safe_psql('app', q{SELECT durable.terminate_workflow('x-inner')});
-is(finish_waiter('x_nested'), "terminated\n", 'the nested wait returns, then the outer call');
-like($sessions{x_nested}{err}, qr/items seen after the wait: 1\b/,
+is($lp->finish('x_nested'), 'terminated', 'the nested wait returns, then the outer call');
+like($lp->session('x_nested')->{err}, qr/items seen after the wait: 1\b/,
 	'the function reads the row of its snapshot (not 0 rows after VACUUM)');
 
 $node->stop;

@@ -6,8 +6,8 @@ use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use IPC::Run;
 use Test::More;
+use DurableTest::LongPoll;
 
 my $node = PostgreSQL::Test::Cluster->new('pause');
 $node->init;
@@ -19,37 +19,12 @@ $node->start;
 $node->safe_psql('postgres', 'CREATE DATABASE app');
 $node->safe_psql('app', 'CREATE EXTENSION durable');
 
-# A session polling a queue with a wait far longer than the test runs.
-my %sessions;
-sub start_poller
-{
-	my ($name, $queue) = @_;
-	my $s = { in => '', out => '', err => '' };
-	$s->{h} = IPC::Run::start(
-		[ 'psql', '-X', '-q', '-A', '-t', '-c',
-		  qq{SELECT durable.poll_decision_task('$queue', '$name', wait => '300 seconds')->>'workflowId'},
-		  '-d', $node->connstr('app') . " application_name=$name" ],
-		'<', \$s->{in}, '>', \$s->{out}, '2>', \$s->{err});
-	$sessions{$name} = $s;
-	ok($node->poll_query_until('app', qq{
-		SELECT count(*) = 1 FROM pg_stat_activity
-		 WHERE application_name = '$name' AND wait_event_type = 'Extension'}),
-		"$name polls $queue and sleeps");
-}
-
-sub finish
-{
-	my ($name) = @_;
-	my $s = $sessions{$name};
-	eval { $s->{h}->finish; };
-	note("$name: stderr: $s->{err}") if $s->{err} ne '';
-	chomp(my $out = $s->{out});
-	return $out;
-}
+# Sessions polling a queue with a wait far longer than the test runs.
+my $lp = DurableTest::LongPoll->new($node, 'app');
 
 is($node->safe_psql('app', q{SELECT durable.pause_task_queue('pz', reason => 'test')}),
 	't', 'pz paused');
-start_poller($_, 'pz') for qw(p1 p2);
+$lp->start_poller($_, 'pz') for qw(p1 p2);
 
 # Two tasks committed while paused: the polls wake, claim nothing, sleep on.
 $node->safe_psql('app', q{
@@ -73,7 +48,7 @@ ok($node->poll_query_until('app', q{
 	SELECT count(*) = 0 FROM pg_stat_activity
 	 WHERE application_name IN ('p1', 'p2') AND state = 'active'}),
 	'resuming wakes both polls');
-is(join(' ', sort(finish('p1'), finish('p2'))), 'a b', 'each got one of the tasks');
+is(join(' ', sort { $a cmp $b } ($lp->finish('p1'), $lp->finish('p2'))), 'a b', 'each got one of the tasks');
 
 $node->stop;
 done_testing();

@@ -5,7 +5,8 @@
 # the position of the last slice committed, and every run is terminated
 # exactly once (a second terminate of a run would count as skipped, and write
 # a second event).  Then a run kept locked by another session: the worker
-# waits a second at most for it, records its error and goes on.
+# waits a second at most for it, records its error and goes on.  Last, the
+# worker purges a finished job past its namespace's retention.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -100,6 +101,25 @@ is($node->safe_psql('postgres', qq{
 $node->safe_psql('postgres', q{
 	SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'holder'});
 eval { $holder->finish; };
+
+# Retention (docs/operations.md "Batch operations"): the timer worker's purge, which
+# runs as it starts and then every minute, removes a finished job closed longer ago
+# than its namespace's retention (bulk: 7 days), with its errors, and keeps the
+# others.  The job of the locked run is made to have closed 8 days ago.
+my $first = $node->safe_psql('postgres', qq{
+	SELECT batch_id FROM durable.batch_jobs WHERE batch_id <> '$locked'});
+$node->safe_psql('postgres', qq{
+	UPDATE durable.batch_jobs SET close_time = now() - interval '8 days'
+	 WHERE batch_id = '$locked'});
+$node->restart;
+ok($node->poll_query_until('postgres', qq{
+	SELECT count(*) = 0 FROM durable.batch_jobs WHERE batch_id = '$locked'}),
+	'the timer worker purges the job closed 8 days ago');
+is($node->safe_psql('postgres', qq{
+	SELECT count(*) FROM durable.batch_job_errors WHERE batch_id = '$locked'}),
+	'0', 'with its error');
+is($node->safe_psql('postgres', q{SELECT string_agg(batch_id::text, ',') FROM durable.batch_jobs}),
+	$first, 'the job closed today is kept');
 
 $node->stop;
 done_testing();

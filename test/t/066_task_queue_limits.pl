@@ -12,6 +12,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use IPC::Run;
 use Test::More;
+use DurableTest::LongPoll;
 use Time::HiRes qw(time);
 
 my $node = PostgreSQL::Test::Cluster->new('limits');
@@ -110,21 +111,13 @@ END $$;
 });
 my $first = $node->safe_psql('app', q{SELECT durable.poll_activity_task('cq')->>'taskToken'});
 ok($first ne '', 'one task starts; the queue is full');
-my ($out, $err) = ('', '');
+my $lp = DurableTest::LongPoll->new($node, 'app');
 my $begin = time;
-my $poll = IPC::Run::start(
-	[ 'psql', '-X', '-q', '-A', '-t', '-c',
-	  q{SELECT durable.poll_activity_task('cq', 'waiter', wait => '300 seconds')->>'workflowId'},
-	  '-d', $node->connstr('app') . ' application_name=waiter' ],
-	'<', \'', '>', \$out, '2>', \$err);
-ok($node->poll_query_until('app', q{
-	SELECT count(*) = 1 FROM pg_stat_activity
-	 WHERE application_name = 'waiter' AND wait_event_type = 'Extension'}),
-	'a long poll waits on the full queue');
+$lp->start_poller('waiter', 'cq', kind => 'activity',
+	what => 'a long poll waits on the full queue');
 $node->safe_psql('app', qq{SELECT durable.complete_activity('$first', '"ok"')});
-$poll->finish;
-chomp $out;
-like($out, qr/^x[12]$/, 'the completion that frees the slot wakes it with the other task');
+like($lp->finish('waiter'), qr/^x[12]$/,
+	'the completion that frees the slot wakes it with the other task');
 cmp_ok(time - $begin, '<', 60, 'long before its wait of 300 s ends');
 
 done_testing();

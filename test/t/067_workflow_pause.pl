@@ -7,8 +7,8 @@ use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use IPC::Run;
 use Test::More;
+use DurableTest::LongPoll;
 use Time::HiRes qw(time);
 
 my $node = PostgreSQL::Test::Cluster->new('wfpause');
@@ -23,33 +23,8 @@ $node->start;
 $node->safe_psql('postgres', 'CREATE DATABASE app');
 $node->safe_psql('app', 'CREATE EXTENSION durable');
 
-# A session polling a queue with a wait far longer than the test runs.
-my %sessions;
-sub start_poller
-{
-	my ($name, $queue) = @_;
-	my $s = { in => '', out => '', err => '' };
-	$s->{h} = IPC::Run::start(
-		[ 'psql', '-X', '-q', '-A', '-t', '-c',
-		  qq{SELECT durable.poll_decision_task('$queue', '$name', wait => '300 seconds')->>'workflowId'},
-		  '-d', $node->connstr('app') . " application_name=$name" ],
-		'<', \$s->{in}, '>', \$s->{out}, '2>', \$s->{err});
-	$sessions{$name} = $s;
-	ok($node->poll_query_until('app', qq{
-		SELECT count(*) = 1 FROM pg_stat_activity
-		 WHERE application_name = '$name' AND wait_event_type = 'Extension'}),
-		"$name polls $queue and sleeps");
-}
-
-sub finish
-{
-	my ($name) = @_;
-	my $s = $sessions{$name};
-	eval { $s->{h}->finish; };
-	note("$name: stderr: $s->{err}") if $s->{err} ne '';
-	chomp(my $out = $s->{out});
-	return $out;
-}
+# Sessions polling a queue with a wait far longer than the test runs.
+my $lp = DurableTest::LongPoll->new($node, 'app');
 
 # Polls: two paused runs, two polls waiting on their queue.
 $node->safe_psql('app', q{
@@ -58,7 +33,7 @@ $node->safe_psql('app', q{
 	SELECT durable.pause_workflow('a', reason => 'test');
 	SELECT durable.pause_workflow('b', reason => 'test');
 });
-start_poller($_, 'wq') for qw(p1 p2);
+$lp->start_poller($_, 'wq') for qw(p1 p2);
 
 # A signal to a paused run commits a held task: the polls go on waiting.
 $node->safe_psql('app', q{SELECT durable.signal_workflow('a', 'go')});
@@ -83,7 +58,7 @@ ok($node->poll_query_until('app', q{
 	SELECT count(*) = 0 FROM pg_stat_activity
 	 WHERE application_name IN ('p1', 'p2') AND state = 'active'}),
 	'resuming b wakes the other');
-is(join(' ', sort(finish('p1'), finish('p2'))), 'a b', 'each got one of the runs');
+is(join(' ', sort { $a cmp $b } ($lp->finish('p1'), $lp->finish('p2'))), 'a b', 'each got one of the runs');
 
 # Executors: a SQL workflow waiting for a signal; paused, the signal's task is held
 # and not run; the resume wakes the executors, which complete it at once.

@@ -17,6 +17,8 @@ const FUNCTIONS = [
   'describe_workflow', 'get_history', 'signal_workflow', 'cancel_workflow',
   'terminate_workflow', 'reset_workflow', 'restart_workflow', 'list_workflows',
   'count_workflows', 'count_workflows_by_status', 'may_read_namespace',
+  // 0.7.0 (a queue's pause) and 0.8.0 (a run's)
+  'pause_workflow', 'resume_workflow', 'pause_task_queue', 'resume_task_queue',
 ];
 const RELATIONS = [
   'workflows', 'activity_attempts', 'stuck_tasks', 'task_queues', 'metrics', 'namespaces',
@@ -61,6 +63,9 @@ async function features(pool) {
            (SELECT pg_catalog.array_agg(attname::text) FROM pg_catalog.pg_attribute
              WHERE attrelid = pg_catalog.to_regclass('durable.workflows')
                AND attnum > 0 AND NOT attisdropped) AS workflow_columns,
+           (SELECT pg_catalog.array_agg(attname::text) FROM pg_catalog.pg_attribute
+             WHERE attrelid = pg_catalog.to_regclass('durable.workflow_list_entry')
+               AND attnum > 0 AND NOT attisdropped) AS list_columns,
            pg_catalog.has_schema_privilege(pg_catalog.to_regnamespace('durable'), 'USAGE')
              AS schema_usage`, [FUNCTIONS, RELATIONS]);
   const r = rows[0];
@@ -77,6 +82,7 @@ async function features(pool) {
     fn: Object.fromEntries(FUNCTIONS.map((n) => [n, fn(n)])),
     rel: Object.fromEntries(RELATIONS.map((n) => [n, rel(n)])),
     columns: cols,
+    listColumns: new Set(r.list_columns || []),
   };
   cache.set(pool, { f, at: Date.now() });
   return f;
@@ -101,8 +107,10 @@ const LIST_COLUMNS = `namespace, workflow_id, run_id, workflow_type, task_queue,
 // following page (null on the last).  Filters: see filtersFromQuery in pages.js.
 async function listWorkflows(pool, f, flt, pageSize, after) {
   if (f.fn.list_workflows.may || (f.fn.list_workflows.exists && !f.rel.workflows.may)) {
+    // the pause of each run: in list_workflows' rows since 0.9.0
+    const paused = f.listColumns.has('paused_at') ? ', paused_at' : ', NULL::timestamptz AS paused_at';
     const { rows } = await pool.query(`
-      SELECT ${LIST_COLUMNS}, cursor FROM durable.list_workflows(
+      SELECT ${LIST_COLUMNS}${paused}, cursor FROM durable.list_workflows(
           namespace => $1, status => $2, workflow_type => $3, task_queue => $4,
           workflow_id_prefix => $5, started_since => $6, started_before => $7,
           closed_since => $8, closed_before => $9, search_attributes => $10::jsonb,
@@ -127,8 +135,10 @@ async function listWorkflows(pool, f, flt, pageSize, after) {
     where.push(`(start_time, run_id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
   }
   params.push(pageSize + 1);
+  // the pause of each run: in the view since 0.8.0
+  const paused = f.columns.has('paused_at') ? ', paused_at' : ', NULL::timestamptz AS paused_at';
   const { rows } = await pool.query(`
-    SELECT ${LIST_COLUMNS}, start_time::text AS start_text FROM durable.workflows
+    SELECT ${LIST_COLUMNS}${paused}, start_time::text AS start_text FROM durable.workflows
      WHERE ${where.join(' AND ')}
      ORDER BY start_time DESC, run_id DESC LIMIT $${params.length}`, params);
   const more = rows.length > pageSize;
@@ -311,6 +321,34 @@ async function terminate(pool, ns, workflowId, runId, reason) {
   return runId;
 }
 
+// A run's pause (0.8.0): whether it changed anything (false: already paused, or not
+// paused).
+async function pauseWorkflow(pool, ns, workflowId, runId, reason) {
+  const { rows } = await pool.query(`SELECT durable.pause_workflow(workflow_id => $1,
+      run_id => $2::uuid, reason => $3, namespace => $4) AS changed`,
+  [workflowId, runId, reason, ns]);
+  return rows[0].changed;
+}
+
+async function resumeWorkflow(pool, ns, workflowId, runId) {
+  const { rows } = await pool.query(`SELECT durable.resume_workflow(workflow_id => $1,
+      run_id => $2::uuid, namespace => $3) AS changed`, [workflowId, runId, ns]);
+  return rows[0].changed;
+}
+
+// A task queue's pause (0.7.0), the same way.
+async function pauseQueue(pool, ns, queue, reason) {
+  const { rows } = await pool.query(`SELECT durable.pause_task_queue(task_queue => $1,
+      namespace => $2, reason => $3) AS changed`, [queue, ns, reason]);
+  return rows[0].changed;
+}
+
+async function resumeQueue(pool, ns, queue) {
+  const { rows } = await pool.query(`SELECT durable.resume_task_queue(task_queue => $1,
+      namespace => $2) AS changed`, [queue, ns]);
+  return rows[0].changed;
+}
+
 async function reset(pool, ns, workflowId, runId, reason, eventId) {
   const { rows } = await pool.query(`SELECT durable.reset_workflow(workflow_id => $1,
       reason => $2, namespace => $3, run_id => $4::uuid, event_id => $5::bigint) AS r`,
@@ -409,6 +447,7 @@ function badArgument(name, msg) {
 module.exports = {
   createPool, features, forgetFeatures, namespaces, listWorkflows, runOrder, countByStatus,
   describe, runsOf, history, codeVersions, decisionFailure, event, resetPoints, scheduledEvents, activityAttempts,
-  children, signal, cancel, terminate, reset, restart, taskQueues, taskQueueKeys, stuckTasks, batches, batchErrors,
+  children, signal, cancel, terminate, pauseWorkflow, resumeWorkflow, pauseQueue, resumeQueue,
+  reset, restart, taskQueues, taskQueueKeys, stuckTasks, batches, batchErrors,
   metricValues, notAvailable, badArgument, STATUSES,
 };

@@ -92,6 +92,7 @@ async function post(ctx, pathname) {
   const { f, err } = await featuresOrError(ctx);
   if (err) return { status: 503, body: layout(ctx, null, 'Cannot reach the database', errorBox(err)) };
   if (pathname === '/workflow/action') return action(ctx, f);
+  if (pathname === '/task-queue/action') return queueAction(ctx, f);
   return { status: 404, body: layout(ctx, f, 'Not found', html`<p>No action ${pathname}.</p>`) };
 }
 
@@ -208,7 +209,7 @@ async function workflowsPage(ctx, f) {
           <th scope="col">Closed</th><th scope="col">Failure</th></tr></thead>
         <tbody>${rows.map((r) => html`<tr>
           <td>${wfLink(r.namespace, r.workflow_id, r.run_id)}<div class="run-id">${r.run_id}</div></td>
-          <td>${statusBadge(r.status)}</td><td>${r.workflow_type}</td><td>${r.task_queue}</td>
+          <td>${statusBadge(r.status)}${r.paused_at ? html` <span class="warn paused" title="paused at ${new Date(r.paused_at).toISOString()}">paused</span>` : ''}</td><td>${r.workflow_type}</td><td>${r.task_queue}</td>
           ${withPriority ? priorityCell(r) : ''}<td>${r.attempt}</td><td>${time(r.start_time)}</td><td>${time(r.close_time)}</td>
           <td class="failure">${r.failure ? (r.failure.reason || JSON.stringify(r.failure)) : ''}</td></tr>`)}
         </tbody></table></div>`);
@@ -481,6 +482,17 @@ async function actionsSection(ctx, f, d, ns, wid, runId) {
       <form method="post" action="/workflow/action">${hidden}<input type="hidden" name="action" value="terminate">
       ${reason('terminate-reason')}<button type="submit" class="danger">Terminate now</button></form></details>`);
   }
+  // A run's pause (0.8.0): Pause while it is not paused, Resume while it is.
+  if (running && !d.paused && f.fn.pause_workflow.may) {
+    forms.push(html`<details class="action"><summary>Pause…</summary>
+      <form method="post" action="/workflow/action">${hidden}<input type="hidden" name="action" value="pause">
+      <label>Reason <input name="reason" id="pause-reason" maxlength="1000"></label>
+      <button type="submit">Pause: hand out none of its tasks</button></form></details>`);
+  }
+  if (running && d.paused && f.fn.resume_workflow.may) {
+    forms.push(html`<form method="post" action="/workflow/action" class="action resume">${hidden}<input type="hidden" name="action" value="resume">
+      <button type="submit">Resume</button></form>`);
+  }
   if (!f.fn.reset_workflow.exists) {
     if (f.fn.terminate_workflow.may) notes.push(missing('Reset', "durable 0.4.0's reset_workflow"));
   } else if (f.fn.reset_workflow.may) {
@@ -529,6 +541,17 @@ async function action(ctx, f) {
       case 'terminate':
         target = await db.terminate(ctx.pool, ns, wid, runId, reason);
         msg = 'Terminated.';
+        break;
+      case 'pause':
+        if (!f.fn.pause_workflow.exists) throw db.notAvailable('pause', "durable 0.8.0's pause_workflow");
+        msg = (await db.pauseWorkflow(ctx.pool, ns, wid, runId, reason || null))
+          ? 'Paused: none of its tasks is handed out until it is resumed.' : 'It was paused already.';
+        target = runId;
+        break;
+      case 'resume':
+        if (!f.fn.resume_workflow.exists) throw db.notAvailable('resume', "durable 0.8.0's resume_workflow");
+        msg = (await db.resumeWorkflow(ctx.pool, ns, wid, runId)) ? 'Resumed.' : 'It was not paused.';
+        target = runId;
         break;
       case 'reset':
         if (!f.fn.reset_workflow.exists) throw db.notAvailable('reset', "durable 0.4.0's reset_workflow");
@@ -597,8 +620,58 @@ async function keysSection(ctx, f) {
     : html`<p class="empty">No queue has tasks under a concurrency key, or limits of a key.</p>`}</section>`;
 }
 
+// Pause and resume of a queue (0.7.0), in the first row of the queue (its decision and
+// activity rows share the pause): only for the functions the role may execute.
+function queuePauseForm(ctx, f, r) {
+  const hidden = html`<input type="hidden" name="csrf" value="${ctx.csrf}">
+    <input type="hidden" name="namespace" value="${r.namespace}"><input type="hidden" name="task_queue" value="${r.task_queue}">`;
+  if (r.paused_at && f.fn.resume_task_queue.may) {
+    return html`<form method="post" action="/task-queue/action" class="queue-action" data-queue="${r.namespace}/${r.task_queue}">${hidden}
+      <input type="hidden" name="action" value="resume"><button type="submit">Resume</button></form>`;
+  }
+  if (!r.paused_at && f.fn.pause_task_queue.may) {
+    return html`<details class="action queue-action" data-queue="${r.namespace}/${r.task_queue}"><summary>Pause…</summary>
+      <form method="post" action="/task-queue/action">${hidden}<input type="hidden" name="action" value="pause">
+      <label>Reason <input name="reason" maxlength="1000"></label>
+      <button type="submit">Pause the queue</button></form></details>`;
+  }
+  return '';
+}
+
+async function queueAction(ctx, f) {
+  const form = ctx.form;
+  const ns = form.get('namespace') || 'default';
+  const queue = form.get('task_queue') || '';
+  const reason = form.get('reason');
+  const act = form.get('action');
+  let msg;
+  try {
+    switch (act) {
+      case 'pause':
+        if (!f.fn.pause_task_queue.exists) throw db.notAvailable('pausing a queue', "durable 0.7.0's pause_task_queue");
+        msg = (await db.pauseQueue(ctx.pool, ns, queue, reason || null))
+          ? `Task queue ${queue} paused: none of its tasks is handed out until it is resumed.`
+          : `Task queue ${queue} was paused already.`;
+        break;
+      case 'resume':
+        if (!f.fn.resume_task_queue.exists) throw db.notAvailable('resuming a queue', "durable 0.7.0's resume_task_queue");
+        msg = (await db.resumeQueue(ctx.pool, ns, queue))
+          ? `Task queue ${queue} resumed.` : `Task queue ${queue} was not paused.`;
+        break;
+      default:
+        throw db.badArgument('action', `unknown action ${act}`);
+    }
+  } catch (e) {
+    return { status: e.code === '42501' ? 403 : 400, body: layout(ctx, f, `Could not ${act} the task queue`, html`${errorBox(e)}
+      <p><a href="/task-queues">Back to the task queues</a></p>`) };
+  }
+  return { redirect: url('/task-queues', { done: msg }) };
+}
+
 async function taskQueuesPage(ctx, f) {
   const parts = [];
+  const flash = ctx.url.searchParams.get('done');
+  if (flash) parts.push(html`<div class="flash" role="status">${flash}</div>`);
   if (!f.rel.task_queues.exists) {
     parts.push(missing('The task queue view (backlog, pollers, executor types)', "durable 0.4.0's durable.task_queues"));
   } else if (!f.rel.task_queues.may) {
@@ -610,13 +683,14 @@ async function taskQueuesPage(ctx, f) {
         <th scope="col">Namespace</th><th scope="col">Task queue</th><th scope="col">Kind</th>
         <th scope="col">Ready</th><th scope="col">Oldest ready</th><th scope="col">Waiting on a timer</th>
         <th scope="col">Pollers (last poll)</th><th scope="col">Executor types</th><th scope="col">Limits</th><th scope="col">Paused</th></tr></thead><tbody>
-        ${rows.map((r) => html`<tr${r.paused_at ? html` class="paused-queue"` : ''}><td>${r.namespace}</td><td>${r.task_queue}</td><td>${r.kind}</td>
+        ${rows.map((r, i) => html`<tr${r.paused_at ? html` class="paused-queue"` : ''}><td>${r.namespace}</td><td>${r.task_queue}</td><td>${r.kind}</td>
           <td>${r.ready_tasks}${Number(r.held_tasks) > 0 ? html` <span class="muted held">(${r.held_tasks} held: paused workflows)</span>` : ''}</td><td>${r.oldest_ready_age !== null ? html`${seconds(r.oldest_ready_age)} <span class="muted">(${time(r.oldest_ready_time)})</span>` : ''}</td>
           <td>${r.waiting_on_timer}</td>
           <td>${(r.pollers || []).length ? html`<ul class="pollers">${r.pollers.map((p) => html`<li>${p.identity} ${time(p.lastPollTime)}</li>`)}</ul>` : html`<span class="warn">none</span>`}</td>
           <td>${(r.executor_types || []).join(', ')}</td>
           <td class="limits">${limitsText(r)}</td>
-          <td>${r.paused_at ? html`<span class="warn paused">paused</span> by ${r.paused_by || '?'} at ${time(r.paused_at)}${r.pause_reason ? html`: <span class="pause-reason">${r.pause_reason}</span>` : ''}` : ''}</td></tr>`)}</tbody></table></div>`
+          <td>${r.paused_at ? html`<span class="warn paused">paused</span> by ${r.paused_by || '?'} at ${time(r.paused_at)}${r.pause_reason ? html`: <span class="pause-reason">${r.pause_reason}</span>` : ''}` : ''}
+            ${i === 0 || rows[i - 1].namespace !== r.namespace || rows[i - 1].task_queue !== r.task_queue ? queuePauseForm(ctx, f, r) : ''}</td></tr>`)}</tbody></table></div>`
         : html`<p class="empty">No queue has tasks, pollers or executor types.</p>`);
     } catch (e) { parts.push(errorBox(e)); }
   }

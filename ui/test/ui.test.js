@@ -460,6 +460,67 @@ async function main() {
     assert.doesNotMatch(await text('#summary'), /paused by/);
   });
 
+  await step('pause and resume a workflow and a task queue from the pages', async () => {
+    if (!has('pause_workflow') || !has('pause_task_queue')) {
+      console.log('# no pause_workflow here: skipped');
+      return;
+    }
+    // a run whose decision task nobody polls: it stays running
+    await admin.query(`SELECT durable.start_workflow('greet', NULL, 'pausable-1', 'ui_pause')`);
+    await go('/workflow?namespace=default&workflow_id=pausable-1');
+    assert.strictEqual(await page.$('form.resume'), null, 'no Resume while not paused');
+    await page.click('details.action:has(input[value=pause]) summary');
+    await page.type('#pause-reason', 'checking <i>it</i>');
+    await submit('details.action:has(input[value=pause]) button[type=submit]');
+    assert.match(await text('.flash'), /Paused/);
+    assert.match(await text('#summary'), /paused by ui_operator at \S.*: checking <i>it<\/i>/);
+    assert.strictEqual(await page.$('details.action:has(input[value=pause])'), null, 'no Pause while paused');
+    const paused = await admin.query(`SELECT paused_by, pause_reason FROM durable.workflows
+        WHERE workflow_id = 'pausable-1'`);
+    assert.deepStrictEqual(paused.rows[0], { paused_by: 'ui_operator', pause_reason: 'checking <i>it</i>' });
+    await shot('workflow-paused-by-page');
+    // the list shows it paused, and the runs that are not paused without the mark
+    await go('/workflows?prefix=pausable-');
+    assert.match(await text('table.runs tbody'), /pausable-1[\s\S]*running\s+paused/);
+    await go('/workflows?status=running');
+    const marked = await page.$$eval('table.runs tbody tr', (rs) => rs
+      .filter((r) => r.querySelector('.paused')).map((r) => r.querySelector('a').textContent));
+    assert.deepStrictEqual(marked, ['pausable-1']);
+    await shot('workflows-paused');
+    await go('/workflow?namespace=default&workflow_id=pausable-1');
+    await submit('form.resume button[type=submit]');
+    assert.match(await text('.flash'), /Resumed/);
+    assert.doesNotMatch(await text('#summary'), /paused by/);
+    assert.ok(await page.$('details.action:has(input[value=pause])'), 'Pause again');
+
+    // the queue: Pause… with a reason in its row, then Resume
+    await go('/task-queues');
+    const q = 'default/ui_pause';
+    assert.strictEqual(await page.$(`form.queue-action[data-queue="${q}"]`), null, 'no Resume while not paused');
+    await page.click(`details.queue-action[data-queue="${q}"] summary`);
+    await page.type(`details.queue-action[data-queue="${q}"] input[name=reason]`, 'provider down');
+    await submit(`details.queue-action[data-queue="${q}"] button[type=submit]`);
+    assert.match(await text('.flash'), /Task queue ui_pause paused/);
+    const row = await page.$$eval('tr.paused-queue', (es) => es.map((e) => e.textContent)
+      .filter((t) => t.includes('ui_pause')).join('\n'));
+    assert.match(row, /paused by ui_operator at \S.*: provider down/);
+    assert.strictEqual((await admin.query(`SELECT count(*)::int AS n FROM durable.task_queues
+        WHERE task_queue = 'ui_pause' AND paused_at IS NOT NULL`)).rows[0].n > 0, true);
+    await shot('task-queues-paused-by-page');
+    await submit(`form.queue-action[data-queue="${q}"] button[type=submit]`);
+    assert.match(await text('.flash'), /Task queue ui_pause resumed/);
+    assert.strictEqual(await page.$$eval('tr.paused-queue', (es) => es
+      .filter((e) => e.textContent.includes('ui_pause')).length), 0);
+    assert.ok(await page.$(`details.queue-action[data-queue="${q}"]`), 'Pause again');
+    await admin.query(`SELECT durable.terminate_workflow('pausable-1', 'ui test done')`);
+
+    // a role that may not: no buttons on the task queues page either
+    const vp = await browser.newPage();
+    await vp.goto(`http://127.0.0.1:${PORT + 1}/task-queues`);
+    assert.strictEqual((await vp.$$('form[action="/task-queue/action"]')).length, 0);
+    await vp.close();
+  });
+
   await step('a queue with limits shows them', async () => {
     if (!has('set_task_queue_limits')) {
       console.log('# no set_task_queue_limits here: skipped');

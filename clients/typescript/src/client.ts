@@ -162,6 +162,12 @@ export interface WorkflowExecutionInfo {
   searchAttributes: JsonValue;
   parentWorkflowId: string | null;
   parentRunId: string | null;
+  /**
+   * Who paused the run, when and why, while it is paused (durable 0.9.0's
+   * list_workflows; WorkflowHandle.pause); null otherwise, and from an older
+   * durable.
+   */
+  paused: { at: Date; by: string; reason: string | null } | null;
 }
 
 /** Filters of list() and count() (docs/api.md "Finding workflows"). */
@@ -181,6 +187,15 @@ export interface WorkflowFilter {
   memo?: JsonObject;
   /** Rows fetched a page (50; 1 to 1000). */
   pageSize?: number;
+}
+
+/** Filters of list(): those of count(), and whether the run is paused. */
+export interface ListWorkflowsFilter extends WorkflowFilter {
+  /**
+   * true: only the runs paused by WorkflowHandle.pause; false: only the
+   * others; absent: all (list_workflows' paused, durable 0.9.0).
+   */
+  paused?: boolean;
 }
 
 /** The close of a chain as wait_workflow returns it. */
@@ -329,16 +344,19 @@ export class Client {
   }
 
   /** The runs that match filter, newest start first, page by page (list_workflows). */
-  async *list(filter: WorkflowFilter = {}): AsyncGenerator<WorkflowExecutionInfo, void, undefined> {
+  async *list(filter: ListWorkflowsFilter = {}): AsyncGenerator<WorkflowExecutionInfo, void, undefined> {
     const pageSize = filter.pageSize ?? 50;
+    // paused only when given, so that list() without it works with a durable before 0.9.0.
+    const paused = filter.paused === undefined ? { sql: '', params: [] as unknown[] }
+      : { sql: ', paused => $14::boolean', params: [filter.paused] as unknown[] };
     let after: string | null = null;
     for (;;) {
       const rows = await this.connection.query(
         `SELECT * FROM durable.list_workflows(namespace => $1, status => $2, workflow_type => $3,
             task_queue => $4, workflow_id_prefix => $5, started_since => $6, started_before => $7,
             closed_since => $8, closed_before => $9, search_attributes => $10::jsonb,
-            memo => $11::jsonb, page_size => $12, after => $13)`,
-        [...this.workflowFilterParams(filter), pageSize, after]);
+            memo => $11::jsonb, page_size => $12, after => $13${paused.sql})`,
+        [...this.workflowFilterParams(filter), pageSize, after, ...paused.params]);
       for (const r of rows) {
         yield {
           namespace: r.namespace as string,
@@ -357,6 +375,9 @@ export class Client {
           searchAttributes: (r.search_attributes as JsonValue) ?? null,
           parentWorkflowId: (r.parent_workflow_id as string | null) ?? null,
           parentRunId: (r.parent_run_id as string | null) ?? null,
+          paused: r.paused_at === null || r.paused_at === undefined ? null : {
+            at: r.paused_at as Date, by: r.paused_by as string, reason: (r.pause_reason as string | null) ?? null,
+          },
         };
       }
       if (rows.length < pageSize) return;

@@ -2,7 +2,7 @@
 export { Client, WorkflowHandle, ResultTimeoutError } from './client';
 export type {
   ClientOptions, StartOptions, EagerStartWorker, IdReusePolicy, WorkflowStatus, WorkflowDescription, WorkflowExecutionInfo,
-  WorkflowFilter, HistoryEvent,
+  WorkflowFilter, ListWorkflowsFilter, HistoryEvent,
 } from './client';
 export { TaskQueueClient, TaskQueueHandle, BatchClient, BatchHandle, BatchWaitTimeoutError } from './operations';
 export type {

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import {
   Client, DurableError, InvalidArgumentError, PermissionDeniedError, WorkflowAlreadyStartedError,
   WorkflowFailedError, WorkflowNotFoundError, WorkflowNotRunningError, ResultTimeoutError, StaleTaskTokenError, PoolLike,
+  WorkflowExecutionInfo,
 } from '../src/index';
 import { fromDatabaseError } from '../src/errors';
 import { asPool, makePool, withRole } from './helpers';
@@ -221,6 +222,32 @@ test('list pages through list_workflows; count counts', async () => {
   await assert.rejects(client.count({ status: 'sleeping' as never }), (e: unknown) =>
     e instanceof InvalidArgumentError && e.argument === 'status');
   for (let i = 0; i < 7; i++) await client.getHandle(`listed-${i}`).terminate('done');
+});
+
+test('list shows who paused a run, and finds the paused runs', async () => {
+  const hs = [];
+  for (let i = 0; i < 3; i++) hs.push(await client.start('pausable', { i }, { workflowId: `pausable-${i}` }));
+  assert.equal(await hs[1].pause('looking at it'), true);
+  const all = new Map<string, WorkflowExecutionInfo>();
+  for await (const w of client.list({ workflowType: 'pausable' })) all.set(w.workflowId, w);
+  assert.equal(all.size, 3);
+  const p = all.get('pausable-1')!.paused;
+  assert.ok(p !== null, 'the paused run has paused');
+  assert.ok(p.at instanceof Date);
+  assert.equal(typeof p.by, 'string');
+  assert.equal(p.reason, 'looking at it');
+  assert.equal(all.get('pausable-0')!.paused, null);
+  assert.equal(all.get('pausable-2')!.paused, null);
+  const ids = async (paused: boolean): Promise<string[]> => {
+    const r: string[] = [];
+    for await (const w of client.list({ workflowType: 'pausable', paused, pageSize: 1 })) r.push(w.workflowId);
+    return r;
+  };
+  assert.deepEqual(await ids(true), ['pausable-1']);
+  assert.deepEqual(await ids(false), ['pausable-2', 'pausable-0']);
+  assert.equal(await hs[1].resume(), true);
+  assert.deepEqual(await ids(true), []);
+  for (const h of hs) await h.terminate('done');
 });
 
 test('reset and restart make new runs that the handles follow', async () => {
