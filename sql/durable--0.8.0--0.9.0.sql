@@ -419,3 +419,80 @@ GRANT EXECUTE ON FUNCTION durable.list_workflows(text, text, text, text, text, t
 -- ---------------------------------------------------------------------------
 CREATE INDEX batch_jobs_closed ON durable.batch_jobs (close_time)
     WHERE state OPERATOR(pg_catalog.<>) 'running';
+
+-- ---------------------------------------------------------------------------
+-- Batch operations that pause and resume workflows (docs/operations.md
+-- "Batch operations"): 'pause' calls pause_workflow with the batch's reason,
+-- 'resume' calls resume_workflow, on every run the filters match, as the
+-- caller, as the other operations do.
+-- ---------------------------------------------------------------------------
+ALTER TABLE durable.batch_jobs DROP CONSTRAINT batch_jobs_operation_check;
+ALTER TABLE durable.batch_jobs ADD CONSTRAINT batch_jobs_operation_check
+    CHECK (operation IN ('terminate', 'cancel', 'signal', 'reset', 'restart',
+                         'pause', 'resume'));
+CREATE OR REPLACE FUNCTION durable.batch_check(
+        operation text, namespace text, status text, workflow_type text,
+        task_queue text, workflow_id_prefix text, started_since timestamptz,
+        started_before timestamptz, closed_since timestamptz,
+        closed_before timestamptz, search_attributes jsonb, memo jsonb,
+        reason text, signal_name text, reset_to text)
+    RETURNS text
+    LANGUAGE plpgsql STABLE
+    SET search_path = pg_catalog, durable, pg_temp
+    AS $check$
+BEGIN
+    IF batch_check.operation IS NULL THEN
+        RAISE EXCEPTION 'operation must not be null' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF batch_check.operation NOT IN ('terminate', 'cancel', 'signal', 'reset', 'restart',
+                                   'pause', 'resume') THEN
+        RAISE EXCEPTION 'operation "%" is not a batch operation',
+                pg_catalog.left(batch_check.operation, 64)
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give one of terminate, cancel, signal, reset, restart, pause, resume.';
+    END IF;
+    IF batch_check.namespace IS NULL THEN
+        RAISE EXCEPTION 'namespace must not be null' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF batch_check.reason IS NULL THEN
+        RAISE EXCEPTION 'reason must not be null' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF batch_check.reason OPERATOR(pg_catalog.=) ''
+       OR pg_catalog.octet_length(batch_check.reason) OPERATOR(pg_catalog.>) 1000 THEN
+        RAISE EXCEPTION 'reason must be 1 to 1000 bytes'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF batch_check.operation OPERATOR(pg_catalog.=) 'signal' THEN
+        IF batch_check.signal_name IS NULL THEN
+            RAISE EXCEPTION 'signal_name must not be null for a signal batch'
+                USING ERRCODE = 'null_value_not_allowed';
+        END IF;
+        IF batch_check.signal_name OPERATOR(pg_catalog.=) ''
+           OR pg_catalog.octet_length(batch_check.signal_name) OPERATOR(pg_catalog.>) 1000 THEN
+            RAISE EXCEPTION 'signal_name must be 1 to 1000 bytes'
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+    ELSIF batch_check.signal_name IS NOT NULL THEN
+        RAISE EXCEPTION 'signal_name is only for a signal batch'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF batch_check.operation OPERATOR(pg_catalog.=) 'reset' THEN
+        IF batch_check.reset_to IS NOT NULL
+           AND batch_check.reset_to NOT IN ('last_decision', 'first_decision') THEN
+            RAISE EXCEPTION 'reset_to "%" is not a reset point',
+                    pg_catalog.left(batch_check.reset_to, 64)
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Give last_decision (the default) or first_decision.';
+        END IF;
+    ELSIF batch_check.reset_to IS NOT NULL THEN
+        RAISE EXCEPTION 'reset_to is only for a reset batch'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    RETURN durable.workflow_filter(batch_check.namespace, batch_check.status,
+        batch_check.workflow_type, batch_check.task_queue,
+        batch_check.workflow_id_prefix, batch_check.started_since,
+        batch_check.started_before, batch_check.closed_since,
+        batch_check.closed_before, batch_check.search_attributes,
+        batch_check.memo);
+END
+$check$;

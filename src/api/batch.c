@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * batch.c
- *	  Batch operations: terminate, cancel, signal, reset or restart every
- *	  run a filter of list_workflows matches (docs/operations.md "Batch
+ *	  Batch operations: terminate, cancel, signal, reset, restart, pause or
+ *	  resume every run a filter of list_workflows matches (docs/operations.md "Batch
  *	  operations").
  *
  * durable.start_batch (SQL, sql/durable--0.7.0--0.8.0.sql) records a job in
@@ -124,6 +124,15 @@ static KeptPlan op_restart = {
 	5, {TEXTOID, TEXTOID, TEXTOID, UUIDOID, JSONBOID}
 };
 
+static KeptPlan op_pause = {
+	NULL, "SELECT durable.pause_workflow($1, $2, $3, $4)",
+	4, {TEXTOID, UUIDOID, TEXTOID, TEXTOID}
+};
+static KeptPlan op_resume = {
+	NULL, "SELECT durable.resume_workflow($1, $2, $3)",
+	3, {TEXTOID, UUIDOID, TEXTOID}
+};
+
 /* A job, as RunBatchSlice reads it */
 typedef struct BatchJob
 {
@@ -191,6 +200,20 @@ call_operation(BatchJob *job, Datum run_id, Datum workflow_id, int64 event_id)
 		values[3] = run_id;
 		values[4] = job->input;
 		nulls[4] = job->input_null ? 'n' : ' ';
+	}
+	else if (strcmp(job->operation, "pause") == 0)
+	{
+		/* A run paused already stays as it is: touched, as a second pause. */
+		plan = &op_pause;
+		values[1] = run_id;
+		values[2] = job->reason;
+		values[3] = job->namespace;
+	}
+	else if (strcmp(job->operation, "resume") == 0)
+	{
+		plan = &op_resume;
+		values[1] = run_id;
+		values[2] = job->namespace;
 	}
 	else
 		elog(ERROR, "unknown batch operation \"%s\"", job->operation);

@@ -466,6 +466,8 @@ sub gen_decision
 		$d{$_} = secs() for grep { chance(0.4) } qw(scheduleToStartTimeoutSeconds
 		  startToCloseTimeoutSeconds scheduleToCloseTimeoutSeconds heartbeatTimeoutSeconds);
 		$d{retryPolicy} = gen_policy_json() if chance(0.4);
+		$d{priority} = pick(1, 3, 5, 0, 9, 2.5, '1') if chance(0.15);
+		$d{concurrencyKey} = pick('k1', 'k2', '', 'x' x 300) if chance(0.15);
 		remember(\@activity_ids, $d{activityId}, 20);
 	}
 	elsif ($type eq 'RequestCancelActivityTask')
@@ -518,6 +520,8 @@ sub gen_decision
 		$d{cronSchedule} = gen_cron() if chance(0.05);
 		$d{memo} = rand_json() if chance(0.2);
 		$d{control} = rand_json() if chance(0.2);
+		$d{priority} = pick(1, 4, 7) if chance(0.1);
+		$d{concurrencyKey} = pick('k1', 'k3', '') if chance(0.1);
 	}
 	elsif ($type eq 'SignalExternalWorkflowExecution'
 		|| $type eq 'RequestCancelExternalWorkflowExecution')
@@ -921,6 +925,8 @@ sub rand_start_opts
 	push @o, "cron_schedule => " . lit(gen_cron()) if chance(0.05);
 	push @o, "delay => " . lit(pick('1 second', '1 minute', @INTERVALS)) . '::interval' if chance(0.1);
 	push @o, "memo => " . gen_payload() if chance(0.1);
+	push @o, "priority => " . pick(1, 2, 3, 4, 5, 0, 6, -1, 2147483647, 'NULL') if chance(0.2);
+	push @o, "concurrency_key => " . lit(pick('k1', 'k2', 'k3', '', 'x' x 300)) if chance(0.2);
 	return @o ? ', ' . join(', ', @o) : '';
 }
 
@@ -1434,6 +1440,11 @@ sub main
 			           FROM durable.paused_task_queues});
 			$h->do(q{SELECT durable.set_task_queue_limits(task_queue, kind, namespace => namespace)
 			           FROM durable.task_queue_limits});
+			# And the limits of concurrency keys (set_task_key_limits, 0.9.0).
+			$h->do(q{SELECT durable.set_task_key_limits(task_queue, kind, NULLIF(concurrency_key, ''),
+			                                            namespace => namespace)
+			           FROM durable.task_key_limits})
+			  if $h->selectrow_array(q{SELECT to_regclass('durable.task_key_limits') IS NOT NULL});
 			$h->do(q{SELECT durable.start_workflow('fzwf', '{"ops": [{"op": "act", "type": "echo", "input": 1}]}',
 			          'health-sql', 'sq', id_reuse_policy => 'allow_duplicate')});
 			my $done;

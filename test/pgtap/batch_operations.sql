@@ -152,6 +152,32 @@ SELECT is((SELECT count(*) FROM durable.runs WHERE workflow_id = 'bo-1'), 3::big
 SELECT is((SELECT attributes->>'cause' FROM durable.get_history('bo-1', 'bo')
             WHERE event_type = 'DecisionTaskFailed'), 'ResetWorkflow', 'the reset run');
 
+-- Pause, then resume, the running t1 runs: a run paused already counts as touched.
+SELECT durable.pause_workflow('bo-10', reason => 'by hand', namespace => 'bo');
+SET LOCAL ROLE bo_client;
+SELECT is(durable.preview_batch('pause', 'bo', status => 'running', workflow_type => 't1',
+                                reason => 'provider down'), 4::bigint, 'the pause would touch four');
+SELECT durable.start_batch('pause', 'bo', status => 'running', workflow_type => 't1',
+                           reason => 'provider down') AS bp \gset
+RESET ROLE;
+SELECT is(durable.run_batches(), 4, 'four runs reached');
+SELECT is((SELECT row(touched, skipped, failed, state)::text FROM durable.batches WHERE batch_id = :'bp'),
+    '(4,0,0,completed)', 'the pause job completed');
+SELECT is((SELECT array_agg(workflow_id || ':' || COALESCE(pause_reason, '-') ORDER BY workflow_id)
+             FROM durable.workflows WHERE namespace = 'bo' AND status = 'running'
+              AND workflow_type = 't1'),
+    '{bo-1:provider down,bo-10:by hand,bo-11:provider down,bo-12:provider down}',
+    'each run is paused, the one paused by hand keeps its reason');
+SET LOCAL ROLE bo_client;
+SELECT durable.start_batch('resume', 'bo', status => 'running', workflow_type => 't1',
+                           reason => 'provider back') AS br \gset
+RESET ROLE;
+SELECT is(durable.run_batches(), 4, 'four runs resumed');
+SELECT is((SELECT count(*) FROM durable.workflows WHERE namespace = 'bo' AND paused_at IS NOT NULL),
+    0::bigint, 'none is paused');
+SELECT throws_ok($$SELECT durable.preview_batch('suspend', 'bo', reason => 'x')$$, '22023',
+    'operation "suspend" is not a batch operation', 'an unknown operation');
+
 -- Cancel a batch half-way.
 SELECT durable.start_workflow('t3', NULL, 'bo-c' || i, 'q3', 'bo') FROM generate_series(1, 6) i;
 SET LOCAL ROLE bo_client;

@@ -67,6 +67,7 @@ SELECT durable.complete_activity(:'t', '"ok"') WHERE :'t' <> '';
 	}
 	# From a file: the eight run at once (IPC::Run feeds stdin only when pumped).
 	my $file = "${PostgreSQL::Test::Utils::tmp_check}/poller_$p.sql";
+	unlink $file;				# appended to below: start from nothing
 	PostgreSQL::Test::Utils::append_to_file($file, $script);
 	my ($out, $err) = ('', '');
 	push @h, IPC::Run::start(

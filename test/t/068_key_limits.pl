@@ -69,7 +69,9 @@ SELECT durable.complete_activity(:'t', '"ok"') WHERE :'t' <> '';
 };
 	}
 	# From a file: the eight run at once (IPC::Run feeds stdin only when pumped).
-	my $file = "${PostgreSQL::Test::Utils::tmp_check}/poller_$p.sql";
+	# A name of this test's own: the TAP tests share tmp_check.
+	my $file = "${PostgreSQL::Test::Utils::tmp_check}/key_poller_$p.sql";
+	unlink $file;
 	PostgreSQL::Test::Utils::append_to_file($file, $script);
 	my ($out, $err) = ('', '');
 	push @h, IPC::Run::start(
