@@ -496,3 +496,14 @@ BEGIN
         batch_check.memo);
 END
 $check$;
+
+-- ---------------------------------------------------------------------------
+-- The executors claim a namespace's SQL workflow and SQL activity tasks in
+-- the priorities' order too (docs/task-queues.md "Priorities and fairness"):
+-- their index, which the loose scan of namespaces walks
+-- (src/store/executor_share.c), is on (namespace, priority, task_id).
+-- ---------------------------------------------------------------------------
+DROP INDEX durable.ready_tasks_executor_namespace;
+CREATE INDEX ready_tasks_executor_namespace
+    ON durable.ready_tasks (namespace, priority, task_id)
+    WHERE kind IN ('w', 'x') AND not_before IS NULL;

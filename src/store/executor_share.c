@@ -11,9 +11,10 @@
  * first picks a namespace, then claims that namespace's oldest task:
  *
  * - The namespaces that have ready executor tasks are found by a loose scan
- *	 of the partial index ready_tasks_executor_namespace (namespace, task_id,
- *	 for kinds 'w' and 'x' not put off): one descent of the index for each
- *	 namespace, which also gives its oldest task.  At most
+ *	 of the partial index ready_tasks_executor_namespace (namespace,
+ *	 task_id; from 0.9.0 namespace, priority, task_id; for kinds 'w' and 'x'
+ *	 not put off): one descent of the index for each namespace, which also
+ *	 gives its first task in the claim order.  At most
  *	 EXECUTOR_SHARE_SCAN_MAX namespaces are looked at by one claim; when
  *	 there are more, the backend's next claim goes on after the last one, so
  *	 that every namespace comes in turn.
@@ -25,6 +26,11 @@
  *	 slot under the same lock, so that two claims at once count each other.
  * - It then claims that namespace's oldest task with SKIP LOCKED; when none
  *	 is free after all (claimed meanwhile), it tries the next namespace.
+ *	 From 0.9.0 the index is on (namespace, priority, task_id): a namespace's
+ *	 tasks are claimed lowest priority first, then oldest (docs/task-queues.md
+ *	 "Priorities and fairness"), and between namespaces with as many tasks
+ *	 running the lower priority goes first.  Concurrency keys and the
+ *	 limits of queues and keys are not the executors' (max_executors is).
  *
  * The slot is cleared when the transaction (or, in durable.run_tasks(), the
  * subtransaction) that claimed the task ends, however it ends, and when the
@@ -108,7 +114,8 @@ typedef struct Candidate
 {
 	char	   *namespace;
 	uint64		hash;
-	int64		oldest;			/* its oldest task seen */
+	int64		oldest;			/* its first task seen in the claim order */
+	int			priority;		/* that task's priority (3 before 0.9.0) */
 	int			limit;			/* max_executors, 0: none */
 	int			running;
 	bool		tried;			/* no task of it could be claimed */
@@ -154,6 +161,22 @@ static KeptPlan claim_namespace_task_v7 = {
 	" RETURNING namespace, task_queue, kind, run_id, scheduled_event_id,"
 	" attempt, task_id",
 	2, {TEXTOID, INT8OID}
+};
+/*
+ * The same from 0.9.0, in the claim order of the index (namespace, priority,
+ * task_id): the lowest priority first, then the oldest.
+ */
+static KeptPlan claim_namespace_task_v9 = {
+	NULL, "DELETE FROM durable.ready_tasks WHERE ctid ="
+	" (SELECT t.ctid FROM durable.ready_tasks t WHERE t.namespace = $1"
+	"   AND (t.priority, t.task_id) >= ($3, $2)"
+	"   AND t.kind IN ('w', 'x') AND t.not_before IS NULL"
+	"   AND NOT EXISTS (SELECT 1 FROM durable.paused_task_queues p"
+	"     WHERE p.namespace = t.namespace AND p.task_queue = t.task_queue)"
+	"   ORDER BY t.priority, t.task_id LIMIT 1 FOR UPDATE OF t SKIP LOCKED)"
+	" RETURNING namespace, task_queue, kind, run_id, scheduled_event_id,"
+	" attempt, task_id",
+	3, {TEXTOID, INT8OID, INT2OID}
 };
 static KeptPlan load_limits = {
 	NULL, "SELECT name, COALESCE(max_executors, 0),"
@@ -371,16 +394,19 @@ ExecutorTaskTimeout(const char *namespace, double timeout_seconds,
 
 /*
  * The loose scan: up to max namespaces that have ready executor tasks, each
- * with the oldest task of it that the snapshot sees, after scan_cursor and
- * then from the start up to it.  Returns how many.
+ * with the first task of it in the claim order that the snapshot sees, after
+ * scan_cursor and then from the start up to it.  Returns how many.  The
+ * index is on (namespace, task_id), or from 0.9.0 on (namespace, priority,
+ * task_id): *ordered tells which.
  */
 static int
 scan_namespaces(Relation rel, Relation index, Snapshot snapshot,
-				Candidate *out, int max)
+				Candidate *out, int max, bool *ordered)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	AttrNumber	c_ns = get_attnum(RelationGetRelid(rel), "namespace");
 	AttrNumber	c_id = get_attnum(RelationGetRelid(rel), "task_id");
+	AttrNumber	c_priority = get_attnum(RelationGetRelid(rel), "priority");
 	Oid			collation;
 	TupleTableSlot *slot;
 	IndexScanDesc scan;
@@ -388,13 +414,17 @@ scan_namespaces(Relation rel, Relation index, Snapshot snapshot,
 	int			n = 0;
 	int			first_wrapped = -1;
 
+	*ordered = (c_priority != InvalidAttrNumber &&
+				index->rd_index->indnatts >= 3 &&
+				index->rd_index->indkey.values[1] == c_priority &&
+				index->rd_index->indkey.values[2] == c_id);
 	if (c_ns == InvalidAttrNumber || c_id == InvalidAttrNumber ||
 		index->rd_index->indnatts < 2 ||
 		index->rd_index->indkey.values[0] != c_ns ||
-		index->rd_index->indkey.values[1] != c_id)
+		(!*ordered && index->rd_index->indkey.values[1] != c_id))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("the index durable." SHARE_INDEX_NAME " is not on (namespace, task_id)"),
+				 errmsg("the index durable." SHARE_INDEX_NAME " is not on (namespace, priority, task_id)"),
 				 errhint("durable needs its tables as its extension script made them.")));
 	collation = TupleDescAttr(desc, c_ns - 1)->attcollation;
 	slot = table_slot_create(rel, NULL);
@@ -437,6 +467,8 @@ scan_namespaces(Relation rel, Relation index, Snapshot snapshot,
 			out[n].namespace = ns;
 			out[n].hash = namespace_hash(ns);
 			out[n].oldest = DatumGetInt64(slot_getattr(slot, c_id, &isnull));
+			out[n].priority = *ordered ?
+				DatumGetInt16(slot_getattr(slot, c_priority, &isnull)) : 3;
 			out[n].limit = 0;
 			out[n].running = 0;
 			out[n].tried = false;
@@ -490,7 +522,10 @@ pick_candidate(Candidate *c, int n)
 		if (mine != NULL && c[i].limit > 0 && c[i].running >= c[i].limit)
 			continue;
 		if (best < 0 || c[i].running < c[best].running ||
-			(c[i].running == c[best].running && c[i].oldest < c[best].oldest))
+			(c[i].running == c[best].running &&
+			 (c[i].priority < c[best].priority ||
+			  (c[i].priority == c[best].priority &&
+			   c[i].oldest < c[best].oldest))))
 			best = i;
 	}
 	if (mine != NULL)
@@ -526,6 +561,7 @@ ExecutorShareClaim(void)
 	int			n;
 	int			claimed = 0;
 	bool		paused_stored = TaskQueuePausesStored();
+	bool		ordered = false;
 
 	/*
 	 * The table first, locked and checked to still exist (a DROP EXTENSION
@@ -548,7 +584,8 @@ ExecutorShareClaim(void)
 	CommandCounterIncrement();
 	snapshot = RegisterSnapshot(GetTransactionSnapshot());
 	index = index_open(indexid, AccessShareLock);
-	n = scan_namespaces(rel, index, snapshot, cand, EXECUTOR_SHARE_SCAN_MAX);
+	n = scan_namespaces(rel, index, snapshot, cand, EXECUTOR_SHARE_SCAN_MAX,
+						&ordered);
 	index_close(index, NoLock);
 	table_close(rel, NoLock);
 	UnregisterSnapshot(snapshot);
@@ -565,13 +602,15 @@ ExecutorShareClaim(void)
 	while (claimed == 0)
 	{
 		int			best = pick_candidate(cand, n);
-		Datum		values[2];
+		Datum		values[3];
 
 		if (best < 0)
 			break;
 		values[0] = CStringGetTextDatum(cand[best].namespace);
 		values[1] = Int64GetDatum(cand[best].oldest);
-		claimed = RunPlan(paused_stored ? &claim_namespace_task_v7 :
+		values[2] = Int16GetDatum((int16) cand[best].priority);
+		claimed = RunPlan(ordered ? &claim_namespace_task_v9 :
+						  paused_stored ? &claim_namespace_task_v7 :
 						  &claim_namespace_task, values, NULL, false, 1);
 		if (claimed == 0)
 		{

@@ -4,7 +4,7 @@
 -- a key's own limits hold its tasks back and not the others'.  Runs keep their
 -- priority and key, which their activities and children inherit unless given theirs.
 BEGIN;
-SELECT plan(47);
+SELECT plan(50);
 SET LOCAL durable.test_time = '2026-06-01 00:00:00+00';
 
 CREATE ROLE tp_client; GRANT durable_client TO tp_client;
@@ -185,6 +185,26 @@ SELECT throws_ok(format($$SELECT durable.complete_decision_task(%L,
     'an empty key in a decision');
 SELECT is((SELECT last_event_id FROM durable.runs WHERE workflow_id = 'baddec'), 3::bigint,
     'the run is unchanged');
+
+-- The executors take a namespace's SQL workflow tasks lowest priority first too.
+CREATE ROLE tp_app;
+CREATE SCHEMA tp;
+GRANT USAGE ON SCHEMA tp TO tp_app;
+CREATE FUNCTION tp.echo(input jsonb) RETURNS jsonb LANGUAGE sql AS $$ SELECT input $$;
+GRANT EXECUTE ON FUNCTION tp.echo(jsonb) TO tp_app;
+SELECT durable.register_workflow('echo', 'tp.echo(jsonb)', task_queue => 'eq', run_as => 'tp_app');
+SELECT durable.start_workflow('echo', '5', 'e5', 'eq', priority => 5);
+SELECT durable.start_workflow('echo', '3', 'e3', 'eq');
+SELECT durable.start_workflow('echo', '1', 'e1', 'eq', priority => 1);
+CREATE FUNCTION pg_temp.closed() RETURNS text LANGUAGE sql AS $$
+    SELECT string_agg(workflow_id, ' ' ORDER BY workflow_id) FROM durable.workflows
+     WHERE task_queue = 'eq' AND status = 'completed' $$;
+SELECT durable.run_tasks(1);
+SELECT is(pg_temp.closed(), 'e1', 'the executors run priority 1 first');
+SELECT durable.run_tasks(1);
+SELECT is(pg_temp.closed(), 'e1 e3', 'then 3');
+SELECT durable.run_tasks(1);
+SELECT is(pg_temp.closed(), 'e1 e3 e5', 'then 5');
 
 SELECT * FROM finish();
 ROLLBACK;
