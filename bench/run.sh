@@ -51,6 +51,13 @@
 #                 clients, FAIR_SECONDS (15) s each) with the executors idle, then while
 #                 tenant A keeps FAIR_EXECUTORS (4) executors busy with a backlog of
 #                 FAIR_BACKLOG (400) workflows of a FAIR_SLOW (0.5) s SQL activity.
+#   key_fairness  tenant B's schedule-to-start of KEY_FAIRNESS_B (100) first decision
+#                 tasks, started over KEY_FAIRNESS_SPREAD (5) s on a queue polled by
+#                 KEY_FAIRNESS_POLLERS (8) workers that complete each task at once: on
+#                 an empty queue, behind tenant A's KEY_FAIRNESS_BACKLOG (100,000) tasks
+#                 with concurrency keys 'A' and 'B', and behind them without keys (the
+#                 pollers stop KEY_FAIRNESS_WAIT (15) s after B's last start); in a
+#                 database of its own, bench_keys.
 #   million_open  the activity cycle (DURATION s) with OPEN_SMALL (1,000) open workflows
 #                 started with delay => '1 day', then with OPEN_LARGE (1,000,000): the
 #                 second rate as % of the first.
@@ -97,6 +104,11 @@ FAIR_EXECUTORS=${FAIR_EXECUTORS:-4}
 FAIR_BACKLOG=${FAIR_BACKLOG:-400}
 FAIR_SLOW=${FAIR_SLOW:-0.5}
 FAIR_SECONDS=${FAIR_SECONDS:-15}
+KEY_FAIRNESS_BACKLOG=${KEY_FAIRNESS_BACKLOG:-100000}
+KEY_FAIRNESS_B=${KEY_FAIRNESS_B:-100}
+KEY_FAIRNESS_POLLERS=${KEY_FAIRNESS_POLLERS:-8}
+KEY_FAIRNESS_SPREAD=${KEY_FAIRNESS_SPREAD:-5}
+KEY_FAIRNESS_WAIT=${KEY_FAIRNESS_WAIT:-15}
 TS_CLIENTS=${TS_CLIENTS:-8 32}
 MODE=${1:-bench}
 # ts_activity is compared with the activity cycle and its floor: run them too.
@@ -105,7 +117,8 @@ case "$MODE" in bench | explain) ;; *) echo "usage: bench/run.sh [explain]" >&2;
 export CLIENTS THREADS DURATION RUNS BENCH_PORT PGBENCH_OPTS WORKLOADS LATENCY TIMERS \
     LAT_WAITERS LAT_RATE LAT_SECONDS SQLWF_COUNT SQLWF_EXECUTORS STEPS_TOTAL STEPS_LONG \
     STEPS_EXECUTORS HELD_NORMAL_SECONDS HELD_MINUTES HELD_RECOVERY_SECONDS OPEN_SMALL \
-    OPEN_LARGE FAIR_EXECUTORS FAIR_BACKLOG FAIR_SLOW FAIR_SECONDS TS_CLIENTS BENCH_SETUP_SQL
+    OPEN_LARGE FAIR_EXECUTORS FAIR_BACKLOG FAIR_SLOW FAIR_SECONDS KEY_FAIRNESS_BACKLOG KEY_FAIRNESS_B \
+    KEY_FAIRNESS_POLLERS KEY_FAIRNESS_SPREAD KEY_FAIRNESS_WAIT TS_CLIENTS BENCH_SETUP_SQL
 
 if is_root; then
     ensure_packages
@@ -250,7 +263,11 @@ server_problems() {
         # held_xmin's snapshot session is cancelled when its workload is over: expected.
         grep -v 'durable-held-xmin ERROR:  canceling statement due to user request' |
         # ts_activity's workers cancel their waiting polls when they shut down: expected.
-        grep -v 'durable-ts-bench ERROR:  canceling statement due to user request' ||
+        grep -v 'durable-ts-bench ERROR:  canceling statement due to user request' |
+        # key_fairness drops its database bench_keys, which stops that database's timer
+        # worker and any autovacuum of it: expected.
+        grep -v 'FATAL:  terminating background worker "durable timer worker" due to administrator command' |
+        grep -v 'FATAL:  terminating autovacuum process due to administrator command' ||
         true
 }
 
@@ -620,7 +637,7 @@ sqlwf_steps() {
 # round only, and writes the lines of its section of the report to $WORK/NAME.report
 # (every figure in it a ratio to a rate measured in the same run).  To add one: write the
 # function and add its name to LONG_WORKLOADS.
-LONG_WORKLOADS="held_xmin million_open fairness"
+LONG_WORKLOADS="held_xmin million_open fairness key_fairness"
 
 # cycle_rate TAG SECONDS: the activity cycle (activity_cycle.sql, CLIENTS clients,
 # -M prepared) for SECONDS; prints its scripts/s (scripts that ended within SECONDS of
@@ -865,6 +882,132 @@ SQL
             "the executors); $((left_after - left_before)) of its activities completed while B ran," \
             "$((FAIR_BACKLOG - left_after)) still to run at the end"
     } >"$WORK/fairness.report"
+}
+
+# kf_setting TAG QUEUE AKEY BKEY BACKLOG: one setting of key_fairness, on task queue
+# QUEUE of database bench_keys.  Tenant A's BACKLOG workflows (concurrency key AKEY,
+# empty: none) are started first, KEY_FAIRNESS_POLLERS pollers (bench/key_fairness_poll.sql)
+# start a second later, and tenant B's KEY_FAIRNESS_B workflows (key BKEY) are started at
+# random over about KEY_FAIRNESS_SPREAD s (pgbench -R) while they poll; the pollers stop
+# KEY_FAIRNESS_WAIT s after that.  Appends to $WORK/key_fairness.runs "TAG b_total
+# b_started p50 p99 max a_per_s a_left tail_s backlog_s": B's schedule-to-start of its
+# first decision task (DecisionTaskStarted - DecisionTaskScheduled of its run, ms), A's
+# workflows completed a second while the pollers ran, A's workflows still queued when
+# they stopped, the seconds from B's last start to their stop, and the seconds A's starts
+# took.
+kf_setting() {
+    local tag=$1 queue=$2 akey=$3 bkey=$4 backlog=$5 t0 t1 poll_pid rc=0 backlog_s=0 start f
+    if [ "$backlog" -gt 0 ]; then
+        log "key_fairness ($tag): starting tenant A's $backlog workflows on queue $queue (key '${akey:-}')"
+        start=$(date +%s.%N)
+        # 1,000, then 10,000 a statement, each in a session of its own.  A session plans
+        # durable's statements at its first call and keeps the plans; once autovacuum
+        # has analyzed durable.runs with the idle setting's 100 runs in it, a session's
+        # plan of start_workflow's check of the workflow id (INSERT INTO durable.runs
+        # ... WHERE NOT EXISTS (SELECT 1 FROM durable.runs WHERE namespace = $2 AND
+        # workflow_id = $3)) is a sequential scan of durable.runs, whose cost grows with
+        # every start until the next ANALYZE of the table: 20,000 starts in one session
+        # took 53 s instead of 3 to 5.  Each later session plans with the table grown.
+        for ((f = 1; f <= backlog; f += (f == 1 ? 1000 : 10000))); do
+            psql -X -q -v ON_ERROR_STOP=1 -v q="$queue" -v key="$akey" -v n=$((f == 1 ? 1000 : 10000)) \
+                -v last="$backlog" -v f="$f" >/dev/null <<'SQL' ||
+SELECT count(durable.start_workflow('kf_a', NULL, NULL, :'q', concurrency_key => NULLIF(:'key', '')))
+  FROM generate_series(:f, LEAST(:f + :n - 1, :last));
+SQL
+                die "key_fairness: starting tenant A's workflows failed"
+        done
+        backlog_s=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
+        psql -X -q -c "VACUUM ANALYZE" -c CHECKPOINT
+    fi
+    t0=$(psql -X -q -A -t -c "SELECT clock_timestamp()")
+    log "key_fairness ($tag): $KEY_FAIRNESS_POLLERS pollers; B's $KEY_FAIRNESS_B starts (key '${bkey:-}') over ~${KEY_FAIRNESS_SPREAD}s"
+    pgbench -n -M prepared -c "$KEY_FAIRNESS_POLLERS" -j "$THREADS" \
+        -T $((1 + KEY_FAIRNESS_SPREAD + KEY_FAIRNESS_WAIT)) -D queue="$queue" \
+        -f "$ROOT/bench/key_fairness_poll.sql" >"$WORK/kf_poll_$tag.out" 2>&1 &
+    poll_pid=$!
+    sleep 1
+    pgbench -n -M prepared -c 1 -j 1 -t "$KEY_FAIRNESS_B" \
+        -R "$(awk -v n="$KEY_FAIRNESS_B" -v s="$KEY_FAIRNESS_SPREAD" 'BEGIN { printf "%.3f", n / s }')" \
+        -D queue="$queue" -D key="${bkey:--}" -f "$ROOT/bench/key_fairness_b.sql" \
+        >"$WORK/kf_b_$tag.out" 2>&1 || rc=$?
+    wait "$poll_pid" || { cat "$WORK/kf_poll_$tag.out"; die "pgbench failed on key_fairness's pollers ($tag)"; }
+    [ "$rc" = 0 ] || { cat "$WORK/kf_b_$tag.out"; die "pgbench failed on key_fairness's starts ($tag)"; }
+    t1=$(psql -X -q -A -t -c "SELECT clock_timestamp()")
+    psql -X -q -A -t -F ' ' -v tag="$tag" -v q="$queue" -v t0="$t0" -v t1="$t1" \
+        -v backlog_s="$backlog_s" <<'SQL' >>"$WORK/key_fairness.runs"
+WITH b AS (
+    SELECT (SELECT min(h.event_time) FROM durable.history h
+             WHERE h.run_id = r.run_id AND h.event_type = 'DecisionTaskScheduled') AS sched,
+           (SELECT min(h.event_time) FROM durable.history h
+             WHERE h.run_id = r.run_id AND h.event_type = 'DecisionTaskStarted') AS started
+      FROM durable.runs r
+     WHERE r.workflow_type = 'kf_b' AND r.task_queue = :'q'),
+w AS (SELECT extract(epoch FROM started - sched) * 1000 AS ms FROM b WHERE started IS NOT NULL)
+SELECT :'tag', (SELECT count(*) FROM b), (SELECT count(*) FROM w),
+       coalesce(round((SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY ms) FROM w)::numeric, 1)::text, '-'),
+       coalesce(round((SELECT percentile_disc(0.99) WITHIN GROUP (ORDER BY ms) FROM w)::numeric, 1)::text, '-'),
+       coalesce(round((SELECT max(ms) FROM w)::numeric, 1)::text, '-'),
+       (SELECT coalesce(round(count(*) / nullif(extract(epoch FROM max(close_time) - :'t0'::timestamptz), 0)::numeric, 1), 0)
+          FROM durable.runs
+         WHERE workflow_type = 'kf_a' AND task_queue = :'q' AND status = 'completed'
+           AND close_time BETWEEN :'t0' AND :'t1'),
+       (SELECT count(*) FROM durable.runs
+         WHERE workflow_type = 'kf_a' AND task_queue = :'q' AND status = 'running'),
+       round(extract(epoch FROM :'t1'::timestamptz - (SELECT max(sched) FROM b))::numeric, 1),
+       :backlog_s;
+SQL
+    # A's workflows completed a second in each 5 s of the pollers' run: whether the
+    # claims slow down as the backlog drains.
+    psql -X -q -A -t -v tag="$tag" -v q="$queue" -v t0="$t0" -v t1="$t1" <<'SQL' >>"$WORK/key_fairness.arate"
+SELECT :'tag' || ' ' || string_agg(round(coalesce(n, 0) / 5.0)::text, ' ' ORDER BY s)
+  FROM generate_series(0, floor(extract(epoch FROM :'t1'::timestamptz - :'t0'::timestamptz) / 5)::int - 1) s
+  LEFT JOIN (SELECT floor(extract(epoch FROM close_time - :'t0'::timestamptz) / 5)::int AS s, count(*) AS n
+               FROM durable.runs
+              WHERE workflow_type = 'kf_a' AND task_queue = :'q' AND status = 'completed'
+                AND close_time BETWEEN :'t0' AND :'t1'
+              GROUP BY 1) c USING (s);
+SQL
+    log "key_fairness ($tag): $(tail -n 1 "$WORK/key_fairness.runs")"
+}
+
+# key_fairness RUN: tenant B's schedule-to-start on a queue where tenant A has a backlog,
+# with concurrency keys and without (docs/task-queues.md "Priorities and fairness"), in a
+# database of its own (bench_keys, dropped at the end: A's backlog is left there).
+key_fairness() {
+    local -x PGDATABASE=bench_keys
+    psql -X -q -d postgres -c "SET client_min_messages = warning" \
+        -c "DROP DATABASE IF EXISTS bench_keys" -c "CREATE DATABASE bench_keys"
+    psql -X -q -v ON_ERROR_STOP=1 -c "CREATE EXTENSION durable"
+    : >"$WORK/key_fairness.runs"
+    : >"$WORK/key_fairness.arate"
+    kf_setting idle kf_idle "" "" 0
+    kf_setting keyed kf_keyed A B "$KEY_FAIRNESS_BACKLOG"
+    kf_setting unkeyed kf_fifo "" "" "$KEY_FAIRNESS_BACKLOG"
+    psql -X -q -d postgres -c "DROP DATABASE bench_keys"
+    {
+        echo "key_fairness: tenant B's $KEY_FAIRNESS_B workflows started over ~${KEY_FAIRNESS_SPREAD}s on a queue" \
+            "polled by $KEY_FAIRNESS_POLLERS workers that complete each decision task at once;" \
+            "schedule-to-start of B's first decision task (history: DecisionTaskStarted - DecisionTaskScheduled)"
+        printf '  %-9s %-34s %9s %9s %9s %9s %10s\n' setting "tenant A's backlog" "B started" \
+            "p50 ms" "p99 ms" "max ms" "A wf/s"
+        awk -v n="$KEY_FAIRNESS_BACKLOG" '{
+            what = ($1 == "idle" ? "none" : ($1 == "keyed" ? n " with key A, B with key B" : n ", no keys (FIFO)"))
+            printf "  %-9s %-34s %5d/%-3d %9s %9s %9s %10s\n", $1, what, $3, $2, $4, $5, $6, ($1 == "idle" ? "-" : $7) }' \
+            "$WORK/key_fairness.runs"
+        awk '$1 == "idle" { i = $5 } $1 == "keyed" { k = $5 }
+             END { if (i > 0 && k != "-") printf "  p99(keyed) / p99(idle): %.2f\n", k / i
+                   else print "  p99(keyed) / p99(idle): n/a" }' "$WORK/key_fairness.runs"
+        awk -v n="$KEY_FAIRNESS_BACKLOG" '$1 == "unkeyed" {
+            printf "  unkeyed: %d of B\047s %d first decision tasks started before the pollers stopped, %.1f s after B\047s last start\n", $3, $2, $9
+            if ($3 < $2)
+                printf "    %d of A\047s %d workflows were still queued ahead of B\047s: about %.0f s more at A\047s rate of %.1f workflows/s\n", $8, n, ($7 > 0 ? $8 / $7 : 0), $7 }' \
+            "$WORK/key_fairness.runs"
+        awk -v n="$KEY_FAIRNESS_BACKLOG" '$1 != "idle" {
+            printf "  %s: A\047s %d starts took %.1f s; %d of them still queued when the pollers stopped\n", $1, n, $10, $8 }' \
+            "$WORK/key_fairness.runs"
+        awk '$1 != "idle" { printf "  %s: A\047s workflows completed a second, each 5 s of the pollers\047 run:", $1
+                            for (i = 2; i <= NF; i++) printf " %s", $i; print "" }' "$WORK/key_fairness.arate"
+    } >"$WORK/key_fairness.report"
 }
 
 # ts_activity RUN: workflows through the TypeScript SDK (clients/typescript, built here
