@@ -28,6 +28,7 @@
 #include "base/cron.h"
 #include "base/json.h"
 #include "base/util.h"
+#include "store/direct.h"
 #include "store/metrics.h"
 #include "store/namespaces.h"
 #include "store/spi.h"
@@ -300,6 +301,24 @@ create_run(NewRun *nr, TimestampTz now, bool only_first)
 	OPT_DATUM(22, nr->parent_run_id, UUIDPGetDatum(nr->parent_run_id));
 	OPT_DATUM(23, nr->parent_run_id, Int64GetDatum(nr->parent_initiated_id));
 	OPT_DATUM(24, nr->continued_from, UUIDPGetDatum(nr->continued_from));
+	/*
+	 * "The workflow_id has no run yet" is one probe of the index of its runs
+	 * (direct.c), then a plain insert.  In the statement itself the NOT
+	 * EXISTS was planned once a session: a session that planned it while
+	 * durable.runs was small kept a sequential scan as the table grew, and
+	 * each start cost a scan of every run until the next ANALYZE.  The
+	 * statement stays for a schema without that index.
+	 */
+	if (only_first)
+	{
+		int			has_runs = DirectWorkflowHasRuns(nr->namespace,
+													 nr->workflow_id);
+
+		if (has_runs > 0)
+			return false;
+		if (has_runs == 0)
+			only_first = false;
+	}
 	if (RunPlan(only_first ? &insert_first_run : &insert_run, values, nulls,
 				false, 1) == 0)
 		return false;

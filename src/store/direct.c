@@ -1775,6 +1775,26 @@ DirectScanTextIndex(const char *relname, const char *indexname, int nkeys,
 }
 
 /*
+ * Whether (namespace, workflow_id) has a run, visible now: 1 or 0, by one
+ * probe of the index runs_by_workflow_id; -1 when the schema has no such
+ * index to tell.
+ */
+int
+DirectWorkflowHasRuns(const char *namespace, const char *workflow_id)
+{
+	Oid			nsp = get_namespace_oid("durable", true);
+	const char *keys[2] = {namespace, workflow_id};
+
+	if (!OidIsValid(nsp) ||
+		!OidIsValid(get_relname_relid("runs_by_workflow_id", nsp)))
+		return -1;
+	/* Runs this transaction wrote are visible, as to its next statement. */
+	CommandCounterIncrement();
+	return DirectScanTextIndex("runs", "runs_by_workflow_id", 2, keys, NULL,
+							   NULL, NULL) > 0 ? 1 : 0;
+}
+
+/*
  * Whether a queue is paused, as the snapshot sees durable.paused_task_queues
  * (NULL: the transaction's current snapshot): a probe of its primary key.
  * Never before 0.7.0.

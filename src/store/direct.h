@@ -55,6 +55,8 @@ extern bool DirectClaimReadyTask(const char *namespace, const char *task_queue,
 								 char kind, const ClaimKeyPolicy *policy,
 								 ClaimedTask *task);
 extern bool DirectRunHasRows(const char *relname, pg_uuid_t *run_id);
+extern int	DirectWorkflowHasRuns(const char *namespace,
+								  const char *workflow_id);
 extern HeapTuple DirectStartActivityAttempt(pg_uuid_t *run_id,
 											int64 scheduled_event_id,
 											int32 attempt, TimestampTz now,
