@@ -57,6 +57,26 @@ static KeptPlan insert_run = {
 		FLOAT8OID, FLOAT8OID, TIMESTAMPTZOID, TEXTOID, JSONBOID, INT8OID,
 		INT8OID, INT4OID, TEXTOID, TEXTOID, UUIDOID, INT8OID, UUIDOID}
 };
+/* The same from 0.9.0, with the run's priority and concurrency key */
+static KeptPlan insert_run_v9 = {
+	NULL, "INSERT INTO durable.runs (run_id, run_seq, namespace, workflow_id,"
+	" workflow_type, task_queue, input, attempt, first_run_id,"
+	" chain_start_time, start_time, retry_policy, execution_timeout,"
+	" run_timeout, decision_timeout, execution_deadline, cron_schedule, memo,"
+	" last_event_id, decision_scheduled_id, decision_attempt,"
+	" parent_namespace, parent_workflow_id, parent_run_id,"
+	" parent_initiated_id, continued_from, priority, concurrency_key)"
+	" VALUES ($1, pg_catalog.nextval('durable.run_seq'), $2, $3, $4, $5, $6,"
+	" $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,"
+	" $22, $23, $24, $25, $26, $27)"
+	" ON CONFLICT (namespace, workflow_id) WHERE status = 'running' DO NOTHING"
+	" RETURNING run_id",
+	NEW_RUN_ARGS + 2, {UUIDOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID,
+		INT4OID, UUIDOID, TIMESTAMPTZOID, TIMESTAMPTZOID, JSONBOID, FLOAT8OID,
+		FLOAT8OID, FLOAT8OID, TIMESTAMPTZOID, TEXTOID, JSONBOID, INT8OID,
+		INT8OID, INT4OID, TEXTOID, TEXTOID, UUIDOID, INT8OID, UUIDOID, INT2OID,
+	TEXTOID}
+};
 /*
  * The same insert when no run of the workflow_id exists yet: a start's
  * usual case, checked in the statement instead of by a LoadRun before it.
@@ -96,12 +116,6 @@ static KeptPlan load_last_completion_result = {
 	NULL, "SELECT attributes -> 'lastCompletionResult'"
 	" FROM durable.history WHERE run_id = $1 AND event_id = 1",
 	1, {UUIDOID}
-};
-/* A run's priority and concurrency key (0.9.0), when not the defaults */
-static KeptPlan set_run_order = {
-	NULL, "UPDATE durable.runs SET priority = $2, concurrency_key = $3"
-	" WHERE run_id = $1",
-	3, {UUIDOID, INT2OID, TEXTOID}
 };
 static KeptPlan set_search_attributes = {
 	NULL, "UPDATE durable.runs SET search_attributes ="
@@ -268,8 +282,10 @@ started_attributes(NewRun *nr)
 static bool
 create_run(NewRun *nr, TimestampTz now, bool only_first)
 {
-	Datum		values[NEW_RUN_ARGS];
-	char		nulls[NEW_RUN_ARGS];
+	Datum		values[NEW_RUN_ARGS + 2];
+	char		nulls[NEW_RUN_ARGS + 2];
+	bool		ordered = DurableColumnExists("runs", "concurrency_key");
+	KeptPlan   *plan;
 	int			first = nr->signal_name != NULL ? 2 : 1;	/* before the task */
 	int			events = nr->backoff > 0 ? first : first + 1;
 	RunState	rs;
@@ -319,8 +335,17 @@ create_run(NewRun *nr, TimestampTz now, bool only_first)
 		if (has_runs == 0)
 			only_first = false;
 	}
-	if (RunPlan(only_first ? &insert_first_run : &insert_run, values, nulls,
-				false, 1) == 0)
+	/* From 0.9.0 the row has the run's priority (NULL: 3) and key */
+	OPT_DATUM(25, nr->priority != 3, Int16GetDatum((int16) nr->priority));
+	OPT_DATUM(26, nr->concurrency_key, CStringGetTextDatum(nr->concurrency_key));
+	if ((nr->priority != 3 || nr->concurrency_key != NULL) && !ordered)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("a priority or a concurrency key needs durable 0.9.0"),
+				 errhint("Run ALTER EXTENSION durable UPDATE.")));
+	plan = only_first ? &insert_first_run : ordered ? &insert_run_v9 :
+		&insert_run;
+	if (RunPlan(plan, values, nulls, false, 1) == 0)
 		return false;
 	SPI_freetuptable(SPI_tuptable);
 
@@ -336,25 +361,6 @@ create_run(NewRun *nr, TimestampTz now, bool only_first)
 		sa[0] = UUIDPGetDatum(nr->run_id);
 		sa[1] = JsonbPGetDatum(nr->search_attributes);
 		RunPlan(&set_search_attributes, sa, NULL, false, 0);
-	}
-
-	/* Its priority and concurrency key, for its tasks (runs.c) */
-	if (nr->priority != 3 || nr->concurrency_key != NULL)
-	{
-		Datum		po[3];
-		char		pn[3] = {' ', ' ', ' '};
-
-		if (!DurableColumnExists("runs", "concurrency_key"))
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("a priority or a concurrency key needs durable 0.9.0"),
-					 errhint("Run ALTER EXTENSION durable UPDATE.")));
-		po[0] = UUIDPGetDatum(nr->run_id);
-		po[1] = Int16GetDatum((int16) nr->priority);
-		po[2] = nr->concurrency_key != NULL ?
-			CStringGetTextDatum(nr->concurrency_key) : (Datum) 0;
-		pn[2] = nr->concurrency_key != NULL ? ' ' : 'n';
-		RunPlan(&set_run_order, po, pn, false, 0);
 	}
 
 	/* The run row is ours; its counters already count these events. */
