@@ -182,13 +182,14 @@ static KeptPlan describe_function = {
 };
 
 /*
- * priority and concurrencyKey: those of the run's tasks, when it has them
- * (0.9.0: docs/task-queues.md "Priorities and fairness"); left out for the
- * default priority 3 and no key.
+ * priority and concurrencyKey: those of the run's tasks, when it has either
+ * (0.9.0: docs/task-queues.md "Priorities and fairness"): a run with a key
+ * shows its priority, 3 by default; both are left out for priority 3 and no
+ * key.
  */
 static KeptPlan describe_order = {
 	NULL, "SELECT $2 || pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object("
-	"   'priority', r.priority, 'concurrencyKey', r.concurrency_key))"
+	"   'priority', COALESCE(r.priority, 3), 'concurrencyKey', r.concurrency_key))"
 	" FROM durable.runs r WHERE r.run_id = $1",
 	2, {UUIDOID, JSONBOID}
 };

@@ -4,7 +4,7 @@
 -- a key's own limits hold its tasks back and not the others'.  Runs keep their
 -- priority and key, which their activities and children inherit unless given theirs.
 BEGIN;
-SELECT plan(50);
+SELECT plan(51);
 SET LOCAL durable.test_time = '2026-06-01 00:00:00+00';
 
 CREATE ROLE tp_client; GRANT durable_client TO tp_client;
@@ -69,6 +69,8 @@ SELECT is((SELECT format('%s %s %s', concurrency_key, ready_tasks, weight)
     'a 6 1', 'task_queue_keys counts a key''s ready tasks');
 SELECT is(pg_temp.polled('fq', 9), 'a1 b1 a2 b2 a3 a4 a5 a6 -',
     'b does not wait behind a''s backlog');
+SELECT is(durable.describe_workflow('a1')->'priority', '3',
+    'a run with a key shows its priority, the default');
 
 -- Tasks without a key take their turn as one more key, before the keys.
 SELECT durable.start_workflow('job', NULL, 'k' || i, 'mq', concurrency_key => 'k') FROM generate_series(1, 3) i;
