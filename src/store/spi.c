@@ -12,25 +12,14 @@
  * in force differs from the one it was made under, so the path must be the
  * same at every execution, not only at the first.
  *
- * Every statement is a lookup or a walk by key, which an index serves
- * whatever the size of the table; but a plan made while a table was small
- * (a new database, just analyzed) would scan it whole, and be kept, at
- * every call of the session, as the table grows, until something
- * invalidates it.  So a plan is made with sequential scans disabled
- * (enable_seqscan = off, for the planning alone): a statement with no index
- * to use still scans the table.
- *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "catalog/namespace.h"
 #include "executor/spi.h"
-#include "executor/spi_priv.h"
 #include "nodes/parsenodes.h"
 #include "utils/builtins.h"
-#include "utils/guc.h"
-#include "utils/plancache.h"
 
 #include "store/spi.h"
 
@@ -66,26 +55,6 @@ GetPlan(KeptPlan *kp)
 }
 
 /*
- * Whether executing plan will plan it (again): it has no generic plan yet,
- * or the one it has was invalidated.
- */
-static bool
-needs_planning(SPIPlanPtr plan)
-{
-	ListCell   *lc;
-
-	foreach(lc, plan->plancache_list)
-	{
-		CachedPlanSource *source = (CachedPlanSource *) lfirst(lc);
-
-		if (!source->is_valid || source->gplan == NULL ||
-			!source->gplan->is_valid)
-			return true;
-	}
-	return false;
-}
-
-/*
  * Execute a kept plan; returns the number of rows processed.  It is planned
  * and run with pg_catalog as the only schema searched (not even pg_temp).
  * An error leaves the override pushed: the abort of the (sub)transaction,
@@ -96,21 +65,9 @@ RunPlan(KeptPlan *kp, Datum *values, const char *nulls, bool read_only,
 		long count)
 {
 	int			rc;
-	SPIPlanPtr	plan;
-	int			nestlevel = -1;
 
 	PushOverrideSearchPath(&engine_search_path);
-	plan = GetPlan(kp);
-	if (needs_planning(plan))
-	{
-		nestlevel = NewGUCNestLevel();
-		(void) set_config_option("enable_seqscan", "off", PGC_USERSET,
-								 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
-								 false);
-	}
-	rc = SPI_execute_plan(plan, values, nulls, read_only, count);
-	if (nestlevel >= 0)
-		AtEOXact_GUC(true, nestlevel);
+	rc = SPI_execute_plan(GetPlan(kp), values, nulls, read_only, count);
 	PopOverrideSearchPath();
 	if (rc < 0)
 		elog(ERROR, "SPI_execute_plan failed for \"%s\": %s",
