@@ -859,6 +859,53 @@ kind_argument(text *arg)
 	return kind;
 }
 
+/*
+ * Check the limits given to set_task_queue_limits or set_task_key_limits
+ * (22023 naming the argument, 55000 for a rate without shared memory);
+ * returns the burst, by default a second's worth of the rate.  max_hint is
+ * the hint of a max_concurrent below 1, or NULL.
+ */
+static int32
+check_limit_arguments(bool has_max, int32 max_concurrent, bool has_rate,
+					  double rate, bool has_burst, int32 burst,
+					  const char *max_hint)
+{
+	if (has_max && max_concurrent < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_concurrent must be at least 1"),
+				 errdetail("It is %d.", max_concurrent),
+				 max_hint != NULL ? errhint("%s", max_hint) : 0));
+	if (has_rate && (isnan(rate) || rate <= 0 || rate > 1e6))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("rate must be more than 0 and at most 1000000 task starts a second"),
+				 errdetail("It is %g.", rate)));
+	if (has_burst)
+	{
+		if (!has_rate)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("burst needs a rate"),
+					 errhint("Give rate too, or leave burst NULL.")));
+		if (burst < 1 || burst > 1000000)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("burst must be between 1 and 1000000"),
+					 errdetail("It is %d.", burst)));
+	}
+	else if (has_rate)
+		burst = (int32) Min(Max(1.0, ceil(rate)), 1e6);	/* a second's worth */
+	else
+		burst = 0;
+	if (has_rate && rate_table == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("rate limits need durable in shared_preload_libraries"),
+				 errdetail("A rate limit keeps its state in shared memory.")));
+	return burst;
+}
+
 PG_FUNCTION_INFO_V1(durable_set_task_queue_limits);
 /*
  * durable.set_task_queue_limits(task_queue, kind, max_concurrent, rate,
@@ -883,38 +930,10 @@ durable_set_task_queue_limits(PG_FUNCTION_ARGS)
 	bool		changed;
 
 	RequireWritableTransaction("durable.set_task_queue_limits()");
-	if (has_max && max_concurrent < 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("max_concurrent must be at least 1"),
-				 errdetail("It is %d.", max_concurrent),
-				 errhint("Pause the queue to hand out none of its tasks: durable.pause_task_queue().")));
-	if (has_rate && (isnan(rate) || rate <= 0 || rate > 1e6))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("rate must be more than 0 and at most 1000000 task starts a second"),
-				 errdetail("It is %g.", rate)));
-	if (!PG_ARGISNULL(4))
-	{
-		burst = PG_GETARG_INT32(4);
-		if (!has_rate)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("burst needs a rate"),
-					 errhint("Give rate too, or leave burst NULL.")));
-		if (burst < 1 || burst > 1000000)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("burst must be between 1 and 1000000"),
-					 errdetail("It is %d.", burst)));
-	}
-	else if (has_rate)
-		burst = (int32) Min(Max(1.0, ceil(rate)), 1e6);	/* a second's worth */
-	if (has_rate && rate_table == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("rate limits need durable in shared_preload_libraries"),
-				 errdetail("A rate limit keeps its state in shared memory.")));
+	burst = check_limit_arguments(has_max, max_concurrent, has_rate, rate,
+								  !PG_ARGISNULL(4),
+								  PG_ARGISNULL(4) ? 0 : PG_GETARG_INT32(4),
+								  "Pause the queue to hand out none of its tasks: durable.pause_task_queue().");
 
 	DurableSPIConnect();
 	if (!TaskLimitsStored())
@@ -984,42 +1003,14 @@ durable_set_task_key_limits(PG_FUNCTION_ARGS)
 	bool		changed;
 
 	RequireWritableTransaction("durable.set_task_key_limits()");
-	if (has_max && max_concurrent < 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("max_concurrent must be at least 1"),
-				 errdetail("It is %d.", max_concurrent)));
-	if (has_rate && (isnan(rate) || rate <= 0 || rate > 1e6))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("rate must be more than 0 and at most 1000000 task starts a second"),
-				 errdetail("It is %g.", rate)));
+	burst = check_limit_arguments(has_max, max_concurrent, has_rate, rate,
+								  !PG_ARGISNULL(5),
+								  PG_ARGISNULL(5) ? 0 : PG_GETARG_INT32(5), NULL);
 	if (has_weight && (weight < 1 || weight > 1000))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("weight must be between 1 and 1000"),
 				 errdetail("It is %d.", weight)));
-	if (!PG_ARGISNULL(5))
-	{
-		burst = PG_GETARG_INT32(5);
-		if (!has_rate)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("burst needs a rate"),
-					 errhint("Give rate too, or leave burst NULL.")));
-		if (burst < 1 || burst > 1000000)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("burst must be between 1 and 1000000"),
-					 errdetail("It is %d.", burst)));
-	}
-	else if (has_rate)
-		burst = (int32) Min(Max(1.0, ceil(rate)), 1e6);	/* a second's worth */
-	if (has_rate && rate_table == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("rate limits need durable in shared_preload_libraries"),
-				 errdetail("A rate limit keeps its state in shared memory.")));
 
 	DurableSPIConnect();
 	if (!DurableColumnExists("task_starts", "concurrency_key"))

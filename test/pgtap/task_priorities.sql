@@ -4,7 +4,7 @@
 -- a key's own limits hold its tasks back and not the others'.  Runs keep their
 -- priority and key, which their activities and children inherit unless given theirs.
 BEGIN;
-SELECT plan(51);
+SELECT plan(55);
 SET LOCAL durable.test_time = '2026-06-01 00:00:00+00';
 
 CREATE ROLE tp_client; GRANT durable_client TO tp_client;
@@ -31,6 +31,15 @@ SELECT throws_ok($$SELECT durable.set_task_key_limits('pq', 'decision', 'k', wei
     '22023', 'weight must be between 1 and 1000', 'weight 0');
 SELECT throws_ok($$SELECT durable.set_task_key_limits('pq', 'decision', 'k', max_concurrent => 0)$$,
     '22023', 'max_concurrent must be at least 1', 'max_concurrent 0');
+SELECT throws_ok($$SELECT durable.set_task_key_limits('pq', 'decision', 'k', rate => 'NaN')$$,
+    '22023', NULL, 'a key''s rate NaN');
+SELECT throws_ok($$SELECT durable.set_task_key_limits('pq', 'decision', 'k', burst => 3)$$,
+    '22023', 'burst needs a rate', 'a key''s burst without a rate');
+SELECT throws_ok($$SELECT durable.set_task_key_limits('pq', 'decision', 'k', rate => 1, burst => 0)$$,
+    '22023', 'burst must be between 1 and 1000000', 'a key''s burst 0');
+SELECT throws_ok($$SELECT durable.set_task_key_limits('pq', 'decision', 'k', weight => 2,
+                                                     namespace => 'nope')$$,
+    'WF002', NULL, 'an unknown namespace');
 SELECT throws_ok($$SELECT durable.set_task_key_limits('pq', 'decision', '', weight => 2)$$,
     '22023', 'concurrency_key must not be empty', 'the defaults are NULL, not an empty key');
 SELECT throws_ok($$SELECT durable.set_task_key_limits('pq', 'job', 'k', weight => 2)$$,
