@@ -43,6 +43,8 @@ $$;
 CREATE TABLE durable_citus.routes (route_key text NOT NULL);
 COMMENT ON TABLE durable_citus.routes IS
     'durable_citus: holds no rows; its shards say which node owns which route keys';
+-- Citus's get_shard_id_for_distribution_column() wants SELECT on it, from every caller.
+GRANT SELECT ON durable_citus.routes TO PUBLIC;
 
 -- The node that owns a route key, as Citus's metadata says (on any node that has it).
 CREATE FUNCTION durable_citus.owner_group(route_key text) RETURNS integer
@@ -1296,6 +1298,45 @@ END
 $$;
 
 ------------------------------------------------------------------------------------
+-- Shard moves are refused.  A workflow's runs, history and tasks are rows of durable's
+-- own tables on its node, which Citus does not know belong to the shard of the routes
+-- table that owns the workflow: a move (citus_move_shard_placement, the rebalancer,
+-- citus_drain_node) or a split would carry the shard and leave the workflows behind, on
+-- a node that no longer owns them.  Every such operation first creates the shard's
+-- table on the target node: this event trigger, on every node, refuses that once the
+-- node knows the routes table's shards (when the table is first distributed, Citus
+-- creates the shards before it sends the metadata, which is when they may be created).
+------------------------------------------------------------------------------------
+
+CREATE FUNCTION durable_citus.refuse_shard_transfer() RETURNS event_trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, durable_citus, durable, pg_temp
+AS $$
+DECLARE
+    c record;
+BEGIN
+    FOR c IN SELECT * FROM pg_catalog.pg_event_trigger_ddl_commands() LOOP
+        IF c.command_tag OPERATOR(pg_catalog.=) 'CREATE TABLE'
+           AND c.schema_name OPERATOR(pg_catalog.=) 'durable_citus'
+           AND c.object_identity OPERATOR(pg_catalog.~) '^durable_citus\.routes_[0-9]+$'
+           AND EXISTS (SELECT 1 FROM pg_catalog.pg_dist_shard s
+                        WHERE s.logicalrelid OPERATOR(pg_catalog.=) 'durable_citus.routes'::pg_catalog.regclass)
+        THEN
+            RAISE EXCEPTION 'durable_citus: the shards of durable_citus.routes cannot be moved, copied or split (creating % refused)',
+                c.object_identity
+                USING ERRCODE = '0A000',
+                      DETAIL = 'The workflows a shard routes to its node live in durable''s tables there and would not move with the shard.',
+                      HINT = 'Leave the shards of durable_citus.routes where they are; see docs/citus.md, "Shard moves and new nodes".';
+        END IF;
+    END LOOP;
+END
+$$;
+
+CREATE EVENT TRIGGER durable_citus_refuse_shard_transfer ON ddl_command_end
+    WHEN TAG IN ('CREATE TABLE')
+    EXECUTE FUNCTION durable_citus.refuse_shard_transfer();
+
+------------------------------------------------------------------------------------
 -- Distribution: on the coordinator only (CREATE EXTENSION durable_citus there runs on
 -- the workers too, where there is nothing to distribute).
 ------------------------------------------------------------------------------------
@@ -1321,3 +1362,10 @@ BEGIN
     END LOOP;
 END
 $$;
+
+-- CREATE EXTENSION durable on the coordinator reaches the workers in a transaction that
+-- Citus commits with two-phase commit, and durable wakes its launcher only at a local
+-- COMMIT: a worker's launcher could leave the database without its timer worker and
+-- executors for up to 5 minutes (it rechecks a database without the extension that
+-- often).  durable is committed everywhere by now: tell each node's launcher to look.
+SELECT durable.launcher_wakeup();
