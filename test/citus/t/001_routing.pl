@@ -111,6 +111,23 @@ is($coord->safe_psql('postgres', q{
 is(holders([ $coord, @workers ], 'default', 'sws-1'), owner_port($coord, 'default', 'sws-1'),
 	'signal_with_start starts a new one on its owner');
 
+# Inside a transaction, a later call sees what an earlier one did on the owner.
+is($coord->safe_psql('postgres', q{
+	BEGIN;
+	SELECT durable_citus.signal_workflow('order-6', 'first');
+	SELECT durable_citus.signal_workflow('order-6', 'second');
+	SELECT string_agg(attributes->>'signalName', ',' ORDER BY event_id) FROM durable_citus.get_history('order-6')
+	 WHERE event_type = 'WorkflowExecutionSignaled';
+	COMMIT;}),
+	"\n\nfirst,second", 'signals and history in one transaction, all on the owner');
+
+# start_workflow_eager: started on the owner, its first decision task returned.
+is($coord->safe_psql('postgres', q{
+	SELECT durable_citus.start_workflow_eager('eager', NULL, 'eager-1', identity => 'w')->'decisionTask'->>'workflowId'}),
+	'eager-1', 'start_workflow_eager returns the first decision task');
+is(holders([ $coord, @workers ], 'default', 'eager-1'), owner_port($coord, 'default', 'eager-1'),
+	'from the owner');
+
 # Cancel, terminate, wait, restart, reset.
 $coord->safe_psql('postgres', q{SELECT durable_citus.cancel_workflow('order-3', 'changed my mind')});
 is($coord->safe_psql('postgres', q{SELECT durable_citus.describe_workflow('order-3')->>'cancelRequested'}),
