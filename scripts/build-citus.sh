@@ -29,6 +29,7 @@ CITUS_BUILD_PACKAGES="liblz4-dev libzstd-dev libkrb5-dev"
 
 if is_root; then
     ensure_packages
+    # shellcheck disable=SC2086  # one package a word
     ensure_packages $CITUS_BUILD_PACKAGES
 fi
 find_pg

@@ -16,6 +16,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/scripts/lib.sh"
 
 if is_root && [ "${DURABLE_RERUN:-}" != 1 ]; then
+    # shellcheck disable=SC2119  # durable's packages, not the script's arguments
     ensure_packages
     if ! "$ROOT/scripts/build-citus.sh"; then
         echo "building Citus failed: no test ran"
