@@ -1251,6 +1251,62 @@ BEGIN
 END
 $$;
 
+-- Runs on a node that does not own their workflow id: the child workflows that a
+-- parent started on its own node (a StartChildWorkflowExecution decision, or
+-- child_workflow() of a SQL workflow, acts on the parent's node: docs/citus.md, "Not
+-- routed yet").  The routed calls look for them on the owner of their id and do not
+-- find them; call durable's functions on the node listed.  Reads every run the caller
+-- may see on each node.
+CREATE FUNCTION durable_citus.node_misplaced_workflows(route_key text)
+RETURNS TABLE(namespace text, workflow_id text, run_id uuid, status text,
+    parent_workflow_id text, owner_group integer)
+LANGUAGE plpgsql SECURITY INVOKER
+SET search_path = pg_catalog, durable_citus, durable, pg_temp
+AS $$
+DECLARE
+    here integer := (SELECT groupid FROM pg_catalog.pg_dist_local_group);
+BEGIN
+    PERFORM durable_citus.check_node_key(route_key);
+    RETURN QUERY
+        SELECT m.namespace, m.workflow_id, m.run_id, m.status, m.parent_workflow_id, m.owner
+          FROM (SELECT w.namespace, w.workflow_id, w.run_id, w.status, w.parent_workflow_id,
+                       durable_citus.owner_group(durable_citus.route_key(w.namespace, w.workflow_id)) AS owner
+                  FROM durable.workflows w) m
+         WHERE m.owner IS DISTINCT FROM here;
+END
+$$;
+
+CREATE FUNCTION durable_citus.misplaced_workflows()
+RETURNS TABLE(node_name text, node_port integer, namespace text, workflow_id text, run_id uuid,
+    status text, parent_workflow_id text, owner_node_name text, owner_node_port integer)
+LANGUAGE plpgsql SECURITY INVOKER
+SET search_path = pg_catalog, durable_citus, durable, pg_temp
+AS $$
+DECLARE
+    n record;
+    m record;
+BEGIN
+    FOR n IN SELECT * FROM durable_citus.nodes() LOOP
+        -- The node function alone in its FROM clause, or Citus would not delegate it.
+        FOR m IN SELECT * FROM durable_citus.node_misplaced_workflows(n.route_key) LOOP
+            node_name := n.node_name;
+            node_port := n.node_port;
+            namespace := m.namespace;
+            workflow_id := m.workflow_id;
+            run_id := m.run_id;
+            status := m.status;
+            parent_workflow_id := m.parent_workflow_id;
+            SELECT o.nodename, o.nodeport INTO owner_node_name, owner_node_port
+              FROM pg_catalog.pg_dist_node o
+             WHERE o.groupid OPERATOR(pg_catalog.=) m.owner_group
+               AND o.noderole OPERATOR(pg_catalog.=) 'primary'
+             LIMIT 1;
+            RETURN NEXT;
+        END LOOP;
+    END LOOP;
+END
+$$;
+
 ------------------------------------------------------------------------------------
 -- Privileges: as durable grants its own functions (docs/privileges.md).  The node
 -- functions need the same grants: the delegated call runs as the caller on the node.
@@ -1276,7 +1332,7 @@ BEGIN
                     'cancel_workflow', 'terminate_workflow', 'describe_workflow',
                     'resolve_run_id', 'get_history', 'wait_workflow', 'reset_workflow',
                     'restart_workflow', 'pause_workflow', 'resume_workflow', 'list_workflows',
-                    'count_workflows', 'count_workflows_by_status')
+                    'count_workflows', 'count_workflows_by_status', 'misplaced_workflows')
                 THEN 'durable_client'
             WHEN pg_catalog.regexp_replace(f.name, '^node_', '') IN ('complete_decision_task',
                     'fail_decision_task', 'complete_activity', 'fail_activity',
