@@ -1420,8 +1420,9 @@ END
 $$;
 
 -- CREATE EXTENSION durable on the coordinator reaches the workers in a transaction that
--- Citus commits with two-phase commit, and durable wakes its launcher only at a local
--- COMMIT: a worker's launcher could leave the database without its timer worker and
--- executors for up to 5 minutes (it rechecks a database without the extension that
--- often).  durable is committed everywhere by now: tell each node's launcher to look.
+-- Citus commits with two-phase commit.  A worker's launcher that looked at the database
+-- while it was prepared found no extension there, and looks again only after 5 minutes:
+-- the database would be left without its timer worker and executors that long (seen in
+-- test/citus/t/002_workers.pl).  durable is committed everywhere by now: tell each
+-- node's launcher to look.
 SELECT durable.launcher_wakeup();

@@ -11,6 +11,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use CitusCluster;
+use DurableTest::LongPoll;
 
 my ($coord, $w1, $w2) = citus_cluster();
 my %node_by_port = ($w1->port => $w1, $w2->port => $w2);
@@ -82,6 +83,27 @@ foreach my $id (@ids)
 		SELECT string_agg(event_type, ',' ORDER BY event_id) FROM durable.get_history('$id')}),
 		'get_history on the coordinator is the owner\'s history');
 }
+
+# A long poll on a worker is woken by a start committed with two-phase commit (a
+# transaction that started workflows owned by both workers), at once.
+my ($wa, $wb);
+foreach my $i (1 .. 200)
+{
+	my $p = owner_port($coord, 'default', "two-$i");
+	$wa //= "two-$i" if $p eq $w1->port;
+	$wb //= "two-$i" if $p eq $w2->port;
+	last if defined $wa && defined $wb;
+}
+my $lp = DurableTest::LongPoll->new($w1, 'postgres');
+$lp->start_poller('p1', 'twoq', timeout => 120);
+my $t0 = time;
+$coord->safe_psql('postgres', qq{
+	BEGIN;
+	SELECT durable_citus.start_workflow('two', NULL, '$wa', 'twoq');
+	SELECT durable_citus.start_workflow('two', NULL, '$wb', 'twoq');
+	COMMIT;});
+is($lp->finish('p1'), $wa, 'a poll waiting on a worker gets the task a two-phase commit queued there');
+cmp_ok(time - $t0, '<', 30, 'at once, not after a wait');
 
 # fail_decision_task and fail_activity, routed by token.
 $coord->safe_psql('postgres', q{SELECT durable_citus.start_workflow('job', NULL, 'job-fail', 'fq')});
