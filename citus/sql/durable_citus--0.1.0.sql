@@ -903,6 +903,12 @@ BEGIN
     WHEN 'unregister_activity' THEN
         RETURN pg_catalog.to_jsonb(durable.unregister_activity(args->>'activity_type',
             args->>'task_queue', args->>'namespace'));
+    WHEN 'pause_task_queue' THEN
+        RETURN pg_catalog.to_jsonb(durable.pause_task_queue(args->>'task_queue',
+            args->>'namespace', args->>'reason'));
+    WHEN 'resume_task_queue' THEN
+        RETURN pg_catalog.to_jsonb(durable.resume_task_queue(args->>'task_queue',
+            args->>'namespace'));
     WHEN 'count_workflows' THEN
         RETURN pg_catalog.to_jsonb(durable.count_workflows(args->>'namespace', args->>'status',
             args->>'workflow_type', args->>'task_queue', args->>'workflow_id_prefix',
@@ -1062,6 +1068,35 @@ BEGIN
               FROM pg_catalog.unnest(durable_citus.cluster_call('unregister_activity',
                        pg_catalog.jsonb_build_object('activity_type', activity_type,
                            'task_queue', task_queue, 'namespace', namespace))) r);
+END
+$$;
+
+-- A task queue is paused and resumed on every node: its tasks are on the nodes that own
+-- their workflows.  true if it was not paused (was paused) on some node.
+CREATE FUNCTION durable_citus.pause_task_queue(task_queue text, namespace text DEFAULT 'default',
+    reason text DEFAULT NULL)
+RETURNS boolean
+LANGUAGE plpgsql SECURITY INVOKER
+SET search_path = pg_catalog, durable_citus, durable, pg_temp
+AS $$
+BEGIN
+    RETURN (SELECT pg_catalog.bool_or((r #>> '{}')::boolean)
+              FROM pg_catalog.unnest(durable_citus.cluster_call('pause_task_queue',
+                       pg_catalog.jsonb_build_object('task_queue', task_queue,
+                           'namespace', namespace, 'reason', reason))) r);
+END
+$$;
+
+CREATE FUNCTION durable_citus.resume_task_queue(task_queue text, namespace text DEFAULT 'default')
+RETURNS boolean
+LANGUAGE plpgsql SECURITY INVOKER
+SET search_path = pg_catalog, durable_citus, durable, pg_temp
+AS $$
+BEGIN
+    RETURN (SELECT pg_catalog.bool_or((r #>> '{}')::boolean)
+              FROM pg_catalog.unnest(durable_citus.cluster_call('resume_task_queue',
+                       pg_catalog.jsonb_build_object('task_queue', task_queue,
+                           'namespace', namespace))) r);
 END
 $$;
 
@@ -1332,7 +1367,8 @@ BEGIN
                     'cancel_workflow', 'terminate_workflow', 'describe_workflow',
                     'resolve_run_id', 'get_history', 'wait_workflow', 'reset_workflow',
                     'restart_workflow', 'pause_workflow', 'resume_workflow', 'list_workflows',
-                    'count_workflows', 'count_workflows_by_status', 'misplaced_workflows')
+                    'count_workflows', 'count_workflows_by_status', 'misplaced_workflows',
+                    'pause_task_queue', 'resume_task_queue')
                 THEN 'durable_client'
             WHEN pg_catalog.regexp_replace(f.name, '^node_', '') IN ('complete_decision_task',
                     'fail_decision_task', 'complete_activity', 'fail_activity',

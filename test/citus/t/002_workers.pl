@@ -213,6 +213,24 @@ is(sqlstate_of($coord, q{SELECT * FROM durable_citus.list_workflows(status => 's
 is(sqlstate_of($coord, q{SELECT * FROM durable_citus.list_workflows(page_size => 0)}), '22023',
 	'a page size out of bounds gets durable\'s 22023');
 
+# A queue paused and resumed on every node.
+is($coord->safe_psql('postgres', q{SELECT durable_citus.pause_task_queue('lq', reason => 'maintenance')}),
+	't', 'pause_task_queue pauses the queue');
+is($coord->safe_psql('postgres', q{
+	SELECT count(*) FILTER (WHERE paused_at IS NOT NULL) || '/' || count(*) FROM durable_citus.task_queues()
+	 WHERE task_queue = 'lq' AND kind = 'decision'}),
+	scalar(keys %{ { map { owner_port($coord, 'default', "l-$_") => 1 } 1 .. 7 } }) . '/'
+	  . scalar(keys %{ { map { owner_port($coord, 'default', "l-$_") => 1 } 1 .. 7 } }),
+	'on every node that has its tasks');
+is($w1->safe_psql('postgres', q{SELECT durable.poll_decision_task('lq') IS NULL})
+	  . $w2->safe_psql('postgres', q{SELECT durable.poll_decision_task('lq') IS NULL}),
+	'tt', 'polls of either node get nothing');
+is($coord->safe_psql('postgres', q{SELECT durable_citus.resume_task_queue('lq')}),
+	't', 'resume_task_queue resumes it');
+is($coord->safe_psql('postgres', q{
+	SELECT count(*) FROM durable_citus.task_queues() WHERE task_queue = 'lq' AND paused_at IS NOT NULL}),
+	'0', 'everywhere');
+
 # Each node's queues.
 is($coord->safe_psql('postgres', q{
 	SELECT string_agg(DISTINCT node_port::text, ',') FROM durable_citus.task_queues() WHERE task_queue = 'lq'}),
