@@ -38,11 +38,11 @@
  *   a rate limit then hands nothing out, and set_task_queue_limits refuses
  *   a rate.
  *
- * Limits apply to the tasks handed to workers: polls, and eager dispatch,
- * which a limited queue does not do (engine/runs.c, engine/activities.c).
- * The executors, which run SQL workflows and SQL activities inside the
- * server, are bounded by their namespace's max_executors instead
- * (executor_share.c).
+ * Limits apply wherever a task is claimed: polls; the executors, which run
+ * SQL workflows' decision tasks under the limits of kind 'decision' and SQL
+ * activities under those of kind 'activity' (executor_share.c), shared with
+ * the external workers of the same queue; and eager dispatch, which a
+ * limited queue does not do (engine/runs.c, engine/activities.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -73,6 +73,7 @@
 #include "store/spi.h"
 #include "store/task_limits.h"
 #include "store/wait.h"
+#include "store/worker_slots.h"
 
 #define ARG_TEXT(n)		(PG_ARGISNULL(n) ? NULL : PG_GETARG_TEXT_PP(n))
 
@@ -842,7 +843,11 @@ TaskLimitEnded(const char *namespace, const char *task_queue, char kind,
 	values[4] = Int64GetDatum(start_key(kind_name(kind), scheduled_event_id));
 	RunPlan(&delete_start, values, NULL, false, 0);
 	if (SPI_processed > 0)
+	{
+		/* The polls of the queue, and the executors, which share its limits */
 		WakeQueueAtCommit(namespace, task_queue, kind, 1);
+		WakeExecutorsAtCommit();
+	}
 }
 
 /* The kind argument: 'decision' or 'activity'. */
