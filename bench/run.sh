@@ -1186,7 +1186,8 @@ declare -A TPS
                 -v c="$(median "$WORK/sqlwf.runs" 1)" \
                 -v d="$(awk -v t="$(median "$WORK/sqlwf.runs" 4)" 'BEGIN { printf "%.1f", t / 8 }')" \
                 'BEGIN { printf ", against %.1f %% without limits", 100 * c / d }')"
-        echo "  workflows not completed: $(awk '{s += $5} END {print s + 0}' "$WORK/sqlwf_limited.runs")"
+        echo "  workflows not completed: $(awk '{s += $5} END {print s + 0}' "$WORK/sqlwf_limited.runs");" \
+            "$(median "$WORK/sqlwf_limited.xacts" 1) write transactions a workflow"
     fi
     if [ -f "$WORK/ts_activity.runs" ]; then
         echo

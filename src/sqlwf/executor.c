@@ -197,8 +197,8 @@ static KeptPlan claim_run_task_v7 = {
 };
 /*
  * The same from 0.10.0: not of a queue with limits, of its own or of its
- * concurrency keys, whose tasks only the claim under those limits takes
- * (executor_share.c); left ready, they wake the executors at commit.
+ * concurrency keys, whose tasks are claimed through those limits
+ * (ExecutorClaimLimitedRunTask) when this finds none.
  */
 #define LIMIT_KIND \
 	" CASE t.kind WHEN 'w' THEN 'decision' ELSE 'activity' END"
@@ -861,9 +861,12 @@ execute_tasks(int max_tasks, int chain_limit, TaskInHand *hand)
 			if (RunPlan(ExecutorClaimsByQueue() ? &claim_run_task_v10 :
 						TaskQueuePausesStored() ? &claim_run_task_v7 :
 						hand->can_put_off ? &claim_run_task_v3 :
-						&claim_run_task, values, NULL, false, 1) == 0)
+						&claim_run_task, values, NULL, false, 1) > 0)
+				ExecutorTaskFromSPI(&task);
+			/* A task of a queue with limits: through them (executor_share.c) */
+			else if (!ExecutorClaimsByQueue() ||
+					 ExecutorClaimLimitedRunTask(&run_id, values[1], &task) == 0)
 				break;
-			ExecutorTaskFromSPI(&task);
 			execute_claimed_task(&task, &run_id, hand, n, history);
 			n++;
 		}

@@ -7,7 +7,7 @@
 -- do: the lowest priority first, the concurrency keys in turn.  Run by
 -- durable.run_tasks() in this session, with durable.test_time.
 BEGIN;
-SELECT plan(25);
+SELECT plan(28);
 SET LOCAL durable.test_time = '2026-06-01 00:00:00+00';
 
 CREATE ROLE el_app;
@@ -113,6 +113,16 @@ SELECT durable.run_tasks() AS ran \gset
 SELECT is(pg_temp.ran(), 'r1 r2 r3', 'two seconds later the last (a burst of one: one at a time)');
 SELECT is((SELECT count(*) FROM durable.runs WHERE workflow_id LIKE 'r_' AND status = 'completed'),
     3::bigint, 'all three workflows completed');
+
+-- 4b. Limits that do not bind: the chain of a run takes its activity through them, in
+-- the same call, and leaves no start counted.
+SELECT durable.register_activity('act', 'el.act(jsonb)', 'nb', run_as => 'el_app');
+SELECT durable.set_task_queue_limits('nb', 'activity', max_concurrent => 100, rate => 1000, burst => 1000);
+SELECT durable.start_workflow('one', '{"n": "nb1", "q": "nb"}', 'nb1') IS NOT NULL AS started;
+SELECT is(durable.run_tasks(), 3, 'decision task, activity, decision task');
+SELECT is(pg_temp.status('nb1'), 'completed', 'the workflow completed');
+SELECT is((SELECT count(*) FROM durable.task_starts WHERE task_queue = 'nb'), 0::bigint,
+    'its activity''s start is no longer counted');
 
 -- 5. Priorities: of two SQL workflows of queue pq, the one of priority 1 runs first
 -- though started second.
