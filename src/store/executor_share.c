@@ -733,6 +733,7 @@ claim_from_queue(const Candidate *c, ExecutorClaimedTask *task)
 		note_retry(retry_ms);
 		return false;
 	}
+	tc.ends_in_transaction = true;
 	TaskLimitKeyPolicy(&tc, &policy);
 	if (!DirectClaimReadyTask(c->namespace, c->task_queue, c->kind, &policy,
 							  &claimed))
@@ -820,6 +821,7 @@ ExecutorClaimLimitedRunTask(pg_uuid_t *run_id, Datum kinds,
 	if (!TaskLimitAdmit(&tc, namespace, task_queue, kind == 'w' ? 'd' : 'a',
 						DurableNow(), &retry_ms))
 		return 0;
+	tc.ends_in_transaction = true;
 	TaskLimitKeyPolicy(&tc, &policy);
 	if (claimed.concurrency_key[0] != '\0' &&
 		!policy.admit(claimed.concurrency_key, policy.arg))
