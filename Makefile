@@ -5,6 +5,8 @@
 #   make test       every test layer on a throwaway cluster (scripts/test.sh)
 #   make test-cassert   the same against an assert-enabled PostgreSQL, built once into
 #                   ./tmp_cassert (scripts/test-cassert.sh)
+#   make test-citus the durable_citus layer (citus/) on a Citus coordinator and two
+#                   workers, Citus built once into ./tmp_citus (scripts/test-citus.sh)
 #   make test-small-buffers   regress, pgTAP and isolation with shared_buffers = 128kB
 #   make demo       a throwaway cluster running a few workflows (scripts/demo.sh);
 #                   DEMO_UI=1 leaves it running with the dashboard on 127.0.0.1:8080
@@ -67,7 +69,7 @@ $(DURABLE_INSTALL_SQL): sql/durable--%.sql: $$(DURABLE_PATH_%)
 	sed -n 3p $@.tmp | grep -q '^-- BEGIN schema check'
 	mv $@.tmp $@
 
-.PHONY: test test-cassert test-small-buffers demo bench fuzz ui
+.PHONY: test test-cassert test-citus test-small-buffers demo bench fuzz ui
 # scripts/test.sh runs pg_regress, pgTAP, isolation and TAP layers on its own clusters;
 # `scripts/test.sh regress` runs one layer (see test/README.md).  PG15's pg_regress has
 # no --expecteddir: it runs with --inputdir=test, and test/expected is a committed
@@ -78,6 +80,10 @@ test:
 # LAYERS limits both, e.g. `make test-cassert LAYERS=pgtap`.
 test-cassert:
 	scripts/test-cassert.sh
+
+# TESTS limits it, e.g. `make test-citus TESTS=001_routing`.
+test-citus:
+	scripts/test-citus.sh
 
 test-small-buffers:
 	DURABLE_TEST_CONF_EXTRA=test/small_buffers.conf LAYERS="$${LAYERS:-regress pgtap isolation}" scripts/test.sh

@@ -75,8 +75,9 @@ find_pg() {
 # As root: copy the tree to a fresh directory owned by postgres and run
 # `bash <copy>/<script> "$@"` there as postgres.  Returns that run's exit status.
 # The copy is removed when the run succeeds and kept (and named) when it fails.
-# ./tmp_cassert (the cached assert-enabled PostgreSQL) is not copied: the run uses the
-# original through its absolute $PG_CONFIG, so the cache outlives the copy.
+# ./tmp_cassert (the cached assert-enabled PostgreSQL) and ./tmp_citus (Citus, built by
+# scripts/build-citus.sh) are not copied: the run uses the originals in place, through
+# their absolute paths ($PG_CONFIG, $CITUS_INSTALL), so the caches outlive the copy.
 rerun_as_postgres() {
     local script=$1; shift
     local dest rc=0
@@ -84,7 +85,7 @@ rerun_as_postgres() {
     dest=$(mktemp -d "${TMPDIR:-/tmp}/durable-run.XXXXXX")
     # Build products, old clusters and .git are not copied.
     tar -C "$ROOT" --exclude=./.git --exclude=./tmp_install --exclude=./tmp_check --exclude=./demo_cluster \
-        --exclude=./tmp_cassert --exclude=./.build-pg_config \
+        --exclude=./tmp_cassert --exclude=./tmp_citus --exclude=./.build-pg_config \
         --exclude=./results --exclude=./log --exclude='*.o' --exclude='*.so' \
         --exclude='*.bc' -cf - . | tar -C "$dest" -xf -
     # A $PG_CONFIG the postgres user cannot reach (the tree under /root, say): run with a

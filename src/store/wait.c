@@ -366,8 +366,21 @@ durable_xact_callback(XactEvent event, void *arg)
 			}
 			reset_pending();
 			break;
-		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PREPARE:
+
+			/*
+			 * The tasks become visible when the prepared transaction commits,
+			 * which a coordinator of two-phase commit (Citus) does next in
+			 * the same session: COMMIT PREPARED, itself a transaction.  Keep
+			 * the wakeups for the commit of this backend's next transaction,
+			 * as launcher_xact_callback (worker_slots.c) keeps its own; if
+			 * that one is something else, they come early and the waiters
+			 * sleep again (a wakeup is a hint, as before).  The closes'
+			 * NOTIFYs are not sent for a prepared transaction.
+			 */
+			pending_closes = NIL;	/* freed with TopTransactionContext */
+			break;
+		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PARALLEL_ABORT:
 			reset_pending();

@@ -8,7 +8,7 @@
 #   README.md, docs/api.md, docs/sql-workflows.md, docs/task-queues.md, docs/metrics.md,
 #   docs/dashboard.md, docs/errors.md, docs/configuration.md, docs/privileges.md,
 #   docs/background-workers.md, docs/operations.md, docs/testing.md,
-#   docs/performance.md, docs/cadence-differences.md, docs/engine-rules.md
+#   docs/performance.md, docs/cadence-differences.md, docs/engine-rules.md, docs/citus.md
 #
 # An example may use what an example of an earlier file, or earlier in its own file,
 # made, never what a later one makes: README.md makes the extension and role app, and
@@ -83,6 +83,7 @@ my @files = qw(
   docs/performance.md
   docs/cadence-differences.md
   docs/engine-rules.md
+  docs/citus.md
 );
 if (defined $ENV{README_EXAMPLES_FILE})
 {
