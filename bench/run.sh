@@ -27,7 +27,9 @@
 # activities/s from the first start to the last close, next to the pgbench floor of the
 # same number of transactions (8 a workflow) measured just before it, and, for context,
 # the fastest peer's figure for workflows of three no-op steps, from another machine
-# (DBOS Transact, 212 workflows/s; bench/README.md).
+# (DBOS Transact, 212 workflows/s; bench/README.md).  The workload sqlwf_limited (the
+# same, run when WORKLOADS names it or is empty) runs them on a queue whose decision and
+# activity tasks have limits that never bind: what the executors' claim under limits costs.
 #
 # The workload sqlwf_steps (WORKLOADS names it, or is empty), each round: the cost of a
 # step of a SQL workflow as it gets longer.  STEPS_TOTAL (2400) steps as SQL workflows of
@@ -233,8 +235,14 @@ BEGIN
     PERFORM durable.activity('bench_noop', '3');
     RETURN '{"ok": true}';
 END $$;
-SELECT durable.register_workflow('bench_sqlwf', 'bench_sqlwf(jsonb)', 'sqlwf', run_as => 'bench_app');
-SELECT durable.register_activity('bench_noop', 'bench_noop(jsonb)', 'sqlwf', run_as => 'bench_app');
+SELECT durable.register_workflow('bench_sqlwf', 'bench_sqlwf(jsonb)', q, run_as => 'bench_app'),
+       durable.register_activity('bench_noop', 'bench_noop(jsonb)', q, run_as => 'bench_app')
+  FROM unnest(ARRAY['sqlwf', 'sqlwf_limited']) q;
+-- sqlwf_limited: the same on a queue whose decision and activity tasks have limits
+-- that never bind, which the executors' claims pass through.
+SELECT durable.set_task_queue_limits('sqlwf_limited', k, max_concurrent => 10000,
+           rate => 1000000, burst => 1000000)
+  FROM unnest(ARRAY['decision', 'activity']) k;
 -- sqlwf_steps: input->'n' no-op SQL activities in a row.
 CREATE FUNCTION bench_steps(input jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
 DECLARE
@@ -526,26 +534,28 @@ executors() {
     die "durable.executor_workers = $n: $have executor(s) running after 30 s"
 }
 
-# sqlwf RUN: the floor, then SQLWF_COUNT SQL workflows started by 8 pgbench clients and
-# run by SQLWF_EXECUTORS executor workers.  Appends "workflows/s activities/s seconds
-# floor_tps not_completed" to $WORK/sqlwf.runs.
+# sqlwf RUN [NAME QUEUE]: the floor, then SQLWF_COUNT SQL workflows started by 8 pgbench
+# clients on QUEUE (sqlwf) and run by SQLWF_EXECUTORS executor workers.  Appends
+# "workflows/s activities/s seconds floor_tps not_completed" to $WORK/NAME.runs (NAME:
+# sqlwf).
 sqlwf() {
-    local run=$1 out="$WORK/sqlwf.$1.out" n=$((SQLWF_COUNT / 8 * 8)) floor_tps marker i done_n=0 xid0
+    local run=$1 name=${2:-sqlwf} queue=${3:-sqlwf}
+    local out="$WORK/$name.$1.out" n=$((SQLWF_COUNT / 8 * 8)) floor_tps marker i done_n=0 xid0
     # The floor: as many one-row INSERT transactions as the workflows take (start, 4
     # decision tasks, 3 activities: 8 each), by 8 clients.
     psql -X -q -c CHECKPOINT
-    log "run $run/$RUNS: sqlwf floor ($((n * 8)) INSERT transactions, 8 clients)"
+    log "run $run/$RUNS: $name floor ($((n * 8)) INSERT transactions, 8 clients)"
     pgbench -n -c 8 -j "$THREADS" -t "$n" -f "$ROOT/bench/floor_insert.sql" \
-        >"$WORK/sqlwf_floor.$run.out" 2>&1 ||
-        { cat "$WORK/sqlwf_floor.$run.out"; die "pgbench failed on the sqlwf floor"; }
-    floor_tps=$(awk '/^tps = / {print $3; exit}' "$WORK/sqlwf_floor.$run.out")
+        >"$WORK/${name}_floor.$run.out" 2>&1 ||
+        { cat "$WORK/${name}_floor.$run.out"; die "pgbench failed on the $name floor"; }
+    floor_tps=$(awk '/^tps = / {print $3; exit}' "$WORK/${name}_floor.$run.out")
     executors "$SQLWF_EXECUTORS"
     psql -X -q -c CHECKPOINT
     marker=$(psql -X -q -A -t -c "SELECT clock_timestamp()")
     xid0=$(psql -X -q -A -t -c "SELECT txid_current()")
-    log "run $run/$RUNS: sqlwf ($n SQL workflows started by 8 clients, $SQLWF_EXECUTORS executors)"
-    pgbench -n -M prepared -c 8 -j "$THREADS" -t $((n / 8)) -f "$ROOT/bench/sqlwf_start.sql" \
-        >"$out" 2>&1 || { cat "$out"; die "pgbench failed on sqlwf"; }
+    log "run $run/$RUNS: $name ($n SQL workflows started by 8 clients, $SQLWF_EXECUTORS executors)"
+    pgbench -n -M prepared -c 8 -j "$THREADS" -t $((n / 8)) -D queue="$queue" \
+        -f "$ROOT/bench/sqlwf_start.sql" >"$out" 2>&1 || { cat "$out"; die "pgbench failed on $name"; }
     for ((i = 0; i < 1200; i++)); do
         done_n=$(psql -X -q -A -t -v marker="$marker" <<'SQL'
 SELECT count(*) FROM durable.runs
@@ -558,9 +568,9 @@ SQL
     # Write transactions a workflow: the transaction ids assigned meanwhile (the
     # polling loop above reads only).
     awk -v a="$(psql -X -q -A -t -c "SELECT txid_current()")" -v b="$xid0" -v n="$n" \
-        'BEGIN { printf "%.2f\n", (a - b - 1) / n }' >>"$WORK/sqlwf.xacts"
+        'BEGIN { printf "%.2f\n", (a - b - 1) / n }' >>"$WORK/$name.xacts"
     psql -X -q -A -t -F ' ' -v marker="$marker" -v floor="$floor_tps" -v n="$n" \
-        <<'SQL' >>"$WORK/sqlwf.runs"
+        <<'SQL' >>"$WORK/$name.runs"
 SELECT round(count(*) / secs, 1), round(acts / secs, 1), round(secs, 2), :floor,
        :n - count(*) FILTER (WHERE status = 'completed')
   FROM (SELECT r.status,
@@ -573,7 +583,7 @@ SELECT round(count(*) / secs, 1), round(acts / secs, 1), round(secs, 2), :floor,
  GROUP BY secs, acts;
 SQL
     executors 0
-    log "sqlwf: $(tail -n 1 "$WORK/sqlwf.runs" | awk '{printf "%s workflows/s, %s activities/s over %s s; floor %s tps; %s not completed", $1, $2, $3, $4, $5}')"
+    log "$name: $(tail -n 1 "$WORK/$name.runs" | awk '{printf "%s workflows/s, %s activities/s over %s s; floor %s tps; %s not completed", $1, $2, $3, $4, $5}')"
 }
 
 # executor_cpu: CPU time (ms, user and system) the executors of the bench database
@@ -1088,6 +1098,9 @@ for ((run = 1; run <= RUNS; run++)); do
     for i in "${!NAMES[@]}"; do measure "$i" "$run"; done
     if grep -qw ts_activity <<<"$WORKLOADS"; then ts_activity "$run"; fi
     if [ -z "$WORKLOADS" ] || grep -qw sqlwf <<<"$WORKLOADS"; then sqlwf "$run"; fi
+    if [ -z "$WORKLOADS" ] || grep -qw sqlwf_limited <<<"$WORKLOADS"; then
+        sqlwf "$run" sqlwf_limited sqlwf_limited
+    fi
     if [ -z "$WORKLOADS" ] || grep -qw sqlwf_steps <<<"$WORKLOADS"; then sqlwf_steps "$run"; fi
     if [ "$run" = 1 ]; then
         for long in $LONG_WORKLOADS; do
@@ -1161,6 +1174,20 @@ declare -A TPS
             "23.5 %" "$(awk -v a="$wfs" -v b="$floor_wfs" 'BEGIN { printf "%.1f %%", 100 * a / b }')"
         echo "  workflows not completed: $(awk '{s += $5} END {print s + 0}' "$WORK/sqlwf.runs");" \
             "$(median "$WORK/sqlwf.xacts" 1) write transactions a workflow (the floor: 8)"
+    fi
+    if [ -f "$WORK/sqlwf_limited.runs" ]; then
+        wfs=$(median "$WORK/sqlwf_limited.runs" 1)
+        floor_wfs=$(awk -v t="$(median "$WORK/sqlwf_limited.runs" 4)" 'BEGIN { printf "%.1f", t / 8 }')
+        echo
+        echo "sqlwf_limited: the same on a queue with limits that never bind (docs/task-queues.md \"Limits\")"
+        printf '  %.1f workflows/s: %s of its own floor (%.1f workflows/s)%s\n' "$wfs" \
+            "$(awk -v a="$wfs" -v b="$floor_wfs" 'BEGIN { printf "%.1f %%", 100 * a / b }')" "$floor_wfs" \
+            "$([ -f "$WORK/sqlwf.runs" ] && awk -v a="$wfs" -v b="$floor_wfs" \
+                -v c="$(median "$WORK/sqlwf.runs" 1)" \
+                -v d="$(awk -v t="$(median "$WORK/sqlwf.runs" 4)" 'BEGIN { printf "%.1f", t / 8 }')" \
+                'BEGIN { printf ", against %.1f %% without limits", 100 * c / d }')"
+        echo "  workflows not completed: $(awk '{s += $5} END {print s + 0}' "$WORK/sqlwf_limited.runs");" \
+            "$(median "$WORK/sqlwf_limited.xacts" 1) write transactions a workflow"
     fi
     if [ -f "$WORK/ts_activity.runs" ]; then
         echo

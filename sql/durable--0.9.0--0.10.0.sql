@@ -13,3 +13,17 @@
 -- extension's owner after noting its caller.
 
 \echo Use "ALTER EXTENSION durable UPDATE TO '0.10.0'" to load this file. \quit
+
+-- ---------------------------------------------------------------------------
+-- The executors claim by task queue, under the queue's and its keys' limits
+-- (src/store/executor_share.c): their partial index of ready executor tasks
+-- is on (namespace, task_queue, kind, priority, task_id), so that a loose
+-- scan finds each queue and kind of a namespace that has executor tasks
+-- ready, with its first task in the claim order, and the claim takes it
+-- through the queue's limits as a poll does.  A queue held back by its
+-- limits is passed over whole, not task by task.
+-- ---------------------------------------------------------------------------
+DROP INDEX durable.ready_tasks_executor_namespace;
+CREATE INDEX ready_tasks_executor_queue
+    ON durable.ready_tasks (namespace, task_queue, kind, priority, task_id)
+    WHERE kind IN ('w', 'x') AND not_before IS NULL;

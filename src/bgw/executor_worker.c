@@ -8,7 +8,8 @@
  * executor tasks (kinds 'w' and 'x'), one transaction per task, through
  * ExecuteReadyTasks (executor.c), as many as are ready; then it sleeps in
  * WaitForExecutorTask until a commit queues another, at most
- * durable.worker_max_sleep.
+ * durable.worker_max_sleep, or until a rate limit that held tasks back
+ * admits one again (executor_share.c).
  *
  * Before it claims anything, it puts off the task its predecessor in the
  * same slot left when it was terminated (RecoverExecutorTasks, executor.c).
@@ -45,6 +46,7 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
+#include "store/executor_share.h"
 #include "store/wait.h"
 #include "store/worker_slots.h"
 #include "sqlwf/executor.h"
@@ -224,9 +226,19 @@ DurableExecutorMain(Datum main_arg)
 		pgstat_report_stat(false);
 		pgstat_report_activity(STATE_IDLE, NULL);
 
-		/* Check the extension again after each sleep, not while busy. */
+		/*
+		 * Check the extension again after each sleep, not while busy.  A
+		 * rate limit that held tasks back says when it admits one again.
+		 */
 		check = (n == 0);
 		if (n == 0)
-			WaitForExecutorTask((long) durable_worker_max_sleep * 1000L);
+		{
+			long		sleep_ms = (long) durable_worker_max_sleep * 1000L;
+			long		retry_ms = ExecutorClaimRetryMs();
+
+			if (retry_ms > 0 && retry_ms < sleep_ms)
+				sleep_ms = retry_ms;
+			WaitForExecutorTask(sleep_ms);
+		}
 	}
 }

@@ -143,9 +143,8 @@
 #define EXECUTOR_ERROR_PAUSE_MS		1000L
 
 /* The columns of a claimed task (executor_share.c claims with the same) */
-#define CLAIM_RETURNING \
-	" RETURNING namespace, task_queue, kind, run_id, scheduled_event_id," \
-	" attempt, task_id"
+/* The claims' RETURNING list, read by ExecutorTaskFromSPI */
+#define CLAIM_RETURNING EXECUTOR_CLAIM_RETURNING
 
 /*
  * The oldest executor task of any namespace: the claim of a database still
@@ -192,6 +191,29 @@ static KeptPlan claim_run_task_v7 = {
 	"   AND t.kind = ANY ($2) AND t.not_before IS NULL"
 	"   AND NOT EXISTS (SELECT 1 FROM durable.paused_task_queues p"
 	"     WHERE p.namespace = t.namespace AND p.task_queue = t.task_queue)"
+	"   ORDER BY t.task_id LIMIT 1 FOR UPDATE OF t SKIP LOCKED)"
+	CLAIM_RETURNING,
+	2, {UUIDOID, CHARARRAYOID}
+};
+/*
+ * The same from 0.10.0: not of a queue with limits, of its own or of its
+ * concurrency keys, whose tasks are claimed through those limits
+ * (ExecutorClaimLimitedRunTask) when this finds none.
+ */
+#define LIMIT_KIND \
+	" CASE t.kind WHEN 'w' THEN 'decision' ELSE 'activity' END"
+static KeptPlan claim_run_task_v10 = {
+	NULL, "DELETE FROM durable.ready_tasks WHERE ctid ="
+	" (SELECT t.ctid FROM durable.ready_tasks t WHERE t.run_id = $1"
+	"   AND t.kind = ANY ($2) AND t.not_before IS NULL"
+	"   AND NOT EXISTS (SELECT 1 FROM durable.paused_task_queues p"
+	"     WHERE p.namespace = t.namespace AND p.task_queue = t.task_queue)"
+	"   AND NOT EXISTS (SELECT 1 FROM durable.task_queue_limits l"
+	"     WHERE l.namespace = t.namespace AND l.task_queue = t.task_queue"
+	"       AND l.kind =" LIMIT_KIND ")"
+	"   AND NOT EXISTS (SELECT 1 FROM durable.task_key_limits k"
+	"     WHERE k.namespace = t.namespace AND k.task_queue = t.task_queue"
+	"       AND k.kind =" LIMIT_KIND ")"
 	"   ORDER BY t.task_id LIMIT 1 FOR UPDATE OF t SKIP LOCKED)"
 	CLAIM_RETURNING,
 	2, {UUIDOID, CHARARRAYOID}
@@ -733,55 +755,44 @@ TasksCanBePutOff(void)
 }
 
 /*
- * Run the task just claimed (the last SPI result), task number position of
- * its chain; its run id goes to *run_id, and the first task of a chain to
- * hand.  history: the chain's (ReplayWorkflow).
+ * Run the task just claimed, task number position of its chain; its run id
+ * goes to *run_id, and the first task of a chain to hand.  history: the
+ * chain's (ReplayWorkflow).
  */
 static void
-execute_claimed_task(pg_uuid_t *run_id, TaskInHand *hand, int position,
-					 ReplayHistory *history)
+execute_claimed_task(const ExecutorClaimedTask *claimed, pg_uuid_t *run_id,
+					 TaskInHand *hand, int position, ReplayHistory *history)
 {
-	int64		scheduled_id;
-	int32		attempt;
-	char	   *namespace;
-	char	   *task_queue;
-	char		kind;
-	bool		isnull;
-
-	namespace = SPIGetText(0, 1);
-	task_queue = SPIGetText(0, 2);
-	kind = DatumGetChar(SPIGetDatum(0, 3, &isnull));
-	memcpy(run_id, DatumGetUUIDP(SPIGetDatum(0, 4, &isnull)), sizeof(pg_uuid_t));
-	scheduled_id = DatumGetInt64(SPIGetDatum(0, 5, &isnull));
-	attempt = DatumGetInt32(SPIGetDatum(0, 6, &isnull));
+	*run_id = claimed->run_id;
 	if (position == 0)
 	{
 		ExecutorTask task;
 
 		hand->claimed = true;
-		hand->run_id = *run_id;
-		hand->task_id = DatumGetInt64(SPIGetDatum(0, 7, &isnull));
-		hand->kind = kind;
-		hand->scheduled_id = scheduled_id;
+		hand->run_id = claimed->run_id;
+		hand->task_id = claimed->task_id;
+		hand->kind = claimed->kind;
+		hand->scheduled_id = claimed->scheduled_event_id;
 		memset(&task, 0, sizeof(task));
-		task.run_id = *run_id;
-		task.task_id = hand->task_id;
-		task.kind = kind;
-		task.scheduled_id = scheduled_id;
-		task.attempt = attempt;
+		task.run_id = claimed->run_id;
+		task.task_id = claimed->task_id;
+		task.kind = claimed->kind;
+		task.scheduled_id = claimed->scheduled_event_id;
+		task.attempt = claimed->attempt;
 		task.started = DurableNow();
 		ExecutorTaskBegin(&task);
 	}
 	else
 		ExecutorTaskSetPosition(position);
 	hand->position = position;
-	SPI_freetuptable(SPI_tuptable);
 
-	if (kind == 'w')
-		execute_decision_task(run_id, scheduled_id, attempt, history);
+	if (claimed->kind == 'w')
+		execute_decision_task(run_id, claimed->scheduled_event_id,
+							  claimed->attempt, history);
 	else
-		execute_activity_task(run_id, scheduled_id, attempt, namespace,
-							  task_queue);
+		execute_activity_task(run_id, claimed->scheduled_event_id,
+							  claimed->attempt, claimed->namespace,
+							  claimed->task_queue);
 }
 
 /* '{w,x}' as a "char"[] */
@@ -816,6 +827,7 @@ execute_tasks(int max_tasks, int chain_limit, TaskInHand *hand)
 	TimestampTz began = GetCurrentTimestamp();
 	int			n = 0;
 	int			claimed;
+	ExecutorClaimedTask task;
 	ReplayHistory *history;
 
 	hand->can_put_off = TasksCanBePutOff();
@@ -823,13 +835,17 @@ execute_tasks(int max_tasks, int chain_limit, TaskInHand *hand)
 	DurableSPIConnect();
 	history = ReplayHistoryCreate(CurrentMemoryContext);
 	/* The namespace with the fewest tasks running first (executor_share.c) */
-	claimed = ExecutorShareClaim();
+	claimed = ExecutorShareClaim(&task);
 	if (claimed < 0)
+	{
 		claimed = RunPlan(hand->can_put_off ? &claim_executor_task_v3 :
 						  &claim_executor_task, NULL, NULL, false, 1);
+		if (claimed > 0)
+			ExecutorTaskFromSPI(&task);
+	}
 	if (claimed > 0)
 	{
-		execute_claimed_task(&run_id, hand, 0, history);
+		execute_claimed_task(&task, &run_id, hand, 0, history);
 		n++;
 		/* A chain of this run brought an executor down: no chain */
 		if (DurableIsExecutor && ExecutorRunAlone(&run_id, false))
@@ -842,11 +858,16 @@ execute_tasks(int max_tasks, int chain_limit, TaskInHand *hand)
 
 			values[0] = UUIDPGetDatum(&run_id);
 			values[1] = executor_kinds();
-			if (RunPlan(TaskQueuePausesStored() ? &claim_run_task_v7 :
+			if (RunPlan(ExecutorClaimsByQueue() ? &claim_run_task_v10 :
+						TaskQueuePausesStored() ? &claim_run_task_v7 :
 						hand->can_put_off ? &claim_run_task_v3 :
-						&claim_run_task, values, NULL, false, 1) == 0)
+						&claim_run_task, values, NULL, false, 1) > 0)
+				ExecutorTaskFromSPI(&task);
+			/* A task of a queue with limits: through them (executor_share.c) */
+			else if (!ExecutorClaimsByQueue() ||
+					 ExecutorClaimLimitedRunTask(&run_id, values[1], &task) == 0)
 				break;
-			execute_claimed_task(&run_id, hand, n, history);
+			execute_claimed_task(&task, &run_id, hand, n, history);
 			n++;
 		}
 	}

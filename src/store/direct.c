@@ -925,6 +925,8 @@ typedef struct ClaimWalk
 	int			c_attempt;
 	int			c_priority;
 	int			c_key;
+	int			c_id;
+	int			c_not_before;	/* -1: none (before 0.3.0) */
 	int			i_id;			/* 1-based columns of the index */
 	int			i_key;
 	const ClaimKeyPolicy *policy;
@@ -1066,6 +1068,17 @@ claim_walk(ClaimWalk *w, int priority, const char *key_eq,
 					admitted = key;
 				}
 			}
+			/*
+			 * An executor task put off after an engine failure waits for its
+			 * timer (sqlwf/executor.c): not claimable, and not locked either,
+			 * so that the timer that brings it back never waits for a claim.
+			 */
+			if (w->c_not_before >= 0)
+			{
+				(void) slot_getattr(w->fetched, w->c_not_before + 1, &isnull);
+				if (!isnull)
+					continue;
+			}
 			tid = w->fetched->tts_tid;
 			res = lock_row(w->rel, &tid, w->snapshot, w->slot, LockWaitSkip,
 						   &tmfd);
@@ -1080,12 +1093,17 @@ claim_walk(ClaimWalk *w, int priority, const char *key_eq,
 				 strcmp(TextDatumGetCString(w->slot->tts_values[w->c_queue]),
 						w->task_queue) != 0))
 				continue;
+			/* ... and still not put off */
+			if (w->c_not_before >= 0 &&
+				!w->slot->tts_isnull[w->c_not_before])
+				continue;
 			memcpy(&w->task->run_id,
 				   DatumGetUUIDP(w->slot->tts_values[w->c_run]),
 				   sizeof(pg_uuid_t));
 			w->task->scheduled_event_id =
 				DatumGetInt64(w->slot->tts_values[w->c_sched]);
 			w->task->attempt = DatumGetInt32(w->slot->tts_values[w->c_attempt]);
+			w->task->task_id = DatumGetInt64(w->slot->tts_values[w->c_id]);
 			w->task->priority = w->ordered ?
 				DatumGetInt16(w->slot->tts_values[w->c_priority]) : 3;
 			if (w->ordered)
@@ -1241,6 +1259,8 @@ DirectClaimReadyTask(const char *namespace, const char *task_queue, char kind,
 	w.c_attempt = column_index_typed(w.rel, "attempt", INT4OID);
 	w.c_priority = column_index_optional(w.rel, "priority", INT2OID);
 	w.c_key = column_index_optional(w.rel, "concurrency_key", TEXTOID);
+	w.c_id = column_index_typed(w.rel, "task_id", INT8OID);
+	w.c_not_before = column_index_optional(w.rel, "not_before", TIMESTAMPTZOID);
 	w.ns_collation = TupleDescAttr(desc, w.c_ns)->attcollation;
 	w.queue_collation = TupleDescAttr(desc, w.c_queue)->attcollation;
 	w.ordered = (w.c_priority >= 0 && w.c_key >= 0 &&
@@ -1248,8 +1268,7 @@ DirectClaimReadyTask(const char *namespace, const char *task_queue, char kind,
 				 index_column_of(w.index, w.c_key) == 5);
 	w.key_collation = w.ordered ?
 		TupleDescAttr(desc, w.c_key)->attcollation : InvalidOid;
-	w.i_id = index_column_of(w.index,
-							 column_index_typed(w.rel, "task_id", INT8OID));
+	w.i_id = index_column_of(w.index, w.c_id);
 	w.i_key = 5;
 	if (index_column_of(w.index, w.c_ns) != 1 ||
 		index_column_of(w.index, w.c_queue) != 2 ||

@@ -35,6 +35,7 @@ typedef struct ClaimedTask
 	pg_uuid_t	run_id;
 	int64		scheduled_event_id;
 	int32		attempt;
+	int64		task_id;
 	int			priority;		/* 1 (first) to 5 */
 	char		concurrency_key[CLAIM_KEY_MAX];	/* "" for none */
 } ClaimedTask;

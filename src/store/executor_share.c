@@ -8,29 +8,44 @@
  * the oldest ready task of any namespace would let a namespace with a
  * backlog of slow tasks hold every executor while another namespace's quick
  * workflow waits behind it.  So a claim (ExecutorShareClaim, for executor.c)
- * first picks a namespace, then claims that namespace's oldest task:
+ * first picks a namespace and a task queue of it, then claims that queue's
+ * next task:
  *
- * - The namespaces that have ready executor tasks are found by a loose scan
- *	 of the partial index ready_tasks_executor_namespace (namespace,
- *	 task_id; from 0.9.0 namespace, priority, task_id; for kinds 'w' and 'x'
- *	 not put off): one descent of the index for each namespace, which also
+ * - The queues that have ready executor tasks are found by a loose scan of
+ *	 the partial index ready_tasks_executor_queue (namespace, task_queue,
+ *	 kind, priority, task_id; for kinds 'w' and 'x' not put off): one
+ *	 descent of the index or a few for each queue and kind, which also
  *	 gives its first task in the claim order.  At most
- *	 EXECUTOR_SHARE_SCAN_MAX namespaces are looked at by one claim; when
- *	 there are more, the backend's next claim goes on after the last one, so
- *	 that every namespace comes in turn.
+ *	 EXECUTOR_SHARE_SCAN_MAX of them are looked at by one claim; when there
+ *	 are more, the backend's next claim goes on after the last one, so that
+ *	 every queue comes in turn.
  * - Shared memory holds, for each backend, the namespace of the executor
  *	 task it runs (a 64-bit hash of its name, with the database).  Among the
- *	 namespaces found, the claim picks the one with the fewest tasks running,
- *	 the oldest task breaking ties, leaving out a namespace that already runs
- *	 its max_executors (durable.namespaces); it records its pick in its own
- *	 slot under the same lock, so that two claims at once count each other.
- * - It then claims that namespace's oldest task with SKIP LOCKED; when none
- *	 is free after all (claimed meanwhile), it tries the next namespace.
- *	 From 0.9.0 the index is on (namespace, priority, task_id): a namespace's
- *	 tasks are claimed lowest priority first, then oldest (docs/task-queues.md
- *	 "Priorities and fairness"), and between namespaces with as many tasks
- *	 running the lower priority goes first.  Concurrency keys and the
- *	 limits of queues and keys are not the executors' (max_executors is).
+ *	 queues found, the claim picks one of the namespace with the fewest
+ *	 tasks running, the lowest priority then the oldest task breaking ties,
+ *	 leaving out a namespace that already runs its max_executors
+ *	 (durable.namespaces); it records its pick in its own slot under the
+ *	 same lock, so that two claims at once count each other.
+ * - It then claims that queue's next task as a poll claims one of its queue
+ *	 (direct.c: the lowest priority first, the concurrency keys in turn,
+ *	 then the oldest; docs/task-queues.md "Priorities and fairness"), under
+ *	 the queue's limits and its keys' (task_limits.c), of kind 'decision'
+ *	 for a SQL workflow's decision tasks ('w') and 'activity' for SQL
+ *	 activities ('x'), counted together with the tasks external workers
+ *	 took from the same queue.  When the limits hold the queue back, or none
+ *	 of its tasks is free after all (claimed meanwhile), it tries the next
+ *	 queue: a queue held back is passed over whole, not task by task.  A
+ *	 rate limit that held every queue back tells the executor when to look
+ *	 again (ExecutorClaimRetryMs); a task that ends under a concurrency limit
+ *	 wakes the executors.  The next tasks of the claimed task's run, which
+ *	 executor.c runs in the same transaction (a chain), pass the same limits
+ *	 when their queue has any (ExecutorClaimLimitedRunTask).
+ *
+ * A database updated to 0.5.0 but not to 0.10.0 has the index
+ * ready_tasks_executor_namespace, (namespace, task_id) or from 0.9.0
+ * (namespace, priority, task_id), instead: the same loose scan goes by
+ * namespace, and claims the namespace's first task in that order with one
+ * statement; limits are then the polls' alone.
  *
  * The slot is cleared when the transaction (or, in durable.run_tasks(), the
  * subtransaction) that claimed the task ends, however it ends, and when the
@@ -38,7 +53,7 @@
  * leaves a task counted.  A crash of a backend resets shared memory.
  * Without shared memory (the library not preloaded, where only
  * durable.run_tasks() runs executor tasks) nothing is counted: the claim
- * takes the oldest task of the namespaces it finds, and max_executors is
+ * takes the first task of the queues it finds, and max_executors is
  * not enforced.  On a database still at 0.4.0 (no such index, no limits)
  * executor.c claims the oldest task of any namespace, as 0.4.0 did.
  *
@@ -78,12 +93,16 @@
 #include "utils/snapmgr.h"
 
 #include "durable.h"
+#include "base/clock.h"
 #include "base/util.h"
 #include "store/direct.h"
 #include "store/executor_share.h"
 #include "store/spi.h"
+#include "store/task_limits.h"
 
-#define SHARE_INDEX_NAME	"ready_tasks_executor_namespace"
+/* The executors' index from 0.10.0, and from 0.5.0 to 0.9.0 */
+#define QUEUE_INDEX_NAME		"ready_tasks_executor_queue"
+#define NAMESPACE_INDEX_NAME	"ready_tasks_executor_namespace"
 
 /* What one backend runs */
 typedef struct ShareSlot
@@ -106,20 +125,29 @@ static bool held = false;
 static SubTransactionId held_subid = InvalidSubTransactionId;
 static bool callbacks_registered = false;
 
-/* Where this backend's next loose scan goes on, or NULL: from the start */
-static char *scan_cursor = NULL;
-
-/* A namespace found with ready executor tasks */
+/*
+ * A group found with ready executor tasks: a namespace, or from 0.10.0 a
+ * task queue and kind of a namespace
+ */
 typedef struct Candidate
 {
 	char	   *namespace;
-	uint64		hash;
+	char	   *task_queue;		/* NULL before 0.10.0 */
+	char		kind;			/* 'w' or 'x'; 0 before 0.10.0 */
+	uint64		hash;			/* of the namespace */
 	int64		oldest;			/* its first task seen in the claim order */
 	int			priority;		/* that task's priority (3 before 0.9.0) */
 	int			limit;			/* max_executors, 0: none */
 	int			running;
 	bool		tried;			/* no task of it could be claimed */
 } Candidate;
+
+/* Where this backend's next loose scan goes on (namespace NULL: the start) */
+static Candidate scan_cursor;
+
+/* The last claim went by queue (0.10.0), and when to try again if it failed */
+static bool claims_by_queue = false;
+static long claim_retry_ms = 0;
 
 /* The limits of one namespace (only namespaces that have one) */
 typedef struct LimitEntry
@@ -146,8 +174,7 @@ static KeptPlan claim_namespace_task = {
 	" (SELECT ctid FROM durable.ready_tasks WHERE namespace = $1"
 	"   AND task_id >= $2 AND kind IN ('w', 'x') AND not_before IS NULL"
 	"   ORDER BY task_id LIMIT 1 FOR UPDATE SKIP LOCKED)"
-	" RETURNING namespace, task_queue, kind, run_id, scheduled_event_id,"
-	" attempt, task_id",
+	EXECUTOR_CLAIM_RETURNING,
 	2, {TEXTOID, INT8OID}
 };
 /* The same from 0.7.0: no task of a paused queue (queue_pause.c) */
@@ -158,8 +185,7 @@ static KeptPlan claim_namespace_task_v7 = {
 	"   AND NOT EXISTS (SELECT 1 FROM durable.paused_task_queues p"
 	"     WHERE p.namespace = t.namespace AND p.task_queue = t.task_queue)"
 	"   ORDER BY t.task_id LIMIT 1 FOR UPDATE OF t SKIP LOCKED)"
-	" RETURNING namespace, task_queue, kind, run_id, scheduled_event_id,"
-	" attempt, task_id",
+	EXECUTOR_CLAIM_RETURNING,
 	2, {TEXTOID, INT8OID}
 };
 /*
@@ -174,9 +200,28 @@ static KeptPlan claim_namespace_task_v9 = {
 	"   AND NOT EXISTS (SELECT 1 FROM durable.paused_task_queues p"
 	"     WHERE p.namespace = t.namespace AND p.task_queue = t.task_queue)"
 	"   ORDER BY t.priority, t.task_id LIMIT 1 FOR UPDATE OF t SKIP LOCKED)"
-	" RETURNING namespace, task_queue, kind, run_id, scheduled_event_id,"
-	" attempt, task_id",
+	EXECUTOR_CLAIM_RETURNING,
 	3, {TEXTOID, INT8OID, INT2OID}
+};
+/*
+ * The next executor task of one run that a chain may take only through the
+ * limits of its queue (executor.c leaves them out of its own claim): read
+ * and locked, not yet claimed; then deleted once the limits admit it.
+ */
+static KeptPlan peek_run_task = {
+	NULL, "SELECT t.ctid, t.namespace, t.task_queue, t.kind, t.scheduled_event_id,"
+	" t.attempt, t.task_id, t.concurrency_key"
+	" FROM durable.ready_tasks t WHERE t.run_id = $1"
+	"   AND t.kind = ANY ($2) AND t.not_before IS NULL"
+	"   AND NOT EXISTS (SELECT 1 FROM durable.paused_task_queues p"
+	"     WHERE p.namespace = t.namespace AND p.task_queue = t.task_queue)"
+	" ORDER BY t.task_id LIMIT 1 FOR UPDATE OF t SKIP LOCKED",
+	2, {UUIDOID, CHARARRAYOID}
+};
+static KeptPlan delete_task_at = {
+	NULL, "DELETE FROM durable.ready_tasks WHERE ctid = $1"
+	EXECUTOR_CLAIM_RETURNING,
+	1, {TIDOID}
 };
 static KeptPlan load_limits = {
 	NULL, "SELECT name, COALESCE(max_executors, 0),"
@@ -393,47 +438,161 @@ ExecutorTaskTimeout(const char *namespace, double timeout_seconds,
 }
 
 /*
- * The loose scan: up to max namespaces that have ready executor tasks, each
- * with the first task of it in the claim order that the snapshot sees, after
- * scan_cursor and then from the start up to it.  Returns how many.  The
- * index is on (namespace, task_id), or from 0.9.0 on (namespace, priority,
- * task_id): *ordered tells which.
+ * The shape of the executors' index: its columns by position (1-based), and
+ * how many of them make a group of the loose scan (1: namespace; 3:
+ * namespace, task queue and kind).
+ */
+typedef struct ShareIndex
+{
+	Relation	rel;
+	Relation	index;
+	int			depth;			/* columns of a group */
+	bool		ordered;		/* the index has priority before task_id */
+	AttrNumber	c_ns;			/* heap columns */
+	AttrNumber	c_queue;
+	AttrNumber	c_kind;
+	AttrNumber	c_id;
+	AttrNumber	c_priority;
+	Oid			ns_collation;
+	Oid			queue_collation;
+} ShareIndex;
+
+/* The heap column of the index's column i (1-based), or 0. */
+static AttrNumber
+index_column(Relation index, int i)
+{
+	return i <= index->rd_index->indnkeyatts ?
+		index->rd_index->indkey.values[i - 1] : InvalidAttrNumber;
+}
+
+/*
+ * Read the shape of the index: from 0.10.0 (namespace, task_queue, kind,
+ * priority, task_id); from 0.9.0 (namespace, priority, task_id); from 0.5.0
+ * (namespace, task_id).
+ */
+static void
+share_index_shape(ShareIndex *si, bool by_queue)
+{
+	Oid			relid = RelationGetRelid(si->rel);
+	TupleDesc	desc = RelationGetDescr(si->rel);
+	bool		ok;
+
+	si->c_ns = get_attnum(relid, "namespace");
+	si->c_queue = get_attnum(relid, "task_queue");
+	si->c_kind = get_attnum(relid, "kind");
+	si->c_id = get_attnum(relid, "task_id");
+	si->c_priority = get_attnum(relid, "priority");
+	si->depth = by_queue ? 3 : 1;
+	if (by_queue)
+	{
+		si->ordered = true;
+		ok = (index_column(si->index, 1) == si->c_ns &&
+			  index_column(si->index, 2) == si->c_queue &&
+			  index_column(si->index, 3) == si->c_kind &&
+			  index_column(si->index, 4) == si->c_priority &&
+			  index_column(si->index, 5) == si->c_id);
+	}
+	else
+	{
+		si->ordered = (si->c_priority != InvalidAttrNumber &&
+					   index_column(si->index, 2) == si->c_priority &&
+					   index_column(si->index, 3) == si->c_id);
+		ok = (index_column(si->index, 1) == si->c_ns &&
+			  (si->ordered || index_column(si->index, 2) == si->c_id));
+	}
+	if (!ok || si->c_ns == InvalidAttrNumber || si->c_id == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("the index durable.%s does not have the columns of the executors' claim",
+						RelationGetRelationName(si->index)),
+				 errhint("durable needs its tables as its extension script made them.")));
+	si->ns_collation = TupleDescAttr(desc, si->c_ns - 1)->attcollation;
+	si->queue_collation = by_queue ?
+		TupleDescAttr(desc, si->c_queue - 1)->attcollation : InvalidOid;
+}
+
+/*
+ * Position the scan on the first entry of the group after "after" (NULL:
+ * the first group): the next kind of the same queue, else the next queue of
+ * the same namespace, else the next namespace.  One descent of the index
+ * each, the deepest first.  The scan always has one key for each column of
+ * a group (index_rescan takes as many as the scan began with): equal to
+ * after's before the level, greater at the level, and IS NOT NULL, which
+ * each row is, after it.
+ */
+static bool
+next_group(ShareIndex *si, IndexScanDesc scan, TupleTableSlot *slot,
+		   const Candidate *after)
+{
+	for (int level = after != NULL ? si->depth : 0; level >= 0; level--)
+	{
+		ScanKeyData keys[3];
+
+		if (after != NULL && level == 0)
+			break;				/* after the last namespace */
+		for (int i = 1; i <= si->depth; i++)
+		{
+			ScanKey		key = &keys[i - 1];
+			StrategyNumber strategy = i < level ? BTEqualStrategyNumber :
+			BTGreaterStrategyNumber;
+
+			if (i > level)
+				ScanKeyEntryInitialize(key, SK_ISNULL | SK_SEARCHNOTNULL, i,
+									   InvalidStrategy, InvalidOid, InvalidOid,
+									   InvalidOid, (Datum) 0);
+			else if (i == 1)
+				ScanKeyEntryInitialize(key, 0, 1, strategy, InvalidOid,
+									   si->ns_collation,
+									   i < level ? F_TEXTEQ : F_TEXT_GT,
+									   PointerGetDatum(cstring_to_text(after->namespace)));
+			else if (i == 2)
+				ScanKeyEntryInitialize(key, 0, 2, strategy, InvalidOid,
+									   si->queue_collation,
+									   i < level ? F_TEXTEQ : F_TEXT_GT,
+									   PointerGetDatum(cstring_to_text(after->task_queue)));
+			else
+				ScanKeyEntryInitialize(key, 0, 3, strategy, InvalidOid,
+									   InvalidOid, F_CHARGT,
+									   CharGetDatum(after->kind));
+		}
+		index_rescan(scan, keys, si->depth, NULL, 0);
+		if (index_getnext_slot(scan, ForwardScanDirection, slot))
+			return true;
+	}
+	return false;
+}
+
+/* The same group: namespace, and for the queue index task queue and kind */
+static bool
+same_group(const Candidate *a, const Candidate *b)
+{
+	return strcmp(a->namespace, b->namespace) == 0 &&
+		(a->task_queue == NULL ||
+		 (strcmp(a->task_queue, b->task_queue) == 0 && a->kind == b->kind));
+}
+
+/*
+ * The loose scan: up to max groups (namespaces, or queues and kinds of a
+ * namespace) that have ready executor tasks, each with its first task in
+ * the claim order that the snapshot sees, after the backend's cursor and
+ * then from the start up to it.  Returns how many.
  */
 static int
-scan_namespaces(Relation rel, Relation index, Snapshot snapshot,
-				Candidate *out, int max, bool *ordered)
+scan_groups(ShareIndex *si, Snapshot snapshot, Candidate *out, int max)
 {
-	TupleDesc	desc = RelationGetDescr(rel);
-	AttrNumber	c_ns = get_attnum(RelationGetRelid(rel), "namespace");
-	AttrNumber	c_id = get_attnum(RelationGetRelid(rel), "task_id");
-	AttrNumber	c_priority = get_attnum(RelationGetRelid(rel), "priority");
-	Oid			collation;
 	TupleTableSlot *slot;
 	IndexScanDesc scan;
-	char	   *cursor = scan_cursor;
+	Candidate  *cursor = scan_cursor.namespace != NULL ? &scan_cursor : NULL;
 	int			n = 0;
 	int			first_wrapped = -1;
 
-	*ordered = (c_priority != InvalidAttrNumber &&
-				index->rd_index->indnatts >= 3 &&
-				index->rd_index->indkey.values[1] == c_priority &&
-				index->rd_index->indkey.values[2] == c_id);
-	if (c_ns == InvalidAttrNumber || c_id == InvalidAttrNumber ||
-		index->rd_index->indnatts < 2 ||
-		index->rd_index->indkey.values[0] != c_ns ||
-		(!*ordered && index->rd_index->indkey.values[1] != c_id))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("the index durable." SHARE_INDEX_NAME " is not on (namespace, priority, task_id)"),
-				 errhint("durable needs its tables as its extension script made them.")));
-	collation = TupleDescAttr(desc, c_ns - 1)->attcollation;
-	slot = table_slot_create(rel, NULL);
-	scan = index_beginscan(rel, index, snapshot, 1, 0);
+	slot = table_slot_create(si->rel, NULL);
+	scan = index_beginscan(si->rel, si->index, snapshot, si->depth, 0);
 
 	/* After the cursor to the end, then (wrapped) from the start. */
 	for (int phase = 0; phase < 2 && n < max; phase++)
 	{
-		char	   *after = phase == 0 ? cursor : NULL;
+		const Candidate *after = phase == 0 ? cursor : NULL;
 
 		if (phase == 1)
 		{
@@ -441,56 +600,58 @@ scan_namespaces(Relation rel, Relation index, Snapshot snapshot,
 				break;			/* the first phase began at the start */
 			first_wrapped = n;
 		}
-		while (n < max)
+		while (n < max && next_group(si, scan, slot, after))
 		{
-			ScanKeyData key;
+			Candidate  *c = &out[n];
 			bool		isnull;
-			char	   *ns;
 
-			/* One key each time, as the scan began with: "> after" or any */
-			if (after != NULL)
-				ScanKeyEntryInitialize(&key, 0, 1, BTGreaterStrategyNumber,
-									   InvalidOid, collation, F_TEXT_GT,
-									   PointerGetDatum(cstring_to_text(after)));
-			else
-				ScanKeyEntryInitialize(&key, SK_ISNULL | SK_SEARCHNOTNULL, 1,
-									   InvalidStrategy, InvalidOid,
-									   InvalidOid, InvalidOid, (Datum) 0);
-			index_rescan(scan, &key, 1, NULL, 0);
-			if (!index_getnext_slot(scan, ForwardScanDirection, slot))
-				break;
-			ns = TextDatumGetCString(slot_getattr(slot, c_ns, &isnull));
+			memset(c, 0, sizeof(*c));
+			c->namespace = TextDatumGetCString(slot_getattr(slot, si->c_ns,
+															&isnull));
+			if (si->depth == 3)
+			{
+				c->task_queue = TextDatumGetCString(slot_getattr(slot,
+																 si->c_queue,
+																 &isnull));
+				c->kind = DatumGetChar(slot_getattr(slot, si->c_kind, &isnull));
+			}
 			/* Wrapped round to where the first phase began: all seen. */
-			if (phase == 1 && first_wrapped > 0 &&
-				strcmp(ns, out[0].namespace) == 0)
+			if (phase == 1 && first_wrapped > 0 && same_group(c, &out[0]))
 				break;
-			out[n].namespace = ns;
-			out[n].hash = namespace_hash(ns);
-			out[n].oldest = DatumGetInt64(slot_getattr(slot, c_id, &isnull));
-			out[n].priority = *ordered ?
-				DatumGetInt16(slot_getattr(slot, c_priority, &isnull)) : 3;
-			out[n].limit = 0;
-			out[n].running = 0;
-			out[n].tried = false;
+			c->hash = namespace_hash(c->namespace);
+			c->oldest = DatumGetInt64(slot_getattr(slot, si->c_id, &isnull));
+			c->priority = si->ordered ?
+				DatumGetInt16(slot_getattr(slot, si->c_priority, &isnull)) : 3;
 			n++;
-			after = ns;
+			after = c;
 		}
 	}
 	index_endscan(scan);
 	ExecDropSingleTupleTableSlot(slot);
 
-	/* More namespaces than one claim looks at: the next goes on from here. */
-	if (scan_cursor != NULL)
-		pfree(scan_cursor);
-	scan_cursor = n >= max ?
-		MemoryContextStrdup(TopMemoryContext, out[n - 1].namespace) : NULL;
+	/* More groups than one claim looks at: the next goes on from here. */
+	if (scan_cursor.namespace != NULL)
+		pfree(scan_cursor.namespace);
+	if (scan_cursor.task_queue != NULL)
+		pfree(scan_cursor.task_queue);
+	memset(&scan_cursor, 0, sizeof(scan_cursor));
+	if (n >= max)
+	{
+		scan_cursor.namespace = MemoryContextStrdup(TopMemoryContext,
+													out[n - 1].namespace);
+		if (out[n - 1].task_queue != NULL)
+			scan_cursor.task_queue = MemoryContextStrdup(TopMemoryContext,
+														 out[n - 1].task_queue);
+		scan_cursor.kind = out[n - 1].kind;
+	}
 	return n;
 }
 
 /*
  * Among the candidates not tried, the one to claim from: the fewest tasks
- * running, then the oldest task, leaving out those at their max_executors.
- * Its index, recorded in this backend's slot; -1 when none may run more.
+ * of its namespace running, then the lowest priority, then the oldest task,
+ * leaving out those whose namespace is at its max_executors.  Its index,
+ * recorded in this backend's slot; -1 when none may run more.
  */
 static int
 pick_candidate(Candidate *c, int n)
@@ -542,38 +703,200 @@ pick_candidate(Candidate *c, int n)
 	return best;
 }
 
+/* A limit held a queue back: the soonest it may admit one again. */
+static void
+note_retry(long retry_ms)
+{
+	if (retry_ms > 0 && (claim_retry_ms == 0 || retry_ms < claim_retry_ms))
+		claim_retry_ms = retry_ms;
+}
+
+/*
+ * Claim the next task of one queue and kind, as a poll claims (direct.c),
+ * under the limits of the queue and of its concurrency keys
+ * (task_limits.c): those of its decision tasks for kind 'w', of its
+ * activity tasks for 'x', which external workers' tasks of the same queue
+ * share.  False when there is none, or the limits hold it back.
+ */
+static bool
+claim_from_queue(const Candidate *c, ExecutorClaimedTask *task)
+{
+	char		limit_kind = c->kind == 'w' ? 'd' : 'a';
+	TaskLimitClaim tc;
+	ClaimKeyPolicy policy;
+	ClaimedTask claimed;
+	long		retry_ms;
+
+	if (!TaskLimitAdmit(&tc, c->namespace, c->task_queue, limit_kind,
+						DurableNow(), &retry_ms))
+	{
+		note_retry(retry_ms);
+		return false;
+	}
+	tc.ends_in_transaction = true;
+	TaskLimitKeyPolicy(&tc, &policy);
+	if (!DirectClaimReadyTask(c->namespace, c->task_queue, c->kind, &policy,
+							  &claimed))
+	{
+		if (tc.refused)
+			note_retry(tc.retry_ms);
+		TaskLimitAbandon(&tc);
+		return false;
+	}
+	/* Its start counts from here; the queue's admission lock is let go. */
+	TaskLimitClaimed(&tc, &claimed);
+	task->namespace = pstrdup(c->namespace);
+	task->task_queue = pstrdup(c->task_queue);
+	task->kind = c->kind;
+	task->run_id = claimed.run_id;
+	task->scheduled_event_id = claimed.scheduled_event_id;
+	task->attempt = claimed.attempt;
+	task->task_id = claimed.task_id;
+	return true;
+}
+
+/*
+ * Read the task a claim statement returned (the last SPI result, with the
+ * columns of EXECUTOR_CLAIM_RETURNING) into task, and free the result.
+ */
+void
+ExecutorTaskFromSPI(ExecutorClaimedTask *task)
+{
+	bool		isnull;
+
+	task->namespace = SPIGetText(0, 1);
+	task->task_queue = SPIGetText(0, 2);
+	task->kind = DatumGetChar(SPIGetDatum(0, 3, &isnull));
+	memcpy(&task->run_id, DatumGetUUIDP(SPIGetDatum(0, 4, &isnull)),
+		   sizeof(pg_uuid_t));
+	task->scheduled_event_id = DatumGetInt64(SPIGetDatum(0, 5, &isnull));
+	task->attempt = DatumGetInt32(SPIGetDatum(0, 6, &isnull));
+	task->task_id = DatumGetInt64(SPIGetDatum(0, 7, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+}
+
+/*
+ * Claim the next task of a run's chain that the chain's own statement left
+ * out because its queue has limits (executor.c), through those limits and
+ * its key's, as ExecutorShareClaim would: 1 when it was claimed (in *task),
+ * 0 when the run has none or the limits hold it back (the chain ends; the
+ * task is claimed later, and its commit wakes the executors).  kinds: the
+ * executor kinds, as a "char"[].
+ */
+int
+ExecutorClaimLimitedRunTask(pg_uuid_t *run_id, Datum kinds,
+							ExecutorClaimedTask *task)
+{
+	Datum		values[2];
+	Datum		tid;
+	bool		isnull;
+	char	   *namespace;
+	char	   *task_queue;
+	char		kind;
+	char	   *key;
+	TaskLimitClaim tc;
+	ClaimKeyPolicy policy;
+	ClaimedTask claimed;
+	long		retry_ms;
+
+	values[0] = UUIDPGetDatum(run_id);
+	values[1] = kinds;
+	if (RunPlan(&peek_run_task, values, NULL, false, 1) == 0)
+		return 0;
+	tid = SPIGetDatum(0, 1, &isnull);
+	tid = PointerGetDatum(memcpy(palloc(sizeof(ItemPointerData)),
+								 DatumGetPointer(tid), sizeof(ItemPointerData)));
+	namespace = SPIGetText(0, 2);
+	task_queue = SPIGetText(0, 3);
+	kind = DatumGetChar(SPIGetDatum(0, 4, &isnull));
+	memset(&claimed, 0, sizeof(claimed));
+	claimed.run_id = *run_id;
+	claimed.scheduled_event_id = DatumGetInt64(SPIGetDatum(0, 5, &isnull));
+	claimed.attempt = DatumGetInt32(SPIGetDatum(0, 6, &isnull));
+	claimed.task_id = DatumGetInt64(SPIGetDatum(0, 7, &isnull));
+	key = SPIGetText(0, 8);
+	strlcpy(claimed.concurrency_key, key != NULL ? key : "", CLAIM_KEY_MAX);
+	SPI_freetuptable(SPI_tuptable);
+
+	if (!TaskLimitAdmit(&tc, namespace, task_queue, kind == 'w' ? 'd' : 'a',
+						DurableNow(), &retry_ms))
+		return 0;
+	tc.ends_in_transaction = true;
+	TaskLimitKeyPolicy(&tc, &policy);
+	if (claimed.concurrency_key[0] != '\0' &&
+		!policy.admit(claimed.concurrency_key, policy.arg))
+	{
+		TaskLimitAbandon(&tc);
+		return 0;
+	}
+	if (RunPlan(&delete_task_at, &tid, NULL, false, 1) == 0)
+	{
+		TaskLimitAbandon(&tc);
+		return 0;
+	}
+	/* Read before the start is written (its statement replaces the result) */
+	ExecutorTaskFromSPI(task);
+	TaskLimitClaimed(&tc, &claimed);
+	return 1;
+}
+
+/*
+ * Whether the last claim went by queue and kind, under their limits (a
+ * database at 0.10.0 or later): then the tasks a chain takes after it must
+ * leave out the queues that have limits (executor.c).
+ */
+bool
+ExecutorClaimsByQueue(void)
+{
+	return claims_by_queue;
+}
+
+/*
+ * When the last claim that found nothing should be tried again, in
+ * milliseconds, because a rate limit held a queue back (0: when woken; a
+ * task that ends under a concurrency limit wakes the executors).
+ */
+long
+ExecutorClaimRetryMs(void)
+{
+	return claim_retry_ms;
+}
+
 /*
  * Claim a ready executor task as described at the top of this file (SPI
  * connected, in the transaction or subtransaction the task runs in): the
- * number of rows claimed (0 or 1), the task being the last SPI result with
- * executor.c's columns; -1 when the database has no index for it (0.4.0),
- * for the caller to claim the oldest task instead.
+ * number of tasks claimed (0 or 1), the task in *task; -1 when the database
+ * has no index for it (0.4.0), for the caller to claim the oldest task
+ * instead.
  */
 int
-ExecutorShareClaim(void)
+ExecutorShareClaim(ExecutorClaimedTask *task)
 {
 	Oid			nsp;
 	Oid			indexid;
-	Relation	rel;
-	Relation	index;
+	ShareIndex	si;
 	Snapshot	snapshot;
 	Candidate	cand[EXECUTOR_SHARE_SCAN_MAX];
 	int			n;
 	int			claimed = 0;
 	bool		paused_stored = TaskQueuePausesStored();
-	bool		ordered = false;
+
+	claim_retry_ms = 0;
 
 	/*
 	 * The table first, locked and checked to still exist (a DROP EXTENSION
 	 * may have run since the names were looked up); with its lock held its
 	 * index cannot go away.
 	 */
-	rel = DurableOpenTable("ready_tasks", AccessShareLock);
-	nsp = RelationGetNamespace(rel);
-	indexid = get_relname_relid(SHARE_INDEX_NAME, nsp);
+	si.rel = DurableOpenTable("ready_tasks", AccessShareLock);
+	nsp = RelationGetNamespace(si.rel);
+	indexid = get_relname_relid(QUEUE_INDEX_NAME, nsp);
+	claims_by_queue = OidIsValid(indexid);
+	if (!claims_by_queue)
+		indexid = get_relname_relid(NAMESPACE_INDEX_NAME, nsp);
 	if (!OidIsValid(indexid))
 	{
-		table_close(rel, NoLock);
+		table_close(si.rel, NoLock);
 		return -1;
 	}
 
@@ -583,11 +906,11 @@ ExecutorShareClaim(void)
 
 	CommandCounterIncrement();
 	snapshot = RegisterSnapshot(GetTransactionSnapshot());
-	index = index_open(indexid, AccessShareLock);
-	n = scan_namespaces(rel, index, snapshot, cand, EXECUTOR_SHARE_SCAN_MAX,
-						&ordered);
-	index_close(index, NoLock);
-	table_close(rel, NoLock);
+	si.index = index_open(indexid, AccessShareLock);
+	share_index_shape(&si, claims_by_queue);
+	n = scan_groups(&si, snapshot, cand, EXECUTOR_SHARE_SCAN_MAX);
+	index_close(si.index, NoLock);
+	table_close(si.rel, NoLock);
 	UnregisterSnapshot(snapshot);
 	if (n == 0)
 		return 0;
@@ -602,19 +925,27 @@ ExecutorShareClaim(void)
 	while (claimed == 0)
 	{
 		int			best = pick_candidate(cand, n);
-		Datum		values[3];
 
 		if (best < 0)
 			break;
-		values[0] = CStringGetTextDatum(cand[best].namespace);
-		values[1] = Int64GetDatum(cand[best].oldest);
-		values[2] = Int16GetDatum((int16) cand[best].priority);
-		claimed = RunPlan(ordered ? &claim_namespace_task_v9 :
-						  paused_stored ? &claim_namespace_task_v7 :
-						  &claim_namespace_task, values, NULL, false, 1);
+		if (claims_by_queue)
+			claimed = claim_from_queue(&cand[best], task) ? 1 : 0;
+		else
+		{
+			Datum		values[3];
+
+			values[0] = CStringGetTextDatum(cand[best].namespace);
+			values[1] = Int64GetDatum(cand[best].oldest);
+			values[2] = Int16GetDatum((int16) cand[best].priority);
+			claimed = RunPlan(si.ordered ? &claim_namespace_task_v9 :
+							  paused_stored ? &claim_namespace_task_v7 :
+							  &claim_namespace_task, values, NULL, false, 1);
+			if (claimed > 0)
+				ExecutorTaskFromSPI(task);
+		}
 		if (claimed == 0)
 		{
-			/* Every task of it was taken meanwhile: the next namespace. */
+			/* Nothing of it could be claimed: the next candidate. */
 			cand[best].tried = true;
 			if (held)
 				release_slot();

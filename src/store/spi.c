@@ -12,6 +12,20 @@
  * in force differs from the one it was made under, so the path must be the
  * same at every execution, not only at the first.
  *
+ * A kept plan is planned again after its 64th execution in the backend,
+ * then after twice as many each time, and at least every 1,024 executions
+ * (REPLAN_EXECUTIONS_MAX).  Every statement is a lookup or a walk
+ * by key, but the plan the planner picks for it depends on the table's size
+ * when it plans: a plan made while a table was small (a new database, a
+ * test, the first calls after an ANALYZE of a nearly empty schema) scans it
+ * whole, and would be kept at every call of the session as the table grows,
+ * until an ANALYZE or a change of the schema invalidated it.  Planning again is what an invalidation does (the plan is marked invalid,
+ * and the plan cache replans it at its next use), for one statement: a
+ * planning of a lookup by key every 1,024 executions costs nothing
+ * measurable.  1,000 signals after 20,000 starts in one session took 4.3 s
+ * with plans kept until an invalidation, 0.95 s with intervals growing
+ * fourfold, and 0.16 s so (0.12 s in a new session).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -20,6 +34,7 @@
 #include "executor/spi.h"
 #include "nodes/parsenodes.h"
 #include "utils/builtins.h"
+#include "utils/plancache.h"
 
 #include "store/spi.h"
 
@@ -54,6 +69,37 @@ GetPlan(KeptPlan *kp)
 	return kp->plan;
 }
 
+/* The first replanning of a kept plan, and the longest interval between two */
+#define REPLAN_EXECUTIONS_FIRST	64
+#define REPLAN_EXECUTIONS_MAX	1024
+
+/*
+ * Count an execution of a kept plan, and when it is due (see the top of
+ * this file) mark its generic plan invalid, as an invalidation of its
+ * tables would: the plan cache plans it again, with the tables' sizes of
+ * now, when it is next executed (a plan being executed by an outer call is
+ * not freed: its executor holds a reference).
+ */
+static void
+count_execution(KeptPlan *kp)
+{
+	ListCell   *lc;
+
+	if (kp->replan_at == 0)
+		kp->replan_at = REPLAN_EXECUTIONS_FIRST;
+	if (++kp->executions < kp->replan_at)
+		return;
+	kp->replan_at = kp->executions +
+		Min(kp->executions, (uint64) REPLAN_EXECUTIONS_MAX);
+	foreach(lc, SPI_plan_get_plan_sources(kp->plan))
+	{
+		CachedPlanSource *source = (CachedPlanSource *) lfirst(lc);
+
+		if (source->gplan != NULL)
+			source->gplan->is_valid = false;
+	}
+}
+
 /*
  * Execute a kept plan; returns the number of rows processed.  It is planned
  * and run with pg_catalog as the only schema searched (not even pg_temp).
@@ -67,7 +113,9 @@ RunPlan(KeptPlan *kp, Datum *values, const char *nulls, bool read_only,
 	int			rc;
 
 	PushOverrideSearchPath(&engine_search_path);
-	rc = SPI_execute_plan(GetPlan(kp), values, nulls, read_only, count);
+	(void) GetPlan(kp);
+	count_execution(kp);
+	rc = SPI_execute_plan(kp->plan, values, nulls, read_only, count);
 	PopOverrideSearchPath();
 	if (rc < 0)
 		elog(ERROR, "SPI_execute_plan failed for \"%s\": %s",

@@ -17,6 +17,8 @@ typedef struct KeptPlan
 	const char *sql;
 	int			nargs;
 	Oid			argtypes[32];
+	uint64		executions;		/* by this backend (RunPlan) */
+	uint64		replan_at;		/* when it is planned again (spi.c) */
 } KeptPlan;
 
 extern SPIPlanPtr GetPlan(KeptPlan *kp);

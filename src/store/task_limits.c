@@ -10,20 +10,31 @@
  * claim one probe of the table's primary key (TaskQueueLimited), which also
  * reads the limits.
  *
- * A claim of a limited queue (TaskLimitAdmit) takes the queue's admission
- * lock, a heavyweight lock of its own (an advisory lock tag no SQL function
- * makes), and keeps it only while it decides and claims: it lets go as soon
- * as the start is written (before the task's events and its run's lock),
- * not at commit, so that claimers of a limited queue wait for each other's
- * claim but never for each other's start or commit (a lock held to commit
- * would put the queue's every claim behind a WAL flush, and cap it at one
- * claim a flush).  What makes that exact:
+ * Admission.  A claim of a queue with a concurrency limit (TaskLimitAdmit,
+ * and for a key's limit the claim's walk asking admit_key) first publishes
+ * itself in its backend's slot of shared memory (ClaimSlot: "a claim of
+ * this queue and key is being admitted"), then counts the queue's starts
+ * and the other backends' slots of the queue.  Of two claims at once, each
+ * publishes before it counts (with a full memory barrier between), so at
+ * least one of them counts the other: together they never take more than
+ * the room there was, and neither waits for the other.  The claim stays
+ * published until its start is recorded (TaskLimitClaimed) or it gives up
+ * (TaskLimitAbandon).  When that count finds no room, the claim counts once
+ * more under the queue's admission lock, a heavyweight lock of its own (an
+ * advisory lock tag no SQL function makes), unpublished while it waits for
+ * it, so that claims racing for the last slots do not keep refusing each
+ * other; under the lock it first drops the rows of tasks that have ended.
+ * The lock is let go as soon as the start is recorded, not at commit: a lock
+ * held to commit would put the queue's every claim behind a WAL flush.
+ * Without shared memory every claim of a limited queue takes the lock.
+ * What makes the count exact:
  *
  * - Concurrency: the starts are rows of durable.task_starts, written by the
  *   transaction that starts the task.  A claim counts them with a dirty
  *   snapshot, which sees the rows of transactions still in progress (a start
  *   not committed yet counts; so does a start whose end is not committed
- *   yet), so a claim never misses a start that may commit.  A row whose task
+ *   yet), so a claim never misses a start that may commit; the row is
+ *   written before the claim that made it unpublishes.  A row whose task
  *   has ended is dropped when the attempt ends (TaskLimitEnded, from the
  *   engine's paths that end a task), and otherwise by the first claim that
  *   finds the queue full: it deletes the committed rows whose task is no
@@ -31,18 +42,29 @@
  *   decides.  So a row left behind never holds a slot for long.
  * - Rate: a generic cell rate algorithm (a token bucket kept as the time at
  *   which the bucket is full again, "tat") in shared memory, one slot a
- *   queue.  A start takes its token when it is written; a start whose
- *   transaction rolls back keeps it taken, so the rate is never exceeded.
- *   The state starts again full after a server restart.  Without durable in
- *   shared_preload_libraries there is no shared memory for it: a queue with
- *   a rate limit then hands nothing out, and set_task_queue_limits refuses
- *   a rate.
+ *   queue.  A claim takes its token when it is admitted, checked and taken
+ *   in one step under the table's spinlock, and gives it back if it claims
+ *   nothing; a start whose transaction rolls back keeps it taken, so the
+ *   rate is never exceeded.  The state starts again full after a server
+ *   restart.  Without durable in shared_preload_libraries there is no
+ *   shared memory for it: a queue with a rate limit then hands nothing out,
+ *   and set_task_queue_limits refuses a rate.
  *
- * Limits apply to the tasks handed to workers: polls, and eager dispatch,
- * which a limited queue does not do (engine/runs.c, engine/activities.c).
- * The executors, which run SQL workflows and SQL activities inside the
- * server, are bounded by their namespace's max_executors instead
- * (executor_share.c).
+ * Executors.  A task an executor claims (executor_share.c) starts and ends
+ * in the claiming transaction, so its start needs no row: the claim's slot
+ * stays set, as the task's start, until the task ends (TaskLimitEnded),
+ * the transaction or the subtransaction that claimed it aborts, or the
+ * backend exits.  A slot is cleared at the task's end rather than at
+ * commit: the task's code has run by then, and a chain's next task would
+ * otherwise count against it.  A crash of a backend resets shared memory.
+ * Without shared memory (the library not preloaded) an executor's start is
+ * a row as a poll's.
+ *
+ * Limits apply wherever a task is claimed: polls; the executors, which run
+ * SQL workflows' decision tasks under the limits of kind 'decision' and SQL
+ * activities under those of kind 'activity' (executor_share.c), shared with
+ * the external workers of the same queue; and eager dispatch, which a
+ * limited queue does not do (engine/runs.c, engine/activities.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -57,8 +79,10 @@
 #include "common/hashfn.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "storage/ipc.h"
 #include "storage/lmgr.h"
 #include "storage/lock.h"
+#include "storage/proc.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "utils/builtins.h"
@@ -73,6 +97,7 @@
 #include "store/spi.h"
 #include "store/task_limits.h"
 #include "store/wait.h"
+#include "store/worker_slots.h"
 
 #define ARG_TEXT(n)		(PG_ARGISNULL(n) ? NULL : PG_GETARG_TEXT_PP(n))
 
@@ -99,6 +124,28 @@ typedef struct RateTable
 } RateTable;
 
 static RateTable *rate_table = NULL;
+
+/*
+ * What a backend is doing under a queue's limits, one slot a backend in
+ * shared memory: a claim being admitted (published before it counts), or
+ * an executor's task started (see "Admission" and "Executors" at the top
+ * of this file).
+ */
+typedef struct ClaimSlot
+{
+	uint64		queue;			/* queue_hash of its queue; 0: none */
+	uint64		key;			/* key_slot of its concurrency key; 0: none */
+	bool		started;		/* an executor's task, not a claim under way */
+	pg_uuid_t	run_id;			/* the task, when started */
+	int64		start_key;		/* start_key() of the task */
+} ClaimSlot;
+
+static ClaimSlot *claim_slots = NULL;
+
+/* This backend's slot is set, in subtransaction slot_subid */
+static bool slot_set = false;
+static SubTransactionId slot_subid = InvalidSubTransactionId;
+static bool slot_callbacks = false;
 
 /* A started task of the queue still holds its slot: its attempt is running. */
 #define STILL_STARTED \
@@ -202,7 +249,8 @@ kind_name(char kind)
 Size
 TaskLimitsShmemSize(void)
 {
-	return sizeof(RateTable);
+	return add_size(sizeof(RateTable),
+					mul_size(sizeof(ClaimSlot), MaxBackends));
 }
 
 void
@@ -216,6 +264,127 @@ TaskLimitsShmemInit(void)
 		SpinLockInit(&rate_table->mutex);
 		memset(rate_table->slots, 0, sizeof(rate_table->slots));
 	}
+	claim_slots = ShmemInitStruct("durable claim slots",
+								  mul_size(sizeof(ClaimSlot), MaxBackends),
+								  &found);
+	if (!found)
+		memset(claim_slots, 0, sizeof(ClaimSlot) * MaxBackends);
+}
+
+/* This backend's slot, or NULL (no shared memory). */
+static ClaimSlot *
+my_slot(void)
+{
+	if (claim_slots == NULL || MyProc == NULL || MyProc->pgprocno < 0 ||
+		MyProc->pgprocno >= MaxBackends)
+		return NULL;
+	return &claim_slots[MyProc->pgprocno];
+}
+
+/* This backend's slot no longer counts. */
+static void
+clear_slot(void)
+{
+	ClaimSlot  *mine = my_slot();
+
+	slot_set = false;
+	slot_subid = InvalidSubTransactionId;
+	if (mine == NULL)
+		return;
+	/* Read without a lock: a slot read as still taken only holds back. */
+	mine->queue = 0;
+	mine->key = 0;
+	mine->started = false;
+	pg_memory_barrier();
+}
+
+static void
+slot_xact_callback(XactEvent event, void *arg)
+{
+	if (slot_set && event != XACT_EVENT_PRE_COMMIT &&
+		event != XACT_EVENT_PARALLEL_PRE_COMMIT &&
+		event != XACT_EVENT_PRE_PREPARE)
+		clear_slot();
+}
+
+/*
+ * A subtransaction that ends: one that aborts undoes what the slot says if
+ * it was set in it or in one of its children (durable.run_tasks() runs each
+ * task in a subtransaction; the user code's own subtransactions inside the
+ * task end before the task does and leave it counted); one that commits
+ * hands the slot on to its parent.
+ */
+static void
+slot_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					  SubTransactionId parentSubid, void *arg)
+{
+	if (!slot_set)
+		return;
+	if (event == SUBXACT_EVENT_ABORT_SUB && slot_subid >= mySubid)
+		clear_slot();
+	else if (event == SUBXACT_EVENT_COMMIT_SUB && slot_subid == mySubid)
+		slot_subid = parentSubid;
+}
+
+static void
+slot_exit_callback(int code, Datum arg)
+{
+	if (slot_set)
+		clear_slot();
+}
+
+/*
+ * Set this backend's slot: a claim of the queue (and key, 0: none) being
+ * admitted, seen by every claim that counts after this returns.
+ */
+static void
+set_slot(uint64 queue, uint64 key)
+{
+	ClaimSlot  *mine = my_slot();
+
+	if (mine == NULL)
+		return;
+	if (!slot_callbacks)
+	{
+		RegisterXactCallback(slot_xact_callback, NULL);
+		RegisterSubXactCallback(slot_subxact_callback, NULL);
+		before_shmem_exit(slot_exit_callback, (Datum) 0);
+		slot_callbacks = true;
+	}
+	mine->started = false;
+	mine->key = key;
+	mine->queue = queue;
+	/* Published before this backend counts the others' (see "Admission") */
+	pg_memory_barrier();
+	if (!slot_set)
+		slot_subid = GetCurrentSubTransactionId();
+	slot_set = true;
+}
+
+/*
+ * The slots of other backends on a queue (key 0) or on one of its
+ * concurrency keys: claims being admitted and executors' tasks started.
+ * *in_progress is set when there are any (they end or turn into rows soon).
+ */
+static int64
+count_slots(uint64 queue, uint64 key, bool *in_progress)
+{
+	ClaimSlot  *mine = my_slot();
+	int64		n = 0;
+
+	if (claim_slots == NULL)
+		return 0;
+	pg_memory_barrier();
+	for (int i = 0; i < MaxBackends; i++)
+	{
+		ClaimSlot  *cs = &claim_slots[i];
+
+		if (cs != mine && cs->queue == queue && (key == 0 || cs->key == key))
+			n++;
+	}
+	if (n > 0)
+		*in_progress = true;
+	return n;
 }
 
 /* The key of a queue: its database, namespace, task queue and kind. */
@@ -259,48 +428,39 @@ rate_slot(uint64 key, int64 now)
 }
 
 /*
- * Whether the rate limit has a token at now (microseconds); else *retry_ms
- * is when it will.  GCRA: a start is allowed while the bucket's full time is
- * at most (burst - 1) emission intervals ahead of now.
+ * Take a token of the rate limit at now (microseconds) if it has one, in one
+ * step under the table's lock, so that claimers need no other lock to keep
+ * the rate; else *retry_ms is when it will have one.  GCRA: a start is
+ * allowed while the bucket's full time is at most (burst - 1) emission
+ * intervals ahead of now; taking a token moves it one interval on.  A clock
+ * that went back (a test time set earlier) leaves the state no further
+ * ahead than a full burst.
  */
 static bool
-rate_allows(uint64 key, int64 now, double rate, int32 burst, long *retry_ms)
+rate_reserve(uint64 key, int64 now, double rate, int32 burst, long *retry_ms)
 {
 	double		interval = 1e6 / rate;
 	double		tolerance = (burst - 1) * interval;
-	int64		tat;
-	double		ahead;
-
-	SpinLockAcquire(&rate_table->mutex);
-	tat = rate_slot(key, now)->tat;
-	SpinLockRelease(&rate_table->mutex);
-	ahead = (double) (tat - now);
-	if (ahead <= tolerance)
-		return true;
-	*retry_ms = (long) Min(ceil((ahead - tolerance) / 1000.0), 60000.0);
-	if (*retry_ms < 1)
-		*retry_ms = 1;
-	return false;
-}
-
-/*
- * A start takes a token: the bucket is full again one emission interval
- * later.  A clock that went back (a test time set earlier) leaves the state
- * no further ahead than a full burst.
- */
-static void
-rate_take(uint64 key, int64 now, double rate, int32 burst)
-{
-	double		interval = 1e6 / rate;
 	RateSlot   *slot;
+	double		ahead;
 	double		tat;
 
 	SpinLockAcquire(&rate_table->mutex);
 	slot = rate_slot(key, now);
-	tat = (double) Max(slot->tat, now) + interval;
-	tat = Min(tat, (double) now + burst * interval);
-	slot->tat = (int64) tat;
+	ahead = (double) (slot->tat - now);
+	if (ahead <= tolerance)
+	{
+		tat = (double) Max(slot->tat, now) + interval;
+		tat = Min(tat, (double) now + burst * interval);
+		slot->tat = (int64) tat;
+		SpinLockRelease(&rate_table->mutex);
+		return true;
+	}
 	SpinLockRelease(&rate_table->mutex);
+	*retry_ms = (long) Min(ceil((ahead - tolerance) / 1000.0), 60000.0);
+	if (*retry_ms < 1)
+		*retry_ms = 1;
+	return false;
 }
 
 /* A token taken for a start that did not happen goes back to the bucket. */
@@ -577,16 +737,94 @@ sweep_ended_starts(TaskLimitClaim *tc)
 	RunPlan(&sweep_starts, values, NULL, false, 0);
 }
 
+/* The timestamp in microseconds of the rate table */
+#define RATE_NOW(tc)	((int64) (tc)->now)
+
+/*
+ * The claim published for a key's count is no longer: the slot goes back to
+ * the queue's admission if that was granted (the queue has a concurrency
+ * limit and key is not NULL), else it is cleared.
+ */
+static void
+unpublish_key(TaskLimitClaim *tc, const char *key)
+{
+	if (!tc->published)
+		return;
+	if (key != NULL && tc->has_concurrency)
+		set_slot(tc->key, 0);
+	else
+	{
+		tc->published = false;
+		clear_slot();
+	}
+}
+
+/*
+ * Whether a queue (key NULL) or one of its concurrency keys has room for one
+ * more start under its concurrency limit max (see "Admission" at the top of
+ * this file): first without a lock, this backend's claim published in its
+ * slot before it counts; when that finds no room, or there is no shared
+ * memory, again under the queue's admission lock, after dropping the rows of
+ * tasks that have ended.  The claim stays published when it has room.
+ */
+static bool
+has_room(TaskLimitClaim *tc, const char *key, int32 max, bool *in_progress)
+{
+	uint64		kslot = key != NULL ? key_slot(tc, key) : 0;
+	int64		n;
+
+	if (my_slot() != NULL && !tc->locked)
+	{
+		set_slot(tc->key, kslot);
+		tc->published = true;
+		n = (key != NULL ?
+			 count_key_starts(tc->namespace, tc->task_queue, tc->kind, key,
+							  in_progress) :
+			 count_starts(tc->namespace, tc->task_queue, tc->kind,
+						  in_progress)) +
+			count_slots(tc->key, kslot, in_progress);
+		if (n < max)
+			return true;
+		/* Not counted while it waits for the lock: claims do not refuse each other */
+		unpublish_key(tc, key);
+	}
+	begin_claim(tc);
+	if (my_slot() != NULL)
+	{
+		set_slot(tc->key, kslot);
+		tc->published = true;
+	}
+	for (int pass = 0; pass < 2; pass++)
+	{
+		bool		counted_in_progress = false;
+
+		n = (key != NULL ?
+			 count_key_starts(tc->namespace, tc->task_queue, tc->kind, key,
+							  &counted_in_progress) :
+			 count_starts(tc->namespace, tc->task_queue, tc->kind,
+						  &counted_in_progress)) +
+			count_slots(tc->key, kslot, &counted_in_progress);
+		if (counted_in_progress)
+			*in_progress = true;
+		if (n < max)
+			return true;
+		if (pass == 0)
+			sweep_ended_starts(tc);
+	}
+	unpublish_key(tc, key);
+	return false;
+}
+
 /*
  * Ask the limits of a queue and kind for one more task start (SPI
  * connected).  True when a task may be claimed: the queue has no limits, or
- * they admit one; then the queue's admission lock is held, if the queue has
- * limits, until TaskLimitClaimed or TaskLimitAbandon.  The limits of the
- * queue's concurrency keys are asked as the claim meets them
- * (TaskLimitKeyPolicy).  False when a limit holds the claim back: *retry_ms
- * is when the rate limit has a token again, or when to look again at a
- * start still in progress (0 when the concurrency limit is what holds it: a
- * task that ends wakes the poll).
+ * they admit one (its token of the rate limit taken, its claim published or
+ * the queue's admission lock held, until TaskLimitClaimed or
+ * TaskLimitAbandon).  The limits of the queue's concurrency keys are asked
+ * as the claim meets them (TaskLimitKeyPolicy).  False when a limit holds
+ * the claim back: *retry_ms is when the rate limit has a token again, or
+ * when to look again at a start still in progress (0 when the concurrency
+ * limit is what holds it: a task that ends wakes the poll).
  */
 bool
 TaskLimitAdmit(TaskLimitClaim *tc, const char *namespace,
@@ -606,38 +844,31 @@ TaskLimitAdmit(TaskLimitClaim *tc, const char *namespace,
 	if (!read_limits(namespace, task_queue, kind, tc))
 		return true;
 
-	begin_claim(tc);
+	tc->engaged = true;
+	if (tc->has_concurrency &&
+		!has_room(tc, NULL, tc->max_concurrent, &in_progress))
+	{
+		/*
+		 * A start still in progress may roll back, which wakes no poll:
+		 * look again soon.  (An end wakes a poll at its commit.)
+		 */
+		if (in_progress)
+			*retry_ms = IN_PROGRESS_RETRY_MS;
+		TaskLimitAbandon(tc);
+		return false;
+	}
 	if (tc->has_rate)
 	{
 		/* No shared memory: a rate cannot be kept, so nothing is handed out. */
 		if (rate_table == NULL ||
-			!rate_allows(tc->key, now, tc->rate, tc->burst, retry_ms))
+			!rate_reserve(tc->key, RATE_NOW(tc), tc->rate, tc->burst, retry_ms))
 		{
 			if (rate_table == NULL)
 				*retry_ms = 1000;
-			end_claim(tc);
+			TaskLimitAbandon(tc);
 			return false;
 		}
-	}
-	if (tc->has_concurrency &&
-		count_starts(namespace, task_queue, tc->kind,
-					 &in_progress) >= tc->max_concurrent)
-	{
-		/* Full: drop the rows of tasks that have ended, then decide. */
-		sweep_ended_starts(tc);
-		if (SPI_processed == 0 ||
-			count_starts(namespace, task_queue, tc->kind,
-						 &in_progress) >= tc->max_concurrent)
-		{
-			/*
-			 * A start still in progress may roll back, which wakes no poll:
-			 * look again soon.  (An end wakes a poll at its commit.)
-			 */
-			if (in_progress)
-				*retry_ms = IN_PROGRESS_RETRY_MS;
-			end_claim(tc);
-			return false;
-		}
+		tc->queue_token = true;
 	}
 	return true;
 }
@@ -652,11 +883,21 @@ refuse_key(TaskLimitClaim *tc, long retry_ms)
 	return false;
 }
 
+/* The token a key's rate limit gave the claim goes back: no task of it. */
+static void
+give_back_key_token(TaskLimitClaim *tc)
+{
+	if (!tc->key_token)
+		return;
+	rate_give_back(tc->key_token_slot, RATE_NOW(tc), tc->key_token_rate);
+	tc->key_token = false;
+}
+
 /*
  * Whether the limits of a concurrency key admit one more start of its
- * tasks (ClaimKeyPolicy.admit, asked by the claim's walk): decided under the
- * queue's admission lock, taken here if the queue's own limits did not take
- * it, as a queue's limits are decided.
+ * tasks (ClaimKeyPolicy.admit, asked by the claim's walk), as a queue's
+ * limits are decided; a token of its rate limit is taken for it (and that
+ * of the key asked before given back).
  */
 static bool
 admit_key(const char *key, void *arg)
@@ -668,24 +909,26 @@ admit_key(const char *key, void *arg)
 	key_limits_of(tc, key, &kl);
 	if (!kl.has_concurrency && !kl.has_rate)
 		return true;
-	begin_claim(tc);
+	tc->engaged = true;
+	give_back_key_token(tc);
+	if (kl.has_concurrency &&
+		!has_room(tc, key, kl.max_concurrent, &in_progress))
+		return refuse_key(tc, in_progress ? IN_PROGRESS_RETRY_MS : 0);
 	if (kl.has_rate)
 	{
 		long		retry_ms = 1000;
 
 		if (rate_table == NULL ||
-			!rate_allows(key_slot(tc, key), tc->now, kl.rate, kl.burst,
-						 &retry_ms))
+			!rate_reserve(key_slot(tc, key), RATE_NOW(tc), kl.rate, kl.burst,
+						  &retry_ms))
+		{
+			unpublish_key(tc, key);
 			return refuse_key(tc, retry_ms);
-	}
-	if (kl.has_concurrency &&
-		count_key_starts(tc->namespace, tc->task_queue, tc->kind, key,
-						 &in_progress) >= kl.max_concurrent)
-	{
-		sweep_ended_starts(tc);
-		if (count_key_starts(tc->namespace, tc->task_queue, tc->kind, key,
-							 &in_progress) >= kl.max_concurrent)
-			return refuse_key(tc, in_progress ? IN_PROGRESS_RETRY_MS : 0);
+		}
+		tc->key_token = true;
+		tc->key_token_slot = key_slot(tc, key);
+		tc->key_token_rate = kl.rate;
+		strlcpy(tc->key_token_key, key, CLAIM_KEY_MAX);
 	}
 	return true;
 }
@@ -723,18 +966,22 @@ start_key(const char *kind, int64 scheduled_event_id)
 
 /*
  * A task was claimed under the claim's limits and is about to start: its
- * start is written (it holds its slot from now on, for every claim that
- * comes after, in progress or committed) and it takes its tokens, of the
- * queue and of its key; the admission lock is let go, so that the start
- * itself (its events, its run's lock) runs outside it.  TaskLimitUnclaim
- * takes them back if the task turns out stale.
+ * start is recorded (it holds its slot from now on, for every claim that
+ * comes after, in progress or committed): a row of durable.task_starts, or
+ * for an executor's task (ends_in_transaction) this backend's slot of
+ * shared memory.  The published claim, and the admission lock if it was
+ * taken, are let go, so that the start itself (its events, its run's lock)
+ * runs outside them.  A key's token taken for another key than the task's
+ * goes back.  TaskLimitUnclaim takes it all back if the task turns out
+ * stale.
  */
 void
 TaskLimitClaimed(TaskLimitClaim *tc, ClaimedTask *task)
 {
 	KeyLimits	kl;
+	ClaimSlot  *mine = my_slot();
 
-	if (!tc->locked)
+	if (!tc->engaged)
 		return;
 	tc->claimed = true;
 	memcpy(&tc->run_id, &task->run_id, sizeof(pg_uuid_t));
@@ -742,7 +989,21 @@ TaskLimitClaimed(TaskLimitClaim *tc, ClaimedTask *task)
 	memset(&kl, 0, sizeof(kl));
 	if (task->concurrency_key[0] != '\0')
 		key_limits_of(tc, task->concurrency_key, &kl);
-	if (tc->has_concurrency || kl.has_concurrency)
+	if (tc->key_token && strcmp(tc->key_token_key, task->concurrency_key) != 0)
+		give_back_key_token(tc);
+	if ((tc->has_concurrency || kl.has_concurrency) && tc->ends_in_transaction &&
+		mine != NULL)
+	{
+		/* An executor's: its slot says so until the task ends */
+		set_slot(tc->key, task->concurrency_key[0] != '\0' ?
+				 key_slot(tc, task->concurrency_key) : 0);
+		memcpy(&mine->run_id, &task->run_id, sizeof(pg_uuid_t));
+		mine->start_key = tc->scheduled_event_id;
+		mine->started = true;
+		tc->published = false;
+		tc->executor_started = true;
+	}
+	else if (tc->has_concurrency || kl.has_concurrency)
 	{
 		Datum		values[8];
 
@@ -759,20 +1020,17 @@ TaskLimitClaimed(TaskLimitClaim *tc, ClaimedTask *task)
 		else
 			RunPlan(&insert_start, values, NULL, false, 0);
 	}
-	if (tc->has_rate && rate_table != NULL)
-		rate_take(tc->key, tc->now, tc->rate, tc->burst);
-	if (kl.has_rate && rate_table != NULL)
+	/* The row (visible to every count from its insert) replaces the claim */
+	if (tc->published)
 	{
-		tc->key_started = true;
-		tc->key_slot = key_slot(tc, task->concurrency_key);
-		tc->key_rate = kl.rate;
-		rate_take(tc->key_slot, tc->now, kl.rate, kl.burst);
+		tc->published = false;
+		clear_slot();
 	}
 	end_claim(tc);
 }
 
 /*
- * The task claimed did not start (its run moved on): its start row goes, and
+ * The task claimed did not start (its run moved on): its start goes, and
  * its tokens are given back.
  */
 void
@@ -783,17 +1041,24 @@ TaskLimitUnclaim(TaskLimitClaim *tc)
 	if (!tc->claimed)
 		return;
 	tc->claimed = false;
-	values[0] = CStringGetTextDatum(tc->namespace);
-	values[1] = CStringGetTextDatum(tc->task_queue);
-	values[2] = CStringGetTextDatum(tc->kind);
-	values[3] = UUIDPGetDatum(&tc->run_id);
-	values[4] = Int64GetDatum(tc->scheduled_event_id);
-	RunPlan(&delete_start, values, NULL, false, 0);
-	if (tc->has_rate && rate_table != NULL)
-		rate_give_back(tc->key, tc->now, tc->rate);
-	if (tc->key_started)
-		rate_give_back(tc->key_slot, tc->now, tc->key_rate);
-	tc->key_started = false;
+	if (tc->executor_started)
+	{
+		tc->executor_started = false;
+		clear_slot();
+	}
+	else
+	{
+		values[0] = CStringGetTextDatum(tc->namespace);
+		values[1] = CStringGetTextDatum(tc->task_queue);
+		values[2] = CStringGetTextDatum(tc->kind);
+		values[3] = UUIDPGetDatum(&tc->run_id);
+		values[4] = Int64GetDatum(tc->scheduled_event_id);
+		RunPlan(&delete_start, values, NULL, false, 0);
+	}
+	if (tc->queue_token && rate_table != NULL)
+		rate_give_back(tc->key, RATE_NOW(tc), tc->rate);
+	tc->queue_token = false;
+	give_back_key_token(tc);
 	/* The next claim of the loop asks the limits again, from the start. */
 	tc->key_limits = -1;
 	tc->defaults_read = false;
@@ -801,12 +1066,22 @@ TaskLimitUnclaim(TaskLimitClaim *tc)
 }
 
 /*
- * Nothing was claimed: let the admission lock go, take no token.  A key's
- * limits that held a task back tell the poll when to look again.
+ * Nothing was claimed: the claim is no longer published, the admission
+ * lock goes, the tokens taken go back.  A key's limits that held a task
+ * back tell the poll when to look again.
  */
 void
 TaskLimitAbandon(TaskLimitClaim *tc)
 {
+	if (tc->queue_token && rate_table != NULL)
+		rate_give_back(tc->key, RATE_NOW(tc), tc->rate);
+	tc->queue_token = false;
+	give_back_key_token(tc);
+	if (tc->published)
+	{
+		tc->published = false;
+		clear_slot();
+	}
 	end_claim(tc);
 	if (tc->refused)
 		ClaimRetryAfter(tc->retry_ms);
@@ -832,7 +1107,19 @@ TaskLimitEnded(const char *namespace, const char *task_queue, char kind,
 			   pg_uuid_t *run_id, int64 scheduled_event_id)
 {
 	Datum		values[5];
+	ClaimSlot  *mine = my_slot();
 
+	/* An executor's task, which holds its slot in shared memory */
+	if (slot_set && mine != NULL && mine->started &&
+		mine->queue == queue_hash(namespace, task_queue, kind) &&
+		mine->start_key == start_key(kind_name(kind), scheduled_event_id) &&
+		memcmp(&mine->run_id, run_id, sizeof(pg_uuid_t)) == 0)
+	{
+		clear_slot();
+		WakeQueueAtCommit(namespace, task_queue, kind, 1);
+		WakeExecutorsAtCommit();
+		return;
+	}
 	if (!queue_has_starts(namespace, task_queue, kind_name(kind)))
 		return;
 	values[0] = CStringGetTextDatum(namespace);
@@ -842,7 +1129,11 @@ TaskLimitEnded(const char *namespace, const char *task_queue, char kind,
 	values[4] = Int64GetDatum(start_key(kind_name(kind), scheduled_event_id));
 	RunPlan(&delete_start, values, NULL, false, 0);
 	if (SPI_processed > 0)
+	{
+		/* The polls of the queue, and the executors, which share its limits */
 		WakeQueueAtCommit(namespace, task_queue, kind, 1);
+		WakeExecutorsAtCommit();
+	}
 }
 
 /* The kind argument: 'decision' or 'activity'. */

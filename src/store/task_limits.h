@@ -38,6 +38,9 @@ typedef struct TaskLimitClaim
 	double		rate;
 	int32		burst;
 	TimestampTz now;
+	bool		ends_in_transaction;	/* set by the caller: an executor's task,
+										 * which ends in the claiming transaction */
+	bool		executor_started;	/* TaskLimitClaimed took a slot for it */
 	bool		claimed;		/* TaskLimitClaimed wrote this start */
 	pg_uuid_t	run_id;
 	int64		scheduled_event_id;
@@ -50,9 +53,13 @@ typedef struct TaskLimitClaim
 	bool		swept;			/* the queue's ended starts were swept */
 	bool		refused;		/* a key's limits held a task back */
 	long		retry_ms;		/* when those may admit one again, 0: woken */
-	bool		key_started;	/* the claimed task's key took a token */
-	uint64		key_slot;		/* its rate slot */
-	double		key_rate;
+	bool		engaged;		/* limits of the queue or of a key apply */
+	bool		published;		/* the claim is in this backend's slot */
+	bool		queue_token;	/* a token of the queue's rate limit taken */
+	bool		key_token;		/* a token of a key's rate limit taken: */
+	char		key_token_key[CLAIM_KEY_MAX];	/* that key, */
+	uint64		key_token_slot; /* its rate slot */
+	double		key_token_rate;
 } TaskLimitClaim;
 
 extern bool TaskQueueLimited(const char *namespace, const char *task_queue,
