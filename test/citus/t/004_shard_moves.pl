@@ -32,6 +32,17 @@ is($coord->safe_psql('postgres', qq{
 is(sqlstate_of($coord, q{SELECT durable_citus.start_workflow('t', NULL, 'm-1')}), 'WF001',
 	'and its workflow is still found on its owner');
 
+# A split, on the same node, is refused the same way.
+my $mid = $coord->safe_psql('postgres', qq{
+	SELECT ((shardminvalue::bigint + shardmaxvalue::bigint) / 2)::text FROM pg_dist_shard WHERE shardid = $shard});
+my $nodeid = $coord->safe_psql('postgres', "SELECT nodeid FROM pg_dist_node WHERE nodeport = $port");
+($stdout, $stderr) = ('', '');
+$coord->psql('postgres', "\\set VERBOSITY verbose\nSELECT citus_split_shard_by_split_points($shard, ARRAY['$mid'], ARRAY[$nodeid, $nodeid], 'block_writes')",
+	stdout => \$stdout, stderr => \$stderr);
+like($stderr, qr/ERROR:\s+0A000: durable_citus: the shards of durable_citus.routes cannot be moved/,
+	'citus_split_shard_by_split_points of a routes shard is refused');
+is($coord->safe_psql('postgres', 'SELECT sum(shards) FROM durable_citus.nodes()'), '32', 'no shard was added');
+
 # A node added later: it gets the extensions, and owns nothing.
 my $w3 = PostgreSQL::Test::Cluster->new('worker3');
 $w3->init;
