@@ -376,6 +376,7 @@ DurableTimerWorkerMain(Datum main_arg)
 		volatile bool installed = true;
 		volatile bool enabled = true;
 		bool		full = false;
+		uint32		extension_commits;
 
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
@@ -396,6 +397,8 @@ DurableTimerWorkerMain(Datum main_arg)
 			last_full_scan = GetCurrentTimestamp();
 		}
 
+		/* Before the snapshot that looks for the extension (TimerWorkerDetach) */
+		extension_commits = TimerWorkerExtensionCommits();
 		PG_TRY();
 		{
 			MemoryContext old = MemoryContextSwitchTo(loop_cxt);
@@ -443,7 +446,7 @@ DurableTimerWorkerMain(Datum main_arg)
 
 		if (!installed)
 		{
-			TimerWorkerDetach(true);
+			TimerWorkerDetach(true, extension_commits);
 			proc_exit(0);
 		}
 		if (enabled != was_enabled)

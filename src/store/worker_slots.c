@@ -215,7 +215,17 @@ launcher_xact_callback(XactEvent event, void *arg)
 	}
 	if (wake_launcher)
 	{
+		int			i;
+
 		SpinLockAcquire(&WorkerSlotTable->mutex);
+		/*
+		 * Counted once the commit is visible: a timer worker whose snapshot
+		 * was taken before it, and which found no extension, sees the count
+		 * change and does not tell the launcher so (TimerWorkerDetach).
+		 */
+		i = WorkerSlotFind(MyDatabaseId);
+		if (i >= 0)
+			WorkerSlotTable->slots[i].extension_commits++;
 		if (WorkerSlotTable->launcher_latch != NULL)
 			SetLatch(WorkerSlotTable->launcher_latch);
 		SpinLockRelease(&WorkerSlotTable->mutex);
@@ -766,9 +776,34 @@ TimerWorkerAttach(void)
 	}
 }
 
-/* The timer worker leaves; no_extension says why.  It wakes the launcher. */
+/*
+ * The count of commits of CREATE EXTENSION durable (or of anything else that
+ * woke the launcher at commit) in this timer worker's database, read before
+ * the snapshot that looks for the extension.
+ */
+uint32
+TimerWorkerExtensionCommits(void)
+{
+	int			i;
+	uint32		n = 0;
+
+	SpinLockAcquire(&WorkerSlotTable->mutex);
+	i = WorkerSlotFind(MyDatabaseId);
+	if (i >= 0)
+		n = WorkerSlotTable->slots[i].extension_commits;
+	SpinLockRelease(&WorkerSlotTable->mutex);
+	return n;
+}
+
+/*
+ * The timer worker leaves; no_extension says why.  It wakes the launcher.
+ * A worker that found no extension with a snapshot taken when the count of
+ * commits was commits_seen, while a CREATE EXTENSION has committed since,
+ * leaves as a worker that found it: the launcher checks the database again
+ * at once instead of after NO_EXTENSION_RECHECK_SECS (launcher.c).
+ */
 void
-TimerWorkerDetach(bool no_extension)
+TimerWorkerDetach(bool no_extension, uint32 commits_seen)
 {
 	int			i;
 	bool		left = false;
@@ -777,6 +812,9 @@ TimerWorkerDetach(bool no_extension)
 	i = WorkerSlotFind(MyDatabaseId);
 	if (i >= 0 && WorkerSlotTable->slots[i].pid == MyProcPid)
 	{
+		if (no_extension &&
+			WorkerSlotTable->slots[i].extension_commits != commits_seen)
+			no_extension = false;
 		WorkerSlotTable->slots[i].pid = 0;
 		WorkerSlotTable->slots[i].latch = NULL;
 		WorkerSlotTable->slots[i].no_extension = no_extension;
@@ -795,5 +833,5 @@ TimerWorkerDetach(bool no_extension)
 void
 TimerWorkerDetachCallback(int code, Datum arg)
 {
-	TimerWorkerDetach(false);
+	TimerWorkerDetach(false, 0);
 }

@@ -72,6 +72,7 @@ typedef struct WorkerSlot
 	pg_atomic_uint64 next_wakeup;	/* 0: awake; else the time it sleeps to */
 	pg_atomic_uint64 committed_due; /* least due time committed meanwhile */
 	bool		no_extension;	/* exited: durable is not installed */
+	uint32		extension_commits;	/* commits of CREATE EXTENSION durable */
 	TimestampTz checked_at;		/* when it found that */
 	TimestampTz paused_until;	/* DROP/CREATE DATABASE: do not restart */
 	bool		installed;		/* the timer worker found the extension */
@@ -105,7 +106,8 @@ extern void WakeLauncherAtCommit(void);
 /* The timer worker's */
 extern void WakeTimerWorkerAtCommit(TimestampTz due_at);
 extern void TimerWorkerAttach(void);
-extern void TimerWorkerDetach(bool no_extension);
+extern uint32 TimerWorkerExtensionCommits(void);
+extern void TimerWorkerDetach(bool no_extension, uint32 commits_seen);
 extern void TimerWorkerDetachCallback(int code, Datum arg);
 extern TimestampTz TimerWorkerSleepsUntil(TimestampTz sleeps_to);
 extern void TimerWorkerFoundExtension(void);
