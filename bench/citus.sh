@@ -188,8 +188,21 @@ tps_of() {
               printf "%.1f\n", c / d }'
 }
 
+# node_cpu_ms DATADIR: the CPU a node's processes used so far, in ms (the postmaster's
+# own and that of its children, those ended included, from /proc; bench/run.sh's).
+node_cpu_ms() {
+    local pm pid sum=0 hz
+    hz=$(getconf CLK_TCK)
+    pm=$(head -n 1 "$1/postmaster.pid")
+    for pid in "$pm" $(pgrep -P "$pm"); do
+        sum=$((sum + $(awk '{print $14 + $15 + $16 + $17}' "/proc/$pid/stat" 2>/dev/null || echo 0)))
+    done
+    echo $((sum * 1000 / hz))
+}
+
 # measure K NAME RUN: one run of a workload; appends its scripts/s (summed over the
-# pgbench processes) to $WORK/k$K.NAME.
+# pgbench processes) to $WORK/k$K.NAME, and the CPU ms a script execution of the
+# coordinator and of the workers (together) to $WORK/k$K.NAME.cpu.
 measure() {
     local k=$1 name=$2 run=$3 i p total=0 t pids=() ports=() script opts=() clients=$CLIENTS
     for ((i = 0; i <= k; i++)); do psql_on "$((CITUS_BENCH_PORT + i))" -c CHECKPOINT; done
@@ -206,6 +219,8 @@ measure() {
     fi
     mkdir -p "$WORK/log"
     rm -f "$WORK/log/"*
+    local cpu0=() cpu1=() n
+    for ((i = 0; i <= k; i++)); do cpu0+=("$(node_cpu_ms "${NODES[$i]}")"); done
     for p in "${ports[@]}"; do
         pgbench -n -h 127.0.0.1 -p "$p" -c "$clients" -j "$THREADS" -T "$DURATION" "${opts[@]}" \
             --log --log-prefix="$WORK/log/$p" -f "$ROOT/bench/$script" bench \
@@ -215,18 +230,25 @@ measure() {
     for i in "${!pids[@]}"; do
         wait "${pids[$i]}" || { cat "$WORK/pgbench.${ports[$i]}.out"; die "pgbench failed on $name"; }
     done
+    for ((i = 0; i <= k; i++)); do cpu1+=("$(node_cpu_ms "${NODES[$i]}")"); done
     for p in "${ports[@]}"; do
         t=$(tps_of "$WORK/log/$p")
         total=$(awk -v a="$total" -v b="$t" 'BEGIN { printf "%.1f", a + b }')
     done
     echo "$total" >>"$WORK/k$k.$name"
+    # Scripts run in the whole pgbench run (its tail included), for the CPU a script.
+    n=$(cat "$WORK/log/"* | awk '$3 ~ /^[0-9]+$/' | wc -l)
+    awk -v n="$n" -v c="$((cpu1[0] - cpu0[0]))" \
+        -v w="$(for ((i = 1; i <= k; i++)); do echo $((cpu1[i] - cpu0[i])); done | awk '{s += $1} END {print s}')" \
+        'BEGIN { if (n > 0) printf "%.3f %.3f\n", c / n, w / n }' >>"$WORK/k$k.$name.cpu"
     log "$k worker(s), run $run/$RUNS: $name ${total}/s (${#ports[@]} pgbench, $clients clients each, ${DURATION}s)"
 }
 
-# median FILE: the median of a file of numbers (mean of the middle two if even).
+# median FILE [DIGITS]: the median of a file of numbers (mean of the middle two if
+# even), with DIGITS decimals (1).
 median() {
-    LC_ALL=C sort -g "$1" | awk '{ a[NR] = $1 } END { m = int((NR + 1) / 2)
-        if (NR % 2) printf "%.1f\n", a[m]; else printf "%.1f\n", (a[m] + a[m + 1]) / 2 }'
+    LC_ALL=C sort -g "$1" | awk -v f="%.${2:-1}f\n" '{ a[NR] = $1 } END { m = int((NR + 1) / 2)
+        if (NR % 2) printf f, a[m]; else printf f, (a[m] + a[m + 1]) / 2 }'
 }
 
 WORKLOADS_ORDER=(start_direct start_routed cycle_direct cycle_routed)
@@ -263,6 +285,15 @@ done
             printf '%-8s %-13s %12s %12s %8s   %s | %s\n' "$k" "$w" "$d" "$r" \
                 "$(awk -v a="$r" -v b="$d" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }')" \
                 "$(paste -sd ' ' "$WORK/k$k.${w}_direct")" "$(paste -sd ' ' "$WORK/k$k.${w}_routed")"
+        done
+    done
+    echo
+    echo "CPU ms a script execution (median), coordinator + workers:"
+    for k in $WORKERS; do
+        for name in "${WORKLOADS_ORDER[@]}"; do
+            printf '  %s worker(s) %-13s %s + %s ms\n' "$k" "$name" \
+                "$(awk '{print $1}' "$WORK/k$k.$name.cpu" >"$WORK/tmp.1"; median "$WORK/tmp.1" 3)" \
+                "$(awk '{print $2}' "$WORK/k$k.$name.cpu" >"$WORK/tmp.2"; median "$WORK/tmp.2" 3)"
         done
     done
     echo
