@@ -42,6 +42,7 @@ CITUS_BENCH_PORT=${CITUS_BENCH_PORT:-56200}
 export WORKERS CLIENTS THREADS DURATION RUNS CITUS_BENCH_PORT
 
 if is_root && [ "${DURABLE_RERUN:-}" != 1 ]; then
+    # shellcheck disable=SC2119  # durable's packages, not the script's arguments
     ensure_packages
     "$ROOT/scripts/build-citus.sh" || die "building Citus failed"
     find_pg
