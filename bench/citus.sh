@@ -19,8 +19,10 @@
 # In both cycles the start is sent over a dblink connection the pgbench session keeps
 # (bench_start below), to the coordinator or to the worker itself, so that the only
 # difference is where the start goes.  Reports scripts/s (starts, or workflows through
-# the cycle) and the ratios routed / direct, and writes them to
-# bench/results/citus-<timestamp>.txt.
+# the cycle), the ratios routed / direct, and the CPU ms a script execution of the
+# coordinator's and the workers' processes, and writes them to
+# bench/results/citus-<timestamp>.txt.  bench/README.md ("durable_citus") has figures
+# and a model of throughput against nodes built from them.
 #
 # Environment: WORKERS ("1 2"), CLIENTS (8 a worker node), THREADS (2), DURATION seconds
 # (15), RUNS (2), CITUS_BENCH_PORT (56200: the coordinator; workers the next ports).
