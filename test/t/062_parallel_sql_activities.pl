@@ -141,8 +141,11 @@ cmp_ok($wall, '<', 2.5, sprintf('4 x 0.2 s: the run closed %.2f s after its star
 # 3. A client locks run x (5 activities of 2 s) while its first activity
 #    runs: it gets the lock when an activity's executor commits, and keeps
 #    it.  x's next tasks (the activities left, its decision task) are
-#    claimed by executors that all wait for the lock, none of which holds
-#    it: each gives its task back, at least two of them.
+#    claimed by executors that wait for the lock, none of which holds it:
+#    each gives its task back.  How many are left for them depends on how
+#    many executors queued for the run's lock before the client did (those
+#    run their activity first, the lock passing from executor to executor),
+#    so the test asks for one given back and put off, not a number.
 $log_offset = -s $node->logfile;
 $node->safe_psql('postgres', q{
 	SELECT durable.start_workflow('fan_out', '{"n": 5, "secs": 2}', 'x')});
@@ -156,7 +159,7 @@ $holder->query_safe('BEGIN');
 # Waits for the executor's chain to commit, then keeps x locked.
 $holder->query_safe(q{SELECT durable.signal_workflow('x', 's')});
 ok($node->poll_query_until('postgres', q{
-	SELECT count(*) >= 2 FROM durable.ready_tasks
+	SELECT count(*) >= 1 FROM durable.ready_tasks
 	 WHERE run_id = durable.resolve_run_id('x') AND last_error LIKE '55P03:%'}),
 	'the tasks of the run a client keeps locked are given back and put off');
 ok($node->log_contains(qr/LOG:  durable (activity|decision) task \d+ of run \S+ waits: its run is locked/,
