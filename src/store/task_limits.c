@@ -760,6 +760,35 @@ unpublish_key(TaskLimitClaim *tc, const char *key)
 }
 
 /*
+ * Publish the claim in this backend's slot (if there is shared memory), then
+ * count the starts of the queue (key NULL) or of one of its keys, rows and
+ * the other backends' slots; *in_progress is set when some of them may yet
+ * end or roll back.
+ */
+static int64
+publish_and_count(TaskLimitClaim *tc, const char *key, uint64 kslot,
+				  bool *in_progress)
+{
+	bool		counted_in_progress = false;
+	int64		n;
+
+	if (my_slot() != NULL)
+	{
+		set_slot(tc->key, kslot);
+		tc->published = true;
+	}
+	n = (key != NULL ?
+		 count_key_starts(tc->namespace, tc->task_queue, tc->kind, key,
+						  &counted_in_progress) :
+		 count_starts(tc->namespace, tc->task_queue, tc->kind,
+					  &counted_in_progress)) +
+		count_slots(tc->key, kslot, &counted_in_progress);
+	if (counted_in_progress)
+		*in_progress = true;
+	return n;
+}
+
+/*
  * Whether a queue (key NULL) or one of its concurrency keys has room for one
  * more start under its concurrency limit max (see "Admission" at the top of
  * this file): first without a lock, this backend's claim published in its
@@ -771,46 +800,20 @@ static bool
 has_room(TaskLimitClaim *tc, const char *key, int32 max, bool *in_progress)
 {
 	uint64		kslot = key != NULL ? key_slot(tc, key) : 0;
-	int64		n;
 
 	if (my_slot() != NULL && !tc->locked)
 	{
-		set_slot(tc->key, kslot);
-		tc->published = true;
-		n = (key != NULL ?
-			 count_key_starts(tc->namespace, tc->task_queue, tc->kind, key,
-							  in_progress) :
-			 count_starts(tc->namespace, tc->task_queue, tc->kind,
-						  in_progress)) +
-			count_slots(tc->key, kslot, in_progress);
-		if (n < max)
+		if (publish_and_count(tc, key, kslot, in_progress) < max)
 			return true;
 		/* Not counted while it waits for the lock: claims do not refuse each other */
 		unpublish_key(tc, key);
 	}
 	begin_claim(tc);
-	if (my_slot() != NULL)
-	{
-		set_slot(tc->key, kslot);
-		tc->published = true;
-	}
-	for (int pass = 0; pass < 2; pass++)
-	{
-		bool		counted_in_progress = false;
-
-		n = (key != NULL ?
-			 count_key_starts(tc->namespace, tc->task_queue, tc->kind, key,
-							  &counted_in_progress) :
-			 count_starts(tc->namespace, tc->task_queue, tc->kind,
-						  &counted_in_progress)) +
-			count_slots(tc->key, kslot, &counted_in_progress);
-		if (counted_in_progress)
-			*in_progress = true;
-		if (n < max)
-			return true;
-		if (pass == 0)
-			sweep_ended_starts(tc);
-	}
+	if (publish_and_count(tc, key, kslot, in_progress) < max)
+		return true;
+	sweep_ended_starts(tc);
+	if (publish_and_count(tc, key, kslot, in_progress) < max)
+		return true;
 	unpublish_key(tc, key);
 	return false;
 }
