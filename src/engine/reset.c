@@ -95,35 +95,42 @@ static KeptPlan pending_children = {
  * the copied history requested it; history up to the reset point, whose
  * last completed decision task is the poll's previousStartedEventId.
  */
+#define INSERT_RESET_RUN_SQL(input_column, input_value) \
+	"INSERT INTO durable.runs (run_id, run_seq, namespace, workflow_id," \
+	" workflow_type, task_queue, " input_column "attempt, first_run_id," \
+	" chain_start_time, start_time, retry_policy, execution_timeout," \
+	" run_timeout, decision_timeout, execution_deadline, cron_schedule, memo," \
+	" search_attributes, parent_namespace, parent_workflow_id, parent_run_id," \
+	" parent_initiated_id, cancel_requested, last_event_id, activity_attempts," \
+	" previous_started_id, reset_from, origin)" \
+	" SELECT $2, pg_catalog.nextval('durable.run_seq'), r.namespace," \
+	" r.workflow_id, r.workflow_type, r.task_queue, " input_value "r.attempt," \
+	" r.first_run_id, $4, $4, r.retry_policy, r.execution_timeout," \
+	" r.run_timeout, r.decision_timeout," \
+	" CASE WHEN r.execution_timeout IS NOT NULL THEN" \
+	"   $4 + pg_catalog.make_interval(secs => LEAST(r.execution_timeout, " \
+	DURABLE_MAX_DURATION_SQL ")) END," \
+	" r.cron_schedule, r.memo, r.search_attributes, r.parent_namespace," \
+	" r.parent_workflow_id, r.parent_run_id, r.parent_initiated_id," \
+	" EXISTS (SELECT 1 FROM durable.history h WHERE h.run_id = $1" \
+	"   AND h.event_id < $3 AND h.event_type = 'WorkflowExecutionCancelRequested')," \
+	" $3 - 1," \
+	" (SELECT count(*) FROM durable.history h WHERE h.run_id = $1" \
+	"   AND h.event_id < $3 AND h.event_type = 'ActivityTaskScheduled')," \
+	" (SELECT COALESCE(max((h.attributes->>'startedEventId')::int8), 0)" \
+	"   FROM durable.history h WHERE h.run_id = $1 AND h.event_id < $3" \
+	"   AND h.event_type = 'DecisionTaskCompleted')," \
+	" $1, $5" \
+	" FROM durable.runs r WHERE r.run_id = $1" \
+	" ON CONFLICT (namespace, workflow_id) WHERE status = 'running' DO NOTHING" \
+	" RETURNING run_timeout, execution_deadline"
 static KeptPlan insert_reset_run = {
-	NULL, "INSERT INTO durable.runs (run_id, run_seq, namespace, workflow_id,"
-	" workflow_type, task_queue, input, attempt, first_run_id,"
-	" chain_start_time, start_time, retry_policy, execution_timeout,"
-	" run_timeout, decision_timeout, execution_deadline, cron_schedule, memo,"
-	" search_attributes, parent_namespace, parent_workflow_id, parent_run_id,"
-	" parent_initiated_id, cancel_requested, last_event_id, activity_attempts,"
-	" previous_started_id, reset_from, origin)"
-	" SELECT $2, pg_catalog.nextval('durable.run_seq'), r.namespace,"
-	" r.workflow_id, r.workflow_type, r.task_queue, r.input, r.attempt,"
-	" r.first_run_id, $4, $4, r.retry_policy, r.execution_timeout,"
-	" r.run_timeout, r.decision_timeout,"
-	" CASE WHEN r.execution_timeout IS NOT NULL THEN"
-	"   $4 + pg_catalog.make_interval(secs => LEAST(r.execution_timeout, "
-	DURABLE_MAX_DURATION_SQL ")) END,"
-	" r.cron_schedule, r.memo, r.search_attributes, r.parent_namespace,"
-	" r.parent_workflow_id, r.parent_run_id, r.parent_initiated_id,"
-	" EXISTS (SELECT 1 FROM durable.history h WHERE h.run_id = $1"
-	"   AND h.event_id < $3 AND h.event_type = 'WorkflowExecutionCancelRequested'),"
-	" $3 - 1,"
-	" (SELECT count(*) FROM durable.history h WHERE h.run_id = $1"
-	"   AND h.event_id < $3 AND h.event_type = 'ActivityTaskScheduled'),"
-	" (SELECT COALESCE(max((h.attributes->>'startedEventId')::int8), 0)"
-	"   FROM durable.history h WHERE h.run_id = $1 AND h.event_id < $3"
-	"   AND h.event_type = 'DecisionTaskCompleted'),"
-	" $1, $5"
-	" FROM durable.runs r WHERE r.run_id = $1"
-	" ON CONFLICT (namespace, workflow_id) WHERE status = 'running' DO NOTHING"
-	" RETURNING run_timeout, execution_deadline",
+	NULL, INSERT_RESET_RUN_SQL("input, ", "r.input, "),
+	5, {UUIDOID, UUIDOID, INT8OID, TIMESTAMPTZOID, JSONBOID}
+};
+/* From 0.11.0: the input is in the copied WorkflowExecutionStarted only */
+static KeptPlan insert_reset_run_v11 = {
+	NULL, INSERT_RESET_RUN_SQL("", ""),
 	5, {UUIDOID, UUIDOID, INT8OID, TIMESTAMPTZOID, JSONBOID}
 };
 /*
@@ -217,11 +224,16 @@ static KeptPlan set_reset_to = {
 	NULL, "UPDATE durable.runs SET reset_to = $2 WHERE run_id = $1",
 	2, {UUIDOID, UUIDOID}
 };
+#define LOAD_OPTIONS_SQL(input) \
+	"SELECT workflow_type, task_queue, " input ", retry_policy," \
+	" execution_timeout, run_timeout, decision_timeout, cron_schedule, memo" \
+	" FROM durable.runs WHERE run_id = $1"
 static KeptPlan load_options = {
-	NULL, "SELECT workflow_type, task_queue, input, retry_policy,"
-	" execution_timeout, run_timeout, decision_timeout, cron_schedule, memo"
-	" FROM durable.runs WHERE run_id = $1",
-	1, {UUIDOID}
+	NULL, LOAD_OPTIONS_SQL("input"), 1, {UUIDOID}
+};
+/* From 0.11.0: the input from WorkflowExecutionStarted */
+static KeptPlan load_options_v11 = {
+	NULL, LOAD_OPTIONS_SQL(RUN_INPUT_FROM_HISTORY_SQL("$1")), 1, {UUIDOID}
 };
 static KeptPlan set_restarted = {
 	NULL, "WITH o AS (UPDATE durable.runs SET restarted_to = $2"
@@ -466,7 +478,8 @@ durable_reset_workflow(PG_FUNCTION_ARGS)
 	values[3] = TimestampTzGetDatum(now);
 	values[4] = JsonbPGetDatum(origin_object("reset", &base.run_id, point,
 											 reason, now));
-	if (RunPlan(&insert_reset_run, values, NULL, false, 1) == 0)
+	if (RunPlan(RunRowHasInput() ? &insert_reset_run :
+				&insert_reset_run_v11, values, NULL, false, 1) == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DURABLE_ALREADY_STARTED),
 				 errmsg("workflow execution already started: workflow \"%s\" in namespace \"%s\" got a new run while it was reset",
@@ -614,7 +627,8 @@ durable_restart_workflow(PG_FUNCTION_ARGS)
 
 	memset(&req, 0, sizeof(req));
 	values[0] = UUIDPGetDatum(&base.run_id);
-	if (RunPlan(&load_options, values, NULL, false, 1) != 1)
+	if (RunPlan(RunRowHasInput() ? &load_options : &load_options_v11,
+				values, NULL, false, 1) != 1)
 		elog(ERROR, "run %s vanished", UuidToCString(&base.run_id));
 	req.namespace = namespace;
 	req.workflow_id = workflow_id;

@@ -87,6 +87,16 @@ typedef struct RunState
 	ReadyBatch *ready;			/* queued, written by SaveRun/FlushEvents */
 } RunState;
 
+/*
+ * A run's input, as a scalar subquery of a statement on durable.runs: from
+ * 0.11.0 it is stored once, in the run's WorkflowExecutionStarted event
+ * (event 1); the run row kept a copy before (RunRowHasInput).
+ */
+#define RUN_INPUT_FROM_HISTORY_SQL(run_id) \
+	"(SELECT h.attributes -> 'input' FROM durable.history h" \
+	" WHERE h.run_id = " run_id " AND h.event_id = 1)"
+
+extern bool RunRowHasInput(void);
 extern bool LoadRun(const char *namespace, const char *workflow_id,
 					pg_uuid_t *run_id, bool for_update, bool skip_locked,
 					RunState *rs);

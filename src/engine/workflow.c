@@ -57,25 +57,36 @@ static KeptPlan insert_run = {
 		FLOAT8OID, FLOAT8OID, TIMESTAMPTZOID, TEXTOID, JSONBOID, INT8OID,
 		INT8OID, INT4OID, TEXTOID, TEXTOID, UUIDOID, INT8OID, UUIDOID}
 };
-/* The same from 0.9.0, with the run's priority and concurrency key */
-static KeptPlan insert_run_v9 = {
-	NULL, "INSERT INTO durable.runs (run_id, run_seq, namespace, workflow_id,"
-	" workflow_type, task_queue, input, attempt, first_run_id,"
-	" chain_start_time, start_time, retry_policy, execution_timeout,"
-	" run_timeout, decision_timeout, execution_deadline, cron_schedule, memo,"
-	" last_event_id, decision_scheduled_id, decision_attempt,"
-	" parent_namespace, parent_workflow_id, parent_run_id,"
-	" parent_initiated_id, continued_from, priority, concurrency_key)"
-	" VALUES ($1, pg_catalog.nextval('durable.run_seq'), $2, $3, $4, $5, $6,"
-	" $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,"
-	" $22, $23, $24, $25, $26, $27)"
-	" ON CONFLICT (namespace, workflow_id) WHERE status = 'running' DO NOTHING"
-	" RETURNING run_id",
-	NEW_RUN_ARGS + 2, {UUIDOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID,
-		INT4OID, UUIDOID, TIMESTAMPTZOID, TIMESTAMPTZOID, JSONBOID, FLOAT8OID,
-		FLOAT8OID, FLOAT8OID, TIMESTAMPTZOID, TEXTOID, JSONBOID, INT8OID,
-		INT8OID, INT4OID, TEXTOID, TEXTOID, UUIDOID, INT8OID, UUIDOID, INT2OID,
+/*
+ * The same from 0.9.0, with the run's priority and concurrency key; from
+ * 0.11.0 without the input, which only WorkflowExecutionStarted keeps.
+ * Both take the same arguments ($6, the input, unused in the second).
+ */
+#define INSERT_RUN_V9_SQL(input_column, input_value) \
+	"INSERT INTO durable.runs (run_id, run_seq, namespace, workflow_id," \
+	" workflow_type, task_queue, " input_column "attempt, first_run_id," \
+	" chain_start_time, start_time, retry_policy, execution_timeout," \
+	" run_timeout, decision_timeout, execution_deadline, cron_schedule, memo," \
+	" last_event_id, decision_scheduled_id, decision_attempt," \
+	" parent_namespace, parent_workflow_id, parent_run_id," \
+	" parent_initiated_id, continued_from, priority, concurrency_key)" \
+	" VALUES ($1, pg_catalog.nextval('durable.run_seq'), $2, $3, $4, $5, " \
+	input_value "$7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18," \
+	" $19, $20, $21, $22, $23, $24, $25, $26, $27)" \
+	" ON CONFLICT (namespace, workflow_id) WHERE status = 'running' DO NOTHING" \
+	" RETURNING run_id"
+#define INSERT_RUN_V9_TYPES \
+	{UUIDOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID, \
+	INT4OID, UUIDOID, TIMESTAMPTZOID, TIMESTAMPTZOID, JSONBOID, FLOAT8OID, \
+	FLOAT8OID, FLOAT8OID, TIMESTAMPTZOID, TEXTOID, JSONBOID, INT8OID, \
+	INT8OID, INT4OID, TEXTOID, TEXTOID, UUIDOID, INT8OID, UUIDOID, INT2OID, \
 	TEXTOID}
+static KeptPlan insert_run_v9 = {
+	NULL, INSERT_RUN_V9_SQL("input, ", "$6, "), NEW_RUN_ARGS + 2,
+	INSERT_RUN_V9_TYPES
+};
+static KeptPlan insert_run_v11 = {
+	NULL, INSERT_RUN_V9_SQL("", ""), NEW_RUN_ARGS + 2, INSERT_RUN_V9_TYPES
 };
 /*
  * The same insert when no run of the workflow_id exists yet: a start's
@@ -101,12 +112,17 @@ static KeptPlan insert_first_run = {
 		FLOAT8OID, FLOAT8OID, TIMESTAMPTZOID, TEXTOID, JSONBOID, INT8OID,
 		INT8OID, INT4OID, TEXTOID, TEXTOID, UUIDOID, INT8OID, UUIDOID}
 };
+#define LOAD_CHAIN_SQL(input) \
+	"SELECT first_run_id, chain_start_time, execution_timeout," \
+	" execution_deadline, " input ", retry_policy, cron_schedule, memo," \
+	" run_timeout, parent_namespace, parent_workflow_id, parent_run_id," \
+	" parent_initiated_id, search_attributes FROM durable.runs WHERE run_id = $1"
 static KeptPlan load_chain = {
-	NULL, "SELECT first_run_id, chain_start_time, execution_timeout,"
-	" execution_deadline, input, retry_policy, cron_schedule, memo,"
-	" run_timeout, parent_namespace, parent_workflow_id, parent_run_id,"
-	" parent_initiated_id, search_attributes FROM durable.runs WHERE run_id = $1",
-	1, {UUIDOID}
+	NULL, LOAD_CHAIN_SQL("input"), 1, {UUIDOID}
+};
+/* From 0.11.0: the input from WorkflowExecutionStarted */
+static KeptPlan load_chain_v11 = {
+	NULL, LOAD_CHAIN_SQL(RUN_INPUT_FROM_HISTORY_SQL("$1")), 1, {UUIDOID}
 };
 static KeptPlan set_continued_to = {
 	NULL, "UPDATE durable.runs SET continued_to = $2 WHERE run_id = $1",
@@ -343,8 +359,9 @@ create_run(NewRun *nr, TimestampTz now, bool only_first)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("a priority or a concurrency key needs durable 0.9.0"),
 				 errhint("Run ALTER EXTENSION durable UPDATE.")));
-	plan = only_first ? &insert_first_run : ordered ? &insert_run_v9 :
-		&insert_run;
+	plan = only_first ? &insert_first_run :
+		!ordered ? &insert_run :
+		RunRowHasInput() ? &insert_run_v9 : &insert_run_v11;
 	if (RunPlan(plan, values, nulls, false, 1) == 0)
 		return false;
 	SPI_freetuptable(SPI_tuptable);
@@ -708,7 +725,8 @@ read_chain(RunState *rs, RunChain *c)
 	Datum		d;
 
 	values[0] = UUIDPGetDatum(&rs->run_id);
-	if (RunPlan(&load_chain, values, NULL, false, 1) != 1)
+	if (RunPlan(RunRowHasInput() ? &load_chain : &load_chain_v11,
+				values, NULL, false, 1) != 1)
 		elog(ERROR, "run %s vanished", UuidToCString(&rs->run_id));
 	memcpy(&c->first_run_id, DatumGetUUIDP(SPIGetDatum(0, 1, &isnull)),
 		   sizeof(pg_uuid_t));

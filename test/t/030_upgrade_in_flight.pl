@@ -177,6 +177,13 @@ foreach my $from ('0.2.0', '0.3.0', '0.4.0', '0.5.0', '0.6.0', '0.7.0', '0.8.0',
 	    '[{"decisionType": "CompleteWorkflowExecution", "result": "act again"}]');
 	});
 	is(status_of('act'), 'completed', 'the reset run completes');
+	# Its input, given at $from, is shown for both runs (kept in the run row
+	# before 0.11.0, in WorkflowExecutionStarted only since).
+	is(as_role('app_client', q{
+		SELECT string_agg(input::text, ',' ORDER BY start_time) FROM durable.workflows WHERE workflow_id = 'act';
+		SELECT string_agg(input::text, ',') FROM durable.list_workflows(workflow_id_prefix => 'act');}),
+		"{\"n\": 1},{\"n\": 1}\n{\"n\": 1},{\"n\": 1}",
+		"the input of a workflow started at $from, and of its reset run, in durable.workflows and list_workflows");
 
 	# ---- After the update: the roles go on working, without a new grant ----
 	is(as_role('app_client', q{
