@@ -297,7 +297,7 @@ read_start_order(FunctionCallInfo fcinfo, int argno, StartRequest *req)
 
 /*
  * The arguments start_workflow and start_workflow_eager share:
- * workflow_type, input, workflow_id (a random uuid when NULL), then the
+ * workflow_type, input, workflow_id (a new time-ordered uuid when NULL), then the
  * start options.
  */
 static void
@@ -308,7 +308,7 @@ read_start_arguments(FunctionCallInfo fcinfo, StartRequest *req)
 	req->input = ARG_JSONB(1);
 	CheckPayload(req->input, "input");
 	if (PG_ARGISNULL(2))
-		req->workflow_id = UuidToCString(NewRandomUuid());
+		req->workflow_id = UuidToCString(NewTimeOrderedUuid());
 	else
 		req->workflow_id = CheckName(PG_GETARG_TEXT_PP(2), "workflow_id");
 	read_start_options(fcinfo, 3, req);

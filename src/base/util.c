@@ -254,10 +254,16 @@ NewRandomUuid(void)
 /*
  * A version 7 UUID: 48 bits of Unix time in milliseconds, then random bits.
  * Run ids are made this way so that the indexes they lead (runs, history,
- * activities, timers) grow at their right edge instead of at random pages.
+ * activities, timers) grow at their right edge instead of at random pages;
+ * so are the workflow ids drawn for a start or a child that gives none, for
+ * the two indexes of durable.runs they lead (runs_by_workflow_id,
+ * runs_one_running).  A random one there makes each start write to a leaf
+ * page of each that no recent start wrote: with many open workflows, two
+ * pages read and, after a checkpoint, two full-page images in WAL a start
+ * (docs/performance.md "Many open workflows").
  */
 pg_uuid_t *
-NewRunUuid(void)
+NewTimeOrderedUuid(void)
 {
 	pg_uuid_t  *uuid = NewRandomUuid();
 	TimestampTz now = GetCurrentTimestamp();

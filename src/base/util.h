@@ -35,7 +35,7 @@ extern double NumericToDouble(Numeric value);
 extern TimestampTz TimestampPlusSeconds(TimestampTz t, double seconds);
 extern double TimestampDiffSeconds(TimestampTz later, TimestampTz earlier);
 extern pg_uuid_t *NewRandomUuid(void);
-extern pg_uuid_t *NewRunUuid(void);
+extern pg_uuid_t *NewTimeOrderedUuid(void);
 extern int64 NewTaskSecret(void);
 extern bool TaskSecretsStored(void);
 extern bool DurableColumnExists(const char *relname, const char *column);

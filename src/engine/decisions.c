@@ -520,7 +520,7 @@ parse_decision(RunState *rs, Jsonb *obj, int i, Decision *d)
 				c->namespace = field_namespace(obj, i, "namespace", rs->namespace);
 				c->workflow_id = field_string(obj, i, "workflowId", false);
 				if (c->workflow_id == NULL)
-					c->workflow_id = UuidToCString(NewRandomUuid());
+					c->workflow_id = UuidToCString(NewTimeOrderedUuid());
 				c->workflow_type = field_string(obj, i, "workflowType", true);
 				c->task_queue = field_string(obj, i, "taskQueue", false);
 				if (c->task_queue == NULL)

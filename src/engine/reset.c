@@ -423,7 +423,7 @@ durable_reset_workflow(PG_FUNCTION_ARGS)
 	bool		event_given = !PG_ARGISNULL(4);
 	int64		event_id = event_given ? PG_GETARG_INT64(4) : 0;
 	TimestampTz now = DurableNow();
-	pg_uuid_t  *new_run_id = NewRunUuid();
+	pg_uuid_t  *new_run_id = NewTimeOrderedUuid();
 	pg_uuid_t  *result = palloc(sizeof(pg_uuid_t));
 	RunState	latest;
 	RunState	base;

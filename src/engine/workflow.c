@@ -569,7 +569,7 @@ StartWorkflowExecution(StartRequest *req, TimestampTz now)
 	CheckNamespaceExists(req->namespace);
 
 	memset(&nr, 0, sizeof(nr));
-	nr.run_id = NewRunUuid();
+	nr.run_id = NewTimeOrderedUuid();
 	nr.namespace = req->namespace;
 	nr.workflow_id = req->workflow_id;
 	nr.workflow_type = req->workflow_type;
@@ -774,7 +774,7 @@ ContinueRun(RunState *rs, TimestampTz now, ContinueRequest *cr,
 	memcpy(&old_run_id, &rs->run_id, sizeof(pg_uuid_t));
 
 	memset(&nr, 0, sizeof(nr));
-	nr.run_id = NewRunUuid();
+	nr.run_id = NewTimeOrderedUuid();
 	nr.namespace = rs->namespace;
 	nr.workflow_id = rs->workflow_id;
 	nr.workflow_type = cr->workflow_type ? cr->workflow_type : rs->workflow_type;

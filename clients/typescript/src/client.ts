@@ -2,7 +2,7 @@
  * The client: start workflows and act on them through durable's client
  * functions (docs/api.md "Client functions", "Finding workflows", "Reset and restart").
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { Connection, ConnectionOptions } from './connection';
 import { InvalidArgumentError, WorkflowFailedError } from './errors';
 import { BatchClient, TaskQueueClient } from './operations';
@@ -10,11 +10,27 @@ import { Duration, JsonObject, JsonValue, RetryPolicy, jsonParam, retryPolicyJso
 
 export type WorkflowStatus = 'running' | 'completed' | 'failed' | 'canceled' | 'terminated' | 'continued_as_new' | 'timed_out';
 
+/**
+ * A new workflow id: a version 7 UUID, whose first 48 bits are the time in
+ * milliseconds and the other 74 random, as durable draws one for a start that
+ * gives none. A time-ordered id makes a start write at the right edge of the
+ * indexes on workflow ids instead of at a random page of each.
+ */
+export function newWorkflowId(): string {
+  const b = randomBytes(16);
+  const ms = BigInt(Date.now());
+  for (let i = 0; i < 6; i++) b[i] = Number((ms >> BigInt(40 - 8 * i)) & 0xffn);
+  b[6] = (b[6] & 0x0f) | 0x70;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const h = b.toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
 export type IdReusePolicy = 'allow_duplicate_failed_only' | 'allow_duplicate' | 'reject_duplicate' | 'terminate_if_running';
 
 /** Options of start() and signalWithStart(), as start_workflow names them. */
 export interface StartOptions {
-  /** The business id, unique among running executions of the namespace (default: a random UUID). */
+  /** The business id, unique among running executions of the namespace (default: newWorkflowId()). */
   workflowId?: string;
   /** Where its decision tasks go (default: the client's, else 'default'). */
   taskQueue?: string;
@@ -276,7 +292,7 @@ export class Client {
   /** Starts a run of workflowType; the handle's result() waits for the chain's close. */
   async start<R = JsonValue>(workflowType: string, input?: unknown, options: StartOptions = {}): Promise<WorkflowHandle<R>> {
     const ns = options.namespace ?? this.namespace;
-    const workflowId = options.workflowId ?? randomUUID();
+    const workflowId = options.workflowId ?? newWorkflowId();
     const p = this.startParams(workflowType, input, { ...options, workflowId }, ns);
     const sa = optionalStartParams(options, p.length + 1);
     const w = options.eagerWorker;

@@ -1,5 +1,5 @@
 /** durable-pg: workflows and activities on durable, the PostgreSQL workflow engine. */
-export { Client, WorkflowHandle, ResultTimeoutError } from './client';
+export { Client, WorkflowHandle, ResultTimeoutError, newWorkflowId } from './client';
 export type {
   ClientOptions, StartOptions, EagerStartWorker, IdReusePolicy, WorkflowStatus, WorkflowDescription, WorkflowExecutionInfo,
   WorkflowFilter, ListWorkflowsFilter, HistoryEvent,

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import {
   Client, DurableError, InvalidArgumentError, PermissionDeniedError, WorkflowAlreadyStartedError,
   WorkflowFailedError, WorkflowNotFoundError, WorkflowNotRunningError, ResultTimeoutError, StaleTaskTokenError, PoolLike,
-  WorkflowExecutionInfo,
+  WorkflowExecutionInfo, newWorkflowId,
 } from '../src/index';
 import { fromDatabaseError } from '../src/errors';
 import { asPool, makePool, withRole } from './helpers';
@@ -56,10 +56,19 @@ test('start returns a handle; result() waits for the completion', async () => {
 });
 
 test('a start without workflowId gets a UUID that the handle knows', async () => {
+  const before = Date.now();
   const h = await client.start('anon', null);
-  assert.match(h.workflowId, /^[0-9a-f-]{36}$/);
+  // Version 7: the first 48 bits are the time of the start in milliseconds.
+  assert.match(h.workflowId, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  const ms = parseInt(h.workflowId.replace(/-/g, '').slice(0, 12), 16);
+  assert.ok(ms >= before && ms <= Date.now(), `its time ${ms} is the start's`);
   assert.equal((await h.describe()).workflowId, h.workflowId);
   await h.terminate('done');
+});
+
+test('newWorkflowId() draws a new id every call', () => {
+  const ids = new Set(Array.from({ length: 1000 }, () => newWorkflowId()));
+  assert.equal(ids.size, 1000);
 });
 
 test('result() of a failed workflow throws WorkflowFailedError with reason and details', async () => {
