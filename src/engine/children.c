@@ -48,16 +48,20 @@
  *
  * Across nodes.  Where a router is registered (store/router.c: a Citus
  * cluster with durable_citus, docs/citus.md), a signal or cancel request
- * whose target another node owns is not looked up here: the decision's
- * transaction writes it to an external timer, as for a busy target, and
- * when the timer fires the router relays it to the owner, where
- * durable.receive_external() (ReceiveExternal) delivers it as
- * perform_external does here, and notes it in durable.received_requests.
+ * that finds no open run of its target here, and whose target another node
+ * owns, is not answered "not found": the decision's transaction writes it to
+ * an external timer, as for a busy target, and when the timer fires the
+ * router relays it to the owner, where durable.receive_external()
+ * (ReceiveExternal) delivers it as perform_external does here, and notes it
+ * in durable.received_requests.
  * The answer is written to the initiator's history and the timer deleted
  * in the relay's transaction; a relay tried again after a failure between
  * the two nodes' commits finds the request noted there and delivers
  * nothing twice.  A target that is busy on its node is tried again, as
- * here.
+ * here.  The target is looked for here first because a child workflow is
+ * started on its parent's node whatever node owns its id (docs/citus.md,
+ * "Not routed yet"): its parent reaches it here as before.  Without a
+ * router, or for a target found here, nothing of this costs anything.
  *
  *-------------------------------------------------------------------------
  */
@@ -691,28 +695,26 @@ RequestExternal(RunState *rs, TimestampTz now, ExternalRequest *req,
 							   "SignalExternalWorkflowExecutionInitiated",
 							   JsonFinish(&jb));
 
-	/* Owned by another node: to the outbox, relayed when the timer fires. */
-	if (RouterOwnedElsewhere(req->namespace, req->workflow_id))
-		outcome = EXTERNAL_BUSY;
-	else
+	held_run = rs;
+	PG_TRY();
 	{
-		held_run = rs;
-		PG_TRY();
-		{
-			outcome = perform_external(req, &rs->run_id,
-									   external_of(rs->namespace, rs->workflow_id,
-												   &rs->run_id, initiated_id),
-									   now, &target);
-			if (outcome != EXTERNAL_BUSY)
-				deliver_external_outcome(req, &rs->run_id, initiated_id,
-										 completed_id, outcome, &target, now);
-		}
-		PG_FINALLY();
-		{
-			held_run = NULL;
-		}
-		PG_END_TRY();
+		outcome = perform_external(req, &rs->run_id,
+								   external_of(rs->namespace, rs->workflow_id,
+											   &rs->run_id, initiated_id),
+								   now, &target);
+		/* Owned by another node: to the outbox, relayed when the timer fires. */
+		if (outcome == EXTERNAL_NOT_FOUND &&
+			RouterOwnedElsewhere(req->namespace, req->workflow_id))
+			outcome = EXTERNAL_BUSY;
+		if (outcome != EXTERNAL_BUSY)
+			deliver_external_outcome(req, &rs->run_id, initiated_id,
+									 completed_id, outcome, &target, now);
 	}
+	PG_FINALLY();
+	{
+		held_run = NULL;
+	}
+	PG_END_TRY();
 
 	if (outcome == EXTERNAL_BUSY)
 	{
@@ -782,11 +784,11 @@ FireExternalTimer(pg_uuid_t *run_id, int64 ref_id, Jsonb *payload,
 		return false;
 	external_request_of(payload, &req);
 
-	if (RouterOwnedElsewhere(req.namespace, req.workflow_id))
+	outcome = perform_external(&req, run_id, payload_jsonb(payload, "initiator"),
+							   now, &target);
+	if (outcome == EXTERNAL_NOT_FOUND &&
+		RouterOwnedElsewhere(req.namespace, req.workflow_id))
 		outcome = relay_external(payload);
-	else
-		outcome = perform_external(&req, run_id, payload_jsonb(payload, "initiator"),
-								   now, &target);
 	if (outcome == EXTERNAL_BUSY)
 		return false;
 	(void) TakeTimer(run_id, TIMER_EXTERNAL, ref_id);

@@ -123,6 +123,30 @@ is(sqlstate_of($w2, qq{SELECT durable.receive_external('$again')}, user => 'xs_c
 is(sqlstate_of($w1, qq{SELECT durable_citus.relay('$again')}, user => 'xs_client'), '42501',
 	'nor durable_citus.relay');
 
+# A child workflow is started on its parent's node whatever node owns its id (children
+# are not routed yet: 005_children.pl): its parent's signal and cancel find it there.
+my $parent = id_on($w1, 'parent');
+my $kid = id_on($w2, 'kid');
+$coord->safe_psql('postgres', qq{SELECT durable_citus.start_workflow('parent', NULL, '$parent', 'xp')});
+$tok = $w1->safe_psql('postgres', q{SELECT durable.poll_decision_task('xp')->>'taskToken'});
+$w1->safe_psql('postgres', qq{
+	SELECT durable.complete_decision_task('$tok', '[{"decisionType": "StartChildWorkflowExecution",
+		"workflowId": "$kid", "workflowType": "kid", "taskQueue": "xk"}]')});
+$tok = $w1->safe_psql('postgres', q{SELECT durable.poll_decision_task('xp')->>'taskToken'});
+$w1->safe_psql('postgres', qq{
+	SELECT durable.complete_decision_task('$tok', '[
+		{"decisionType": "SignalExternalWorkflowExecution", "workflowId": "$kid", "signalName": "hi"},
+		{"decisionType": "RequestCancelExternalWorkflowExecution", "workflowId": "$kid",
+		 "childWorkflowOnly": true}]')});
+is($w1->safe_psql('postgres', qq{
+	SELECT string_agg(event_type, ',' ORDER BY event_id) FROM durable.get_history('$parent')
+	 WHERE event_type LIKE 'External%'}),
+	'ExternalWorkflowExecutionSignaled,ExternalWorkflowExecutionCancelRequested',
+	'a parent signals and cancels its child on its own node, in the decision\'s transaction');
+is(count_events($w1, $kid, 'WorkflowExecutionSignaled') . ' '
+	  . count_events($w1, $kid, 'WorkflowExecutionCancelRequested'),
+	'1 1', 'the child got both');
+
 # A crash.  Worker 2, the target's node, is down when the decision commits: the request
 # waits in worker 1's outbox (its relay fails and is put off), and worker 1 is stopped
 # with -m immediate with it there.  Both start again, and the relay delivers it once.
