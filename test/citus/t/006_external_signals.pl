@@ -55,9 +55,11 @@ $coord->safe_psql('postgres', qq{
 is($w1->safe_psql('postgres', qq{SELECT durable_citus.owned_elsewhere('default', '$target')}),
 	't', 'worker 1 knows that worker 2 owns the target');
 
+# The decision is completed through the coordinator: the routed call runs on worker 1,
+# inside a delegated call, where the engine asks the router.
 my $tok = $w1->safe_psql('postgres', q{SELECT durable.poll_decision_task('xs')->>'taskToken'});
-$w1->safe_psql('postgres', qq{
-	SELECT durable.complete_decision_task('$tok', '[
+$coord->safe_psql('postgres', qq{
+	SELECT durable_citus.complete_decision_task('$tok', '[
 		{"decisionType": "SignalExternalWorkflowExecution", "workflowId": "$target",
 		 "signalName": "ping", "input": {"n": 1}, "control": "c1"},
 		{"decisionType": "RequestCancelExternalWorkflowExecution", "workflowId": "$victim"},
