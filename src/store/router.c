@@ -239,6 +239,8 @@ Jsonb *
 RouterRelay(Jsonb *request)
 {
 	char	   *sql;
+	char	   *nspname;
+	char	   *fname;
 	Oid			argtypes[1] = {JSONBOID};
 	Datum		values[1];
 	int			rc;
@@ -246,9 +248,13 @@ RouterRelay(Jsonb *request)
 
 	if (!have_router())
 		elog(ERROR, "durable: no router to relay a request with");
-	sql = psprintf("SELECT %s($1)",
-				   quote_qualified_identifier(get_namespace_name(get_func_namespace(router_relay)),
-											  get_func_name(router_relay)));
+	fname = get_func_name(router_relay);
+	nspname = fname != NULL ? get_namespace_name(get_func_namespace(router_relay)) : NULL;
+	if (fname == NULL || nspname == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the relay function of durable.router was dropped")));
+	sql = psprintf("SELECT %s($1)", quote_qualified_identifier(nspname, fname));
 	values[0] = JsonbPGetDatum(request);
 	rc = SPI_execute_with_args(sql, 1, argtypes, values, NULL, false, 1);
 	if (rc != SPI_OK_SELECT)
