@@ -30,6 +30,7 @@
 #include "store/registry.h"
 #include "store/spi.h"
 #include "store/wait.h"
+#include "engine/children.h"
 #include "engine/decision_task.h"
 #include "engine/pause.h"
 #include "engine/runs.h"
@@ -459,6 +460,30 @@ durable_signal_workflow(PG_FUNCTION_ARGS)
 	SaveRun(&rs);
 	DurableSPIFinish();
 	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(durable_receive_external);
+/*
+ * durable.receive_external(request): a signal or cancel request of a
+ * workflow on another node, relayed here by that node's router to the node
+ * that owns its target (docs/citus.md "Signals and cancels across nodes").
+ * Granted to no one: the relay runs it as the extension's owner.
+ */
+Datum
+durable_receive_external(PG_FUNCTION_ARGS)
+{
+	Jsonb	   *request = ARG_JSONB(0);
+	Jsonb	   *answer;
+
+	RequireWritableTransaction("durable.receive_external()");
+	if (request == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("request must not be null")));
+	DurableSPIConnect();
+	answer = ReceiveExternal(request, DurableNow());
+	DurableSPIFinish();
+	PG_RETURN_JSONB_P(answer);
 }
 
 PG_FUNCTION_INFO_V1(durable_cancel_workflow);

@@ -79,6 +79,7 @@ static const char *const engine_functions[] = {
 	"poll_decision_task",
 	"preview_batch",
 	"purge",
+	"receive_external",
 	"register_activity",
 	"register_workflow",
 	"replay_check",

@@ -30,7 +30,9 @@
  *				  ExternalWorkflowExecutionSignaled...); fired like any timer,
  *				  under the recipient's lock.
  *	external      run_id = the initiator: a signal or cancel request still to
- *				  deliver to its target; kept when the initiator closes.
+ *				  deliver to its target; kept when the initiator closes.  Also
+ *				  the outbox of a request whose target another node owns
+ *				  (see "Across nodes" below).
  *	close_policy  run_id = the closed parent: TERMINATE or REQUEST_CANCEL of
  *				  one child still to apply.
  *
@@ -43,6 +45,23 @@
  * decisions are being applied), is "held": work aimed at it uses that state
  * (or, for a close policy, is left to a timer) rather than loading a stale
  * copy of its row, which its own transaction's lock would not keep us from.
+ *
+ * Across nodes.  Where a router is registered (store/router.c: a Citus
+ * cluster with durable_citus, docs/citus.md), a signal or cancel request
+ * that finds no open run of its target here, and whose target another node
+ * owns, is not answered "not found": the decision's transaction writes it to
+ * an external timer, as for a busy target, and when the timer fires the
+ * router relays it to the owner, where durable.receive_external()
+ * (ReceiveExternal) delivers it as perform_external does here, and notes it
+ * in durable.received_requests.
+ * The answer is written to the initiator's history and the timer deleted
+ * in the relay's transaction; a relay tried again after a failure between
+ * the two nodes' commits finds the request noted there and delivers
+ * nothing twice.  A target that is busy on its node is tried again, as
+ * here.  The target is looked for here first because a child workflow is
+ * started on its parent's node whatever node owns its id (docs/citus.md,
+ * "Not routed yet"): its parent reaches it here as before.  Without a
+ * router, or for a target found here, nothing of this costs anything.
  *
  *-------------------------------------------------------------------------
  */
@@ -58,6 +77,7 @@
 #include "base/json.h"
 #include "base/util.h"
 #include "store/direct.h"
+#include "store/router.h"
 #include "store/spi.h"
 #include "store/timer_rows.h"
 #include "engine/children.h"
@@ -533,8 +553,13 @@ typedef enum ExternalOutcome
 {
 	EXTERNAL_DONE,
 	EXTERNAL_NOT_FOUND,
-	EXTERNAL_BUSY
+	EXTERNAL_BUSY				/* or owned by another node: left to a timer */
 } ExternalOutcome;
+
+/* The names of the outcomes in the answers of durable.receive_external() */
+static const char *const external_outcome_names[] = {
+	"done", "not_found", "busy"
+};
 
 /*
  * Signal or cancel the target of req for the initiator (initiator_run,
@@ -677,6 +702,10 @@ RequestExternal(RunState *rs, TimestampTz now, ExternalRequest *req,
 								   external_of(rs->namespace, rs->workflow_id,
 											   &rs->run_id, initiated_id),
 								   now, &target);
+		/* Owned by another node: to the outbox, relayed when the timer fires. */
+		if (outcome == EXTERNAL_NOT_FOUND &&
+			RouterOwnedElsewhere(req->namespace, req->workflow_id))
+			outcome = EXTERNAL_BUSY;
 		if (outcome != EXTERNAL_BUSY)
 			deliver_external_outcome(req, &rs->run_id, initiated_id,
 									 completed_id, outcome, &target, now);
@@ -706,6 +735,42 @@ RequestExternal(RunState *rs, TimestampTz now, ExternalRequest *req,
 	}
 }
 
+/* The request an external timer's payload carries. */
+static void
+external_request_of(Jsonb *payload, ExternalRequest *req)
+{
+	memset(req, 0, sizeof(*req));
+	req->cancel = payload_bool(payload, "cancel");
+	req->namespace = payload_text(payload, "namespace");
+	req->workflow_id = payload_text(payload, "workflowId");
+	req->run_id = text_to_uuid(payload_text(payload, "runId"));
+	req->signal_name = payload_text(payload, "signalName");
+	req->input = payload_jsonb(payload, "input");
+	req->control = payload_jsonb(payload, "control");
+	req->child_workflow_only = payload_bool(payload, "childWorkflowOnly");
+}
+
+/*
+ * Relay an external timer's request to the node that owns its target, and
+ * read its answer (durable.receive_external() there).
+ */
+static ExternalOutcome
+relay_external(Jsonb *payload)
+{
+	Jsonb	   *answer = RouterRelay(payload);
+	char	   *name = answer != NULL ? payload_text(answer, "outcome") : NULL;
+	int			i;
+
+	for (i = 0; name != NULL && i < lengthof(external_outcome_names); i++)
+		if (strcmp(name, external_outcome_names[i]) == 0)
+			return (ExternalOutcome) i;
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_EXCEPTION),
+			 errmsg("the router's relay answered %s, not an outcome of durable.receive_external()",
+					answer != NULL ? JsonbToCString(NULL, &answer->root, VARSIZE(answer)) : "NULL")));
+	pg_unreachable();
+}
+
 /* An external timer: deliver the signal or cancel request now if we can. */
 bool
 FireExternalTimer(pg_uuid_t *run_id, int64 ref_id, Jsonb *payload,
@@ -717,18 +782,13 @@ FireExternalTimer(pg_uuid_t *run_id, int64 ref_id, Jsonb *payload,
 
 	if (!ClaimTimer(run_id, TIMER_EXTERNAL, ref_id))
 		return false;
-	memset(&req, 0, sizeof(req));
-	req.cancel = payload_bool(payload, "cancel");
-	req.namespace = payload_text(payload, "namespace");
-	req.workflow_id = payload_text(payload, "workflowId");
-	req.run_id = text_to_uuid(payload_text(payload, "runId"));
-	req.signal_name = payload_text(payload, "signalName");
-	req.input = payload_jsonb(payload, "input");
-	req.control = payload_jsonb(payload, "control");
-	req.child_workflow_only = payload_bool(payload, "childWorkflowOnly");
+	external_request_of(payload, &req);
 
 	outcome = perform_external(&req, run_id, payload_jsonb(payload, "initiator"),
 							   now, &target);
+	if (outcome == EXTERNAL_NOT_FOUND &&
+		RouterOwnedElsewhere(req.namespace, req.workflow_id))
+		outcome = relay_external(payload);
 	if (outcome == EXTERNAL_BUSY)
 		return false;
 	(void) TakeTimer(run_id, TIMER_EXTERNAL, ref_id);
@@ -736,4 +796,55 @@ FireExternalTimer(pg_uuid_t *run_id, int64 ref_id, Jsonb *payload,
 							 payload_int(payload, "decisionTaskCompletedEventId"),
 							 outcome, &target, now);
 	return true;
+}
+
+/*
+ * A signal or cancel request relayed from another node (an external timer's
+ * payload, see "Across nodes" above), for a target this node owns: deliver
+ * it as perform_external does, unless it was delivered already.  Returns
+ * the answer {"outcome": "done" | "not_found" | "busy", "runId": the run
+ * it reached}; "duplicate": true when it had been delivered before.
+ */
+Jsonb *
+ReceiveExternal(Jsonb *request, TimestampTz now)
+{
+	ExternalRequest req;
+	Jsonb	   *initiator = payload_jsonb(request, "initiator");
+	char	   *initiator_run_text = initiator != NULL ? payload_text(initiator, "runId") : NULL;
+	pg_uuid_t  *initiator_run;
+	int64		initiated_id = initiator != NULL ? payload_int(initiator, "initiatedEventId") : 0;
+	ExternalOutcome outcome;
+	pg_uuid_t	target;
+	bool		duplicate = false;
+	JsonBuilder jb;
+
+	external_request_of(request, &req);
+	if (req.namespace == NULL || req.workflow_id == NULL ||
+		initiator_run_text == NULL || initiated_id <= 0 ||
+		(!req.cancel && req.signal_name == NULL))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("request is not a signal or cancel request"),
+				 errdetail("It needs namespace, workflowId, initiator.runId, initiator.initiatedEventId, and signalName unless cancel is true.")));
+	initiator_run = text_to_uuid(initiator_run_text);
+
+	if (ReceivedRequestTarget(initiator_run, initiated_id, &target))
+	{
+		outcome = EXTERNAL_DONE;
+		duplicate = true;
+	}
+	else
+	{
+		outcome = perform_external(&req, initiator_run, initiator, now, &target);
+		if (outcome == EXTERNAL_DONE)
+			NoteReceivedRequest(initiator_run, initiated_id, &target, now);
+	}
+
+	JsonBegin(&jb);
+	JsonAddText(&jb, "outcome", external_outcome_names[outcome]);
+	if (outcome == EXTERNAL_DONE)
+		JsonAddText(&jb, "runId", UuidToCString(&target));
+	if (duplicate)
+		JsonAddBool(&jb, "duplicate", true);
+	return JsonFinish(&jb);
 }

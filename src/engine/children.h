@@ -44,6 +44,7 @@ extern bool FireDeliverTimer(RunState *rs, int64 ref_id, Jsonb *payload,
 							 TimestampTz now);
 extern bool FireExternalTimer(pg_uuid_t *run_id, int64 ref_id, Jsonb *payload,
 							  TimestampTz now);
+extern Jsonb *ReceiveExternal(Jsonb *request, TimestampTz now);
 extern bool FireClosePolicyTimer(pg_uuid_t *run_id, int64 ref_id,
 								 Jsonb *payload, TimestampTz now);
 

@@ -4,7 +4,8 @@
  *	  Purging closed runs whose namespace's retention has passed.
  *
  * A run is purged, with its history, buffered events, attempt log, pending
- * children rows and whatever else names it, once it has been closed for
+ * children rows, the requests from other nodes it received and whatever
+ * else names it, once it has been closed for
  * longer than its namespace's retention.  Each run of a chain goes by its
  * own close time; a running run is never touched, nor a closed one that
  * still has timers (a close policy or a signal still to deliver).  Runs are
@@ -33,6 +34,7 @@
 #include "base/clock.h"
 #include "store/direct.h"
 #include "store/retention.h"
+#include "store/router.h"
 #include "store/spi.h"
 
 #define VICTIMS "= ANY ((SELECT ids FROM victim_ids)::uuid[])"
@@ -51,27 +53,37 @@
 /*
  * One batch: the victims (closed past their namespace's retention, with no
  * timer left), then every row of theirs.  The victims go to each DELETE as an
- * array, so that each table is searched by its index.
+ * array, so that each table is searched by its index.  RECEIVED is the
+ * DELETE of durable.received_requests (0.11.0, router.c), empty in a
+ * database not updated yet.
  */
+#define PURGE_SQL(RECEIVED) \
+	"WITH victims AS (" \
+	"  SELECT r.run_id FROM durable.runs r" \
+	"  JOIN durable.namespaces n ON n.name = r.namespace" \
+	"  WHERE r.status <> 'running'" \
+	"  AND r.close_time < $1 - pg_catalog.make_interval(secs =>" \
+	"    (SELECT pg_catalog.min(" RETENTION_SECS("retention") ") FROM durable.namespaces))" \
+	"  AND r.close_time < $1 - pg_catalog.make_interval(secs => " RETENTION_SECS("n.retention") ")" \
+	"  AND NOT EXISTS (SELECT 1 FROM durable.timers t WHERE t.run_id = r.run_id)" \
+	"  ORDER BY r.close_time LIMIT $2 FOR UPDATE OF r SKIP LOCKED)," \
+	" victim_ids AS (SELECT pg_catalog.array_agg(run_id) AS ids FROM victims)," \
+	" h AS (DELETE FROM durable.history WHERE run_id " VICTIMS ")," \
+	" b AS (DELETE FROM durable.buffered_events WHERE run_id " VICTIMS ")," \
+	" l AS (DELETE FROM durable.activity_attempt_log WHERE run_id " VICTIMS ")," \
+	" c AS (DELETE FROM durable.children WHERE parent_run_id " VICTIMS ")," \
+	" a AS (DELETE FROM durable.activities WHERE run_id " VICTIMS ")," \
+	" u AS (DELETE FROM durable.user_timers WHERE run_id " VICTIMS ")," \
+	RECEIVED \
+	" r AS (DELETE FROM durable.runs WHERE run_id " VICTIMS " RETURNING 1)" \
+	" SELECT pg_catalog.count(*)::integer FROM r"
+
 static KeptPlan purge_plan = {
-	NULL, "WITH victims AS ("
-	"  SELECT r.run_id FROM durable.runs r"
-	"  JOIN durable.namespaces n ON n.name = r.namespace"
-	"  WHERE r.status <> 'running'"
-	"  AND r.close_time < $1 - pg_catalog.make_interval(secs =>"
-	"    (SELECT pg_catalog.min(" RETENTION_SECS("retention") ") FROM durable.namespaces))"
-	"  AND r.close_time < $1 - pg_catalog.make_interval(secs => " RETENTION_SECS("n.retention") ")"
-	"  AND NOT EXISTS (SELECT 1 FROM durable.timers t WHERE t.run_id = r.run_id)"
-	"  ORDER BY r.close_time LIMIT $2 FOR UPDATE OF r SKIP LOCKED),"
-	" victim_ids AS (SELECT pg_catalog.array_agg(run_id) AS ids FROM victims),"
-	" h AS (DELETE FROM durable.history WHERE run_id " VICTIMS "),"
-	" b AS (DELETE FROM durable.buffered_events WHERE run_id " VICTIMS "),"
-	" l AS (DELETE FROM durable.activity_attempt_log WHERE run_id " VICTIMS "),"
-	" c AS (DELETE FROM durable.children WHERE parent_run_id " VICTIMS "),"
-	" a AS (DELETE FROM durable.activities WHERE run_id " VICTIMS "),"
-	" u AS (DELETE FROM durable.user_timers WHERE run_id " VICTIMS "),"
-	" r AS (DELETE FROM durable.runs WHERE run_id " VICTIMS " RETURNING 1)"
-	" SELECT pg_catalog.count(*)::integer FROM r",
+	NULL, PURGE_SQL(""),
+	2, {TIMESTAMPTZOID, INT4OID}
+};
+static KeptPlan purge_plan_received = {
+	NULL, PURGE_SQL(" q AS (DELETE FROM durable.received_requests WHERE target_run_id " VICTIMS "),"),
 	2, {TIMESTAMPTZOID, INT4OID}
 };
 
@@ -85,7 +97,8 @@ PurgeClosedRuns(TimestampTz now, int max_runs)
 
 	values[0] = TimestampTzGetDatum(now);
 	values[1] = Int32GetDatum(max_runs);
-	RunPlan(&purge_plan, values, NULL, false, 1);
+	RunPlan(ReceivedRequestsTableExists() ? &purge_plan_received : &purge_plan,
+			values, NULL, false, 1);
 	n = DatumGetInt32(SPIGetDatum(0, 1, &isnull));
 	SPI_freetuptable(SPI_tuptable);
 	return n;

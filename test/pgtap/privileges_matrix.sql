@@ -96,6 +96,9 @@ INSERT INTO pm.expect_functions VALUES
  ('launcher_wakeup()', $$SELECT durable.launcher_wakeup()$$, '42501', '42501', '42501', '42501', '42501'),
  ('cached_table_changed()', $$SELECT durable.cached_table_changed()$$,
   '42501', '42501', '42501', '42501', '42501'),
+ -- internal: a request relayed from another node by its router, as the extension's owner
+ ('receive_external(jsonb)', $$SELECT durable.receive_external('{}')$$,
+  '42501', '42501', '42501', '42501', '42501'),
  ('tick(integer)', $$SELECT durable.tick()$$, '42501', '42501', 'ok', '42501', '42501'),
  ('purge(integer)', $$SELECT durable.purge()$$, '42501', '42501', 'ok', '42501', '42501'),
  ('run_tasks(integer)', $$SELECT durable.run_tasks()$$, '42501', '42501', 'ok', '42501', '42501'),
@@ -278,6 +281,9 @@ INSERT INTO pm.expect_relations VALUES
  ('activity_attempt_log', '42501', '42501', 'ok', '42501', '42501'),
  ('children', '42501', '42501', 'none', '42501', '42501'),
  ('user_timers', '42501', '42501', 'ok', '42501', '42501'),
+ -- The router of a cluster node and the requests it received from other nodes.
+ ('router', '42501', '42501', 'ok', '42501', '42501'),
+ ('received_requests', '42501', '42501', 'ok', '42501', '42501'),
  -- The key that signs list_workflows' cursors: only the extension's owner reads it.
  ('list_cursor_key', '42501', '42501', '42501', '42501', '42501');
 

@@ -12,17 +12,20 @@ use Exporter 'import';
 
 our @EXPORT = qw(citus_cluster sqlstate_of owner_port holders);
 
-# citus_cluster(): ($coordinator, $worker1, $worker2), started, Citus set up (the
+# citus_cluster(%opts): ($coordinator, $worker1, $worker2), started, Citus set up (the
 # coordinator in the metadata, both workers added), durable and durable_citus created
-# on the coordinator (Citus creates them on the workers).  Every server preloads
-# 'citus,durable' with durable's background workers on, and listens on 127.0.0.1, the
-# address the nodes reach one another by.
+# on the coordinator (Citus creates them on the workers); $opts{durable_citus_version}
+# names the version of durable_citus to create (default: the current one), and
+# $opts{prefix} is put before the servers' names (a second cluster in one test).  Every
+# server preloads 'citus,durable' with durable's background workers on, and listens on
+# 127.0.0.1, the address the nodes reach one another by.
 sub citus_cluster
 {
+	my %opts = @_;
 	my @nodes;
 	foreach my $name ('coordinator', 'worker1', 'worker2')
 	{
-		my $node = PostgreSQL::Test::Cluster->new($name);
+		my $node = PostgreSQL::Test::Cluster->new(($opts{prefix} // '') . $name);
 		$node->init;
 		$node->append_conf('postgresql.conf', q{
 shared_preload_libraries = 'citus,durable'
@@ -44,7 +47,9 @@ max_worker_processes = 32
 	{
 		$coord->safe_psql('postgres', "SELECT citus_add_node('127.0.0.1', " . $w->port . ')');
 	}
-	$coord->safe_psql('postgres', 'CREATE EXTENSION durable; CREATE EXTENSION durable_citus');
+	my $version = defined $opts{durable_citus_version}
+	  ? " VERSION '$opts{durable_citus_version}'" : '';
+	$coord->safe_psql('postgres', "CREATE EXTENSION durable; CREATE EXTENSION durable_citus$version");
 	return @nodes;
 }
 
