@@ -113,10 +113,14 @@ $$;
 
 -- The relay: the delegated call to the owner of the request's target, in the caller's
 -- transaction.  Returns durable.receive_external()'s answer.
+-- It runs inside the sender's timer worker, which fires every timer of its
+-- node: a connection to an unreachable owner gives up after 5 s instead of
+-- Citus's 30, so that one node down holds the others' timers back briefly.
 CREATE FUNCTION durable_citus.relay(request jsonb)
 RETURNS jsonb
 LANGUAGE plpgsql SECURITY INVOKER
 SET search_path = pg_catalog, durable_citus, durable, pg_temp
+SET citus.node_connection_timeout = 5000
 AS $$
 DECLARE
     r jsonb;
