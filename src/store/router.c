@@ -16,10 +16,11 @@
  *		deliver a signal or cancel request to the node that owns its target,
  *		which answers with durable.receive_external() there.
  *
- * The engine (engine/children.c) asks owned_elsewhere before it looks for
- * the target of a SignalExternalWorkflowExecution or
- * RequestCancelExternalWorkflowExecution decision, and relays the request
- * when it is owned elsewhere.  Only a superuser can write durable.router
+ * The engine (engine/children.c) asks owned_elsewhere when it finds no
+ * running workflow of the target's id on this node for a
+ * SignalExternalWorkflowExecution or RequestCancelExternalWorkflowExecution
+ * decision (a child started here is found here, whatever node owns its id),
+ * and relays the request when another node owns it.  Only a superuser can write durable.router
  * (its owner's table, granted to no one), and both functions must be owned
  * by a superuser: the engine calls them as the extension's owner.
  *
