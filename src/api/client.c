@@ -482,6 +482,8 @@ durable_receive_external(PG_FUNCTION_ARGS)
 				 errmsg("request must not be null")));
 	DurableSPIConnect();
 	answer = ReceiveExternal(request, DurableNow());
+	/* Made in SPI's memory, which SPI_finish frees: copied out first */
+	answer = DatumGetJsonbP(SPI_datumTransfer(JsonbPGetDatum(answer), false, -1));
 	DurableSPIFinish();
 	PG_RETURN_JSONB_P(answer);
 }
