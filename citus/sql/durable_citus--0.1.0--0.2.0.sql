@@ -24,8 +24,8 @@ BEGIN
 END
 $$;
 
--- Whether a node other than this one owns a workflow id (the engine asks it before it
--- looks for the target of a signal or cancel request).
+-- Whether a node other than this one owns a workflow id (the engine asks it when it
+-- finds no running workflow of a signal or cancel request's target on this node).
 CREATE FUNCTION durable_citus.owned_elsewhere(namespace text, workflow_id text)
 RETURNS boolean
 LANGUAGE sql STABLE

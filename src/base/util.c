@@ -306,6 +306,19 @@ TaskSecretsStored(void)
 }
 
 /*
+ * The OID of durable.<relname>, InvalidOid when the schema has no such
+ * relation (a version before the one that made it, or no extension).
+ * Syscache lookups only.
+ */
+Oid
+DurableRelationOid(const char *relname)
+{
+	Oid			nsp = get_namespace_oid("durable", true);
+
+	return OidIsValid(nsp) ? get_relname_relid(relname, nsp) : InvalidOid;
+}
+
+/*
  * Whether durable.<relname> has a column of that name: how the library tells
  * the version of the schema it runs on (a database is at the version of the
  * last ALTER EXTENSION UPDATE, whatever the library).  Syscache lookups only.
@@ -313,9 +326,7 @@ TaskSecretsStored(void)
 bool
 DurableColumnExists(const char *relname, const char *column)
 {
-	Oid			nsp = get_namespace_oid("durable", true);
-	Oid			relid = OidIsValid(nsp) ?
-		get_relname_relid(relname, nsp) : InvalidOid;
+	Oid			relid = DurableRelationOid(relname);
 
 	return OidIsValid(relid) &&
 		get_attnum(relid, column) != InvalidAttrNumber;

@@ -38,6 +38,7 @@ extern pg_uuid_t *NewRandomUuid(void);
 extern pg_uuid_t *NewTimeOrderedUuid(void);
 extern int64 NewTaskSecret(void);
 extern bool TaskSecretsStored(void);
+extern Oid	DurableRelationOid(const char *relname);
 extern bool DurableColumnExists(const char *relname, const char *column);
 extern int	DurableExtensionVersion(Oid *owner);
 extern char *UuidToCString(const pg_uuid_t *uuid);

@@ -84,6 +84,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
+#include "base/util.h"
 #include "store/compaction.h"
 #include "store/due_mark.h"
 #include "store/retention.h"
@@ -252,11 +253,10 @@ purge_step(void)
 static int
 batch_step(void)
 {
-	Oid			nsp = get_namespace_oid("durable", true);
 	bool		found;
 	int			done;
 
-	if (!OidIsValid(nsp) || !OidIsValid(get_relname_relid("batch_jobs", nsp)))
+	if (!OidIsValid(DurableRelationOid("batch_jobs")))
 		return 0;
 	done = RunBatchSlice(BATCH_SLICE, true, &found);
 	return found ? Max(done, 1) : 0;

@@ -25,13 +25,13 @@
  */
 #include "postgres.h"
 
-#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/lsyscache.h"
 
 #include "durable.h"
 #include "base/clock.h"
+#include "base/util.h"
 #include "store/direct.h"
 #include "store/retention.h"
 #include "store/router.h"
@@ -136,12 +136,11 @@ static KeptPlan purge_batches_plan = {
 int
 PurgeFinishedBatches(TimestampTz now, int max_jobs)
 {
-	Oid			nsp = get_namespace_oid("durable", true);
 	Datum		values[2];
 	bool		isnull;
 	int			n;
 
-	if (!OidIsValid(nsp) || !OidIsValid(get_relname_relid("batch_jobs", nsp)))
+	if (!OidIsValid(DurableRelationOid("batch_jobs")))
 		return 0;
 	values[0] = TimestampTzGetDatum(now);
 	values[1] = Int32GetDatum(max_jobs);

@@ -43,7 +43,6 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
-#include "catalog/namespace.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -54,6 +53,7 @@
 #include "utils/regproc.h"
 #include "utils/syscache.h"
 
+#include "base/util.h"
 #include "store/router.h"
 #include "store/spi.h"
 
@@ -97,19 +97,10 @@ router_function_changed(Datum arg, int cacheid, uint32 hashvalue)
 	router_valid = false;
 }
 
-/* A table of schema durable, InvalidOid when there is none (an older version). */
-static Oid
-durable_table(const char *name)
-{
-	Oid			nsp = get_namespace_oid("durable", true);
-
-	return OidIsValid(nsp) ? get_relname_relid(name, nsp) : InvalidOid;
-}
-
 bool
 ReceivedRequestsTableExists(void)
 {
-	return OidIsValid(durable_table("received_requests"));
+	return OidIsValid(DurableRelationOid("received_requests"));
 }
 
 /*
@@ -158,7 +149,7 @@ read_router(void)
 	Oid			relay;
 
 	router_present = false;
-	router_relid = durable_table("router");
+	router_relid = DurableRelationOid("router");
 	if (!OidIsValid(router_relid))
 		return;
 	if (RunPlan(&load_router, NULL, NULL, true, 1) == 0)

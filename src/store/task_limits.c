@@ -482,10 +482,7 @@ rate_give_back(uint64 key, int64 now, double rate)
 static Oid
 limits_relid(void)
 {
-	Oid			nsp = get_namespace_oid("durable", true);
-
-	return OidIsValid(nsp) ? get_relname_relid("task_queue_limits", nsp) :
-		InvalidOid;
+	return DurableRelationOid("task_queue_limits");
 }
 
 /* Whether the schema has durable.task_queue_limits (0.8.0). */

@@ -8,7 +8,7 @@
 -- duplicate.  Router functions with the wrong signature or a non-superuser owner are
 -- refused; dropped ones are ignored.
 BEGIN;
-SELECT plan(19);
+SELECT plan(23);
 SET LOCAL durable.test_time = '2026-01-01 00:00:00+00';
 
 CREATE SCHEMA rt;
@@ -23,6 +23,8 @@ BEGIN
     INSERT INTO rt.relayed VALUES (request);
     IF request->>'workflowId' = 'remote-none' THEN
         RETURN '{"outcome": "not_found"}';
+    ELSIF request->>'workflowId' = 'remote-odd' THEN
+        RETURN '{"outcome": "maybe"}';
     ELSIF request->>'workflowId' = 'remote-busy'
           AND (SELECT count(*) FROM rt.relayed r WHERE r.req->>'workflowId' = 'remote-busy') = 1 THEN
         RETURN '{"outcome": "busy"}';
@@ -99,6 +101,22 @@ SELECT is((SELECT count(*) FROM durable.get_history('tgt') WHERE event_type = 'W
     1::bigint, 'once');
 SELECT throws_ok($$SELECT durable.receive_external('{"namespace": "default", "workflowId": "tgt"}')$$,
     '22023', 'request is not a signal or cancel request', 'a request without its initiator is refused');
+
+SELECT throws_ok($$SELECT durable.receive_external(NULL)$$,
+    '22004', 'request must not be null', 'a null request is refused');
+
+-- A relay that answers no outcome is an error (22000): the sender's history gets no
+-- answer and the request stays in the outbox.
+SELECT durable.start_workflow('sender', NULL, 's4', 'rq4', decision_timeout => '1 hour') AS s4run \gset
+SELECT t.decide('s4', jsonb_build_array(pg_temp.signal('remote-odd')), 'rq4') IS NOT NULL;
+SELECT throws_ok($$SELECT durable.tick()$$, '22000',
+    'the router''s relay answered {"outcome": "maybe"}, not an outcome of durable.receive_external()',
+    'a relay answering no outcome is an error');
+SELECT is((SELECT count(*) FROM durable.get_history('s4')
+            WHERE event_type IN ('ExternalWorkflowExecutionSignaled', 'SignalExternalWorkflowExecutionFailed')),
+    0::bigint, 'the sender gets no answer');
+SELECT is((SELECT count(*) FROM durable.timers WHERE run_id = :'s4run' AND kind = 'external'),
+    1::bigint, 'and the request stays in the outbox');
 
 -- A router function a superuser does not own is refused; one dropped is ignored.
 CREATE ROLE rt_owner;
