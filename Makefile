@@ -22,7 +22,7 @@ MODULE_big = durable
 OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c src/*/*.c)))
 
 # The shipped scripts, and the fresh install scripts of the shipped and
-# current versions, sql/durable--0.3.0.sql to sql/durable--0.11.0.sql, which
+# current versions, sql/durable--0.3.0.sql to sql/durable--0.12.0.sql, which
 # are built: the schema check at the top of sql/durable--0.2.0--0.3.0.sql,
 # then the scripts of the update path from 0.1.0 to that version.
 # PostgreSQL runs one for a fresh CREATE EXTENSION instead of the path, so
@@ -42,9 +42,11 @@ DURABLE_PATH_0.8.0 = $(DURABLE_PATH_0.7.0) sql/durable--0.7.0--0.8.0.sql
 DURABLE_PATH_0.9.0 = $(DURABLE_PATH_0.8.0) sql/durable--0.8.0--0.9.0.sql
 DURABLE_PATH_0.10.0 = $(DURABLE_PATH_0.9.0) sql/durable--0.9.0--0.10.0.sql
 DURABLE_PATH_0.11.0 = $(DURABLE_PATH_0.10.0) sql/durable--0.10.0--0.11.0.sql
+DURABLE_PATH_0.12.0 = $(DURABLE_PATH_0.11.0) sql/durable--0.11.0--0.12.0.sql
 DURABLE_INSTALL_SQL = sql/durable--0.3.0.sql sql/durable--0.4.0.sql sql/durable--0.5.0.sql \
 	sql/durable--0.6.0.sql sql/durable--0.7.0.sql sql/durable--0.8.0.sql \
-	sql/durable--0.9.0.sql sql/durable--0.10.0.sql sql/durable--0.11.0.sql
+	sql/durable--0.9.0.sql sql/durable--0.10.0.sql sql/durable--0.11.0.sql \
+	sql/durable--0.12.0.sql
 DATA = $(filter-out $(DURABLE_INSTALL_SQL),$(sort $(wildcard sql/durable--*.sql)))
 DATA_built = $(DURABLE_INSTALL_SQL)
 

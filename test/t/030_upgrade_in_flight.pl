@@ -1,4 +1,4 @@
-# The upgrades from each shipped version since 0.2.0 (0.2.0 to 0.10.0) to the
+# The upgrades from each shipped version since 0.2.0 (0.2.0 to 0.11.0) to the
 # current version, in a database of its own each.  A database created at
 # the old version has work in flight: an activity an external worker has
 # not completed yet, a timer, a SQL workflow waiting for a signal.  After
@@ -24,7 +24,7 @@ durable.worker_max_sleep = 1
 # A timer worker and two executors for each database of the loop below and
 # for postgres, with room to spare: a database left without its executors
 # would leave its SQL workflow waiting.
-max_worker_processes = 48
+max_worker_processes = 52
 });
 $node->start;
 
@@ -43,7 +43,7 @@ sub status_of
 	return $node->safe_psql($old, qq{SELECT durable.describe_workflow('$wid')->>'status'});
 }
 
-foreach my $from ('0.2.0', '0.3.0', '0.4.0', '0.5.0', '0.6.0', '0.7.0', '0.8.0', '0.9.0', '0.10.0')
+foreach my $from ('0.2.0', '0.3.0', '0.4.0', '0.5.0', '0.6.0', '0.7.0', '0.8.0', '0.9.0', '0.10.0', '0.11.0')
 {
 	$old = "old_$from";
 
