@@ -464,10 +464,11 @@ durable_signal_workflow(PG_FUNCTION_ARGS)
 
 PG_FUNCTION_INFO_V1(durable_receive_external);
 /*
- * durable.receive_external(request): a signal or cancel request of a
- * workflow on another node, relayed here by that node's router to the node
- * that owns its target (docs/citus.md "Signals and cancels across nodes").
- * Granted to no one: the relay runs it as the extension's owner.
+ * durable.receive_external(request): a request of a workflow on another
+ * node (a signal or cancel, a child's start, a child's close, a parent close
+ * policy), relayed here by that node's router to the node that owns its
+ * target (docs/citus.md "Signals and cancels across nodes", "Children across
+ * nodes").  Granted to no one: the relay runs it as the extension's owner.
  */
 Datum
 durable_receive_external(PG_FUNCTION_ARGS)

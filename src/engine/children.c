@@ -47,21 +47,33 @@
  * copy of its row, which its own transaction's lock would not keep us from.
  *
  * Across nodes.  Where a router is registered (store/router.c: a Citus
- * cluster with durable_citus, docs/citus.md), a signal or cancel request
- * that finds no open run of its target here, and whose target another node
- * owns, is not answered "not found": the decision's transaction writes it to
- * an external timer, as for a busy target, and when the timer fires the
- * router relays it to the owner, where durable.receive_external()
- * (ReceiveExternal) delivers it as perform_external does here, and notes it
- * in durable.received_requests.
- * The answer is written to the initiator's history and the timer deleted
- * in the relay's transaction; a relay tried again after a failure between
- * the two nodes' commits finds the request noted there and delivers
- * nothing twice.  A target that is busy on its node is tried again, as
- * here.  The target is looked for here first because a child workflow is
- * started on its parent's node whatever node owns its id (docs/citus.md,
- * "Not routed yet"): its parent reaches it here as before.  Without a
- * router, or for a target found here, nothing of this costs anything.
+ * cluster with durable_citus, docs/citus.md), each workflow id is owned by
+ * one node, and what a run does to a run on another node goes through an
+ * outbox: an external timer of the sender, written in its transaction,
+ * which the router relays to the owner when it fires; durable.receive_external()
+ * (ReceiveExternal) carries it out there and answers, and the answer is
+ * written to the sender and the timer deleted in the relay's transaction.
+ * A relay tried again after a failure between the two nodes' commits finds
+ * the request noted in the owner's durable.received_requests and does
+ * nothing twice; a target busy on its node is tried again, as here.  The
+ * requests ("kind" of the payload):
+ *
+ *	(none)        a signal or cancel whose target is not here and another
+ *				  node owns: perform_external there.
+ *	start_child   a child whose id another node owns, keyed by the
+ *				  initiated event: started there with its parent's
+ *				  identity; the answer is the parent's
+ *				  ChildWorkflowExecutionStarted (and its row in
+ *				  durable.children) or StartChildWorkflowExecutionFailed.
+ *	child_closed  the close of a child whose parent is on another node,
+ *				  keyed by the child's close event: written to the parent
+ *				  there once its Started is (until then the answer is
+ *				  busy).
+ *	close_policy  a close_policy timer whose child is on another node.
+ *
+ * A target is looked for here first: a child started by a version that
+ * started children on their parent's node is here.  Without a router
+ * nothing of this costs more than a test of a cached flag.
  *
  *-------------------------------------------------------------------------
  */
@@ -85,6 +97,15 @@
 #include "engine/runs.h"
 #include "engine/workflow.h"
 
+/*
+ * The kinds of request an external timer relays to the node that owns its
+ * target ("kind" of its payload; none: a signal or cancel request), which
+ * durable.receive_external() there takes (ReceiveExternal).
+ */
+#define REQUEST_START_CHILD		"start_child"
+#define REQUEST_CHILD_CLOSED	"child_closed"
+#define REQUEST_CLOSE_POLICY	"close_policy"
+
 static KeptPlan insert_child = {
 	NULL, "INSERT INTO durable.children (parent_run_id, initiated_event_id,"
 	" namespace, workflow_id, run_id, workflow_type, parent_close_policy,"
@@ -101,6 +122,16 @@ static KeptPlan take_children = {
 	NULL, "DELETE FROM durable.children WHERE parent_run_id = $1"
 	" RETURNING initiated_event_id, namespace, workflow_id, run_id,"
 	" parent_close_policy",
+	1, {UUIDOID}
+};
+static KeptPlan child_started_id = {
+	NULL, "SELECT started_event_id FROM durable.children"
+	" WHERE parent_run_id = $1 AND initiated_event_id = $2",
+	2, {UUIDOID, INT8OID}
+};
+static KeptPlan parent_of_run = {
+	NULL, "SELECT parent_namespace, parent_workflow_id FROM durable.runs"
+	" WHERE run_id = $1",
 	1, {UUIDOID}
 };
 static KeptPlan run_exists = {
@@ -187,6 +218,17 @@ payload_int(Jsonb *payload, const char *key)
 											 NumericGetDatum(v->val.numeric)));
 }
 
+static double
+payload_float(Jsonb *payload, const char *key)
+{
+	JsonbValue *v = JsonGetField(payload, key);
+
+	if (v == NULL || v->type != jbvNumeric)
+		return 0;
+	return DatumGetFloat8(DirectFunctionCall1(numeric_float8,
+											  NumericGetDatum(v->val.numeric)));
+}
+
 static pg_uuid_t *
 text_to_uuid(const char *s)
 {
@@ -205,6 +247,83 @@ exists(pg_uuid_t *run_id)
 	if (n > 0)
 		SPI_freetuptable(SPI_tuptable);
 	return n > 0;
+}
+
+typedef enum ExternalOutcome
+{
+	EXTERNAL_DONE,
+	EXTERNAL_NOT_FOUND,
+	EXTERNAL_BUSY				/* or owned by another node: left to a timer */
+} ExternalOutcome;
+
+/*
+ * The outcomes in the answers of durable.receive_external(): of a signal,
+ * a cancel, a child's close or a close policy (ExternalOutcome), and of a
+ * child's start (start_outcome_names).
+ */
+static const char *const external_outcome_names[] = {
+	"done", "not_found", "busy"
+};
+
+typedef enum StartOutcome
+{
+	START_STARTED,
+	START_REFUSED,				/* its id is taken */
+	START_NOT_STARTED,			/* the parent closed before it was */
+	START_BUSY
+} StartOutcome;
+
+static const char *const start_outcome_names[] = {
+	"started", "refused", "not_started", "busy"
+};
+
+/*
+ * Relay a request to the node that owns its target (an external timer's
+ * payload), and read the outcome of durable.receive_external()'s answer
+ * there: its index in names.  The answer is returned in *answer.
+ */
+static int
+relay_request(Jsonb *request, const char *const *names, int nnames,
+			  Jsonb **answer)
+{
+	char	   *name;
+	int			i;
+
+	*answer = RouterRelay(request);
+	name = *answer != NULL ? payload_text(*answer, "outcome") : NULL;
+	for (i = 0; name != NULL && i < nnames; i++)
+		if (strcmp(name, names[i]) == 0)
+			return i;
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_EXCEPTION),
+			 errmsg("the router's relay answered %s, not an outcome of durable.receive_external()",
+					*answer != NULL ? JsonbToCString(NULL, &(*answer)->root, VARSIZE(*answer)) : "NULL")));
+	pg_unreachable();
+}
+
+/* The answer of durable.receive_external(): an outcome, and the run reached */
+static Jsonb *
+receive_answer(const char *outcome, pg_uuid_t *run_id, bool duplicate)
+{
+	JsonBuilder jb;
+
+	JsonBegin(&jb);
+	JsonAddText(&jb, "outcome", outcome);
+	if (run_id != NULL)
+		JsonAddText(&jb, "runId", UuidToCString(run_id));
+	if (duplicate)
+		JsonAddBool(&jb, "duplicate", true);
+	return JsonFinish(&jb);
+}
+
+/* 22023 for a relayed request without what its kind needs */
+static void
+bad_request(const char *kind, const char *needs)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("request is not a %s request", kind),
+			 errdetail("It needs %s.", needs)));
 }
 
 /*
@@ -292,6 +411,144 @@ FireDeliverTimer(RunState *rs, int64 ref_id, Jsonb *payload, TimestampTz now)
 }
 
 /*
+ * A child started: the parent (locked) waits for it from now on, until its
+ * chain closes or the parent's does (started_id 0: its
+ * ChildWorkflowExecutionStarted is buffered, FlushBufferedEvents sets it).
+ */
+static void
+note_child(RunState *parent, int64 initiated_id, const char *namespace,
+		   const char *workflow_id, pg_uuid_t *child_run_id,
+		   const char *workflow_type, const char *policy, int64 started_id)
+{
+	Datum		values[8];
+
+	values[0] = UUIDPGetDatum(&parent->run_id);
+	values[1] = Int64GetDatum(initiated_id);
+	values[2] = CStringGetTextDatum(namespace);
+	values[3] = CStringGetTextDatum(workflow_id);
+	values[4] = UUIDPGetDatum(child_run_id);
+	values[5] = CStringGetTextDatum(workflow_type);
+	values[6] = CStringGetTextDatum(policy);
+	values[7] = Int64GetDatum(started_id);
+	RunPlan(&insert_child, values, NULL, false, 0);
+}
+
+/* Who sends a request to another run, as the recipient's event names it. */
+static Jsonb *
+external_of(const char *namespace, const char *workflow_id, pg_uuid_t *run_id,
+			int64 initiated_id)
+{
+	JsonBuilder jb;
+
+	JsonBegin(&jb);
+	JsonAddText(&jb, "namespace", namespace);
+	JsonAddText(&jb, "workflowId", workflow_id);
+	JsonAddText(&jb, "runId", UuidToCString(run_id));
+	JsonAddInt(&jb, "initiatedEventId", initiated_id);
+	return JsonFinish(&jb);
+}
+
+/*
+ * The outcome of a child's start, in its parent rs (locked):
+ * ChildWorkflowExecutionStarted (child_run_id, noted in durable.children) or
+ * StartChildWorkflowExecutionFailed (NULL: its id is taken), and a decision
+ * task.  In the decision's transaction, or from outside it (the answer of
+ * the node that owns the child's id: buffered while a decision task is
+ * started).
+ */
+static void
+write_child_start(RunState *rs, TimestampTz now, bool from_outside,
+				  int64 initiated_id, const char *namespace,
+				  const char *workflow_id, const char *workflow_type,
+				  ParentClosePolicy policy, Jsonb *control,
+				  int64 completed_id, pg_uuid_t *child_run_id)
+{
+	JsonBuilder jb;
+	const char *event_type;
+	int64		event_id = 0;
+
+	JsonBegin(&jb);
+	JsonAddInt(&jb, "initiatedEventId", initiated_id);
+	JsonAddText(&jb, "namespace", namespace);
+	JsonAddText(&jb, "workflowId", workflow_id);
+	JsonAddText(&jb, "workflowType", workflow_type);
+	if (child_run_id == NULL)
+	{
+		JsonAddText(&jb, "cause", "WORKFLOW_ALREADY_RUNNING");
+		if (control != NULL)
+			JsonAddJsonb(&jb, "control", control);
+		JsonAddInt(&jb, "decisionTaskCompletedEventId", completed_id);
+		event_type = "StartChildWorkflowExecutionFailed";
+	}
+	else
+	{
+		JsonAddText(&jb, "runId", UuidToCString(child_run_id));
+		event_type = "ChildWorkflowExecutionStarted";
+	}
+	if (!from_outside)
+		event_id = AppendEvent(rs, now, event_type, JsonFinish(&jb));
+	else
+	{
+		bool		buffered = rs->decision_started_id != 0;
+
+		AppendEventOrBuffer(rs, now, event_type, JsonFinish(&jb));
+		if (!buffered)
+			event_id = rs->last_event_id;
+	}
+	if (child_run_id != NULL)
+		note_child(rs, initiated_id, namespace, workflow_id, child_run_id,
+				   workflow_type, ParentClosePolicyName(policy), event_id);
+	ScheduleDecisionTask(rs, now);
+}
+
+/*
+ * A child whose id another node owns: the start goes to the parent's outbox
+ * (an external timer keyed by the initiated event), with the request as the
+ * owner needs it, the parent's priority and key resolved.  No decision task
+ * is scheduled: the owner's answer, ChildWorkflowExecutionStarted or
+ * StartChildWorkflowExecutionFailed, brings one.
+ */
+static void
+queue_remote_child(RunState *rs, TimestampTz now, StartRequest *req,
+				   ParentClosePolicy policy, Jsonb *control,
+				   int64 initiated_id, int64 completed_id)
+{
+	JsonBuilder jb;
+
+	JsonBegin(&jb);
+	JsonAddText(&jb, "kind", REQUEST_START_CHILD);
+	JsonAddText(&jb, "namespace", req->namespace);
+	JsonAddText(&jb, "workflowId", req->workflow_id);
+	JsonAddText(&jb, "workflowType", req->workflow_type);
+	JsonAddText(&jb, "taskQueue", req->task_queue);
+	JsonAddJsonb(&jb, "input", req->input);
+	JsonAddFloat(&jb, "executionTimeout", req->execution_timeout);
+	JsonAddFloat(&jb, "runTimeout", req->run_timeout);
+	JsonAddFloat(&jb, "decisionTimeout", req->decision_timeout);
+	JsonAddText(&jb, "idReusePolicy", IdReusePolicyName(req->id_reuse_policy));
+	if (req->retry_policy != NULL)
+		JsonAddJsonb(&jb, "retryPolicy", req->retry_policy);
+	if (req->cron_schedule != NULL)
+		JsonAddText(&jb, "cronSchedule", req->cron_schedule);
+	if (req->memo != NULL)
+		JsonAddJsonb(&jb, "memo", req->memo);
+	if (req->search_attributes != NULL)
+		JsonAddJsonb(&jb, "searchAttributes", req->search_attributes);
+	JsonAddInt(&jb, "priority", req->priority > 0 ? req->priority : rs->priority);
+	if (req->concurrency_key != NULL || rs->concurrency_key != NULL)
+		JsonAddText(&jb, "concurrencyKey", req->concurrency_key != NULL ?
+					req->concurrency_key : rs->concurrency_key);
+	JsonAddText(&jb, "parentClosePolicy", ParentClosePolicyName(policy));
+	if (control != NULL)
+		JsonAddJsonb(&jb, "control", control);
+	JsonAddJsonb(&jb, "initiator", external_of(rs->namespace, rs->workflow_id,
+											   &rs->run_id, initiated_id));
+	JsonAddInt(&jb, "decisionTaskCompletedEventId", completed_id);
+	CreateTimerWithPayload(&rs->run_id, TIMER_EXTERNAL, now, initiated_id,
+						   JsonFinish(&jb));
+}
+
+/*
  * StartChildWorkflowExecution: StartChildWorkflowExecutionInitiated, then at
  * once the child's first run and ChildWorkflowExecutionStarted, or
  * StartChildWorkflowExecutionFailed when its workflow id is taken (running,
@@ -333,6 +590,13 @@ StartChildWorkflow(RunState *rs, TimestampTz now, StartRequest *req,
 	initiated_id = AppendEvent(rs, now, "StartChildWorkflowExecutionInitiated",
 							   JsonFinish(&jb));
 
+	if (RouterOwnedElsewhere(req->namespace, req->workflow_id))
+	{
+		queue_remote_child(rs, now, req, policy, control, initiated_id,
+						   completed_id);
+		return;
+	}
+
 	req->parent = rs;
 	req->parent_initiated_id = initiated_id;
 	req->refused = false;
@@ -347,39 +611,9 @@ StartChildWorkflow(RunState *rs, TimestampTz now, StartRequest *req,
 	}
 	PG_END_TRY();
 
-	JsonBegin(&jb);
-	JsonAddInt(&jb, "initiatedEventId", initiated_id);
-	JsonAddText(&jb, "namespace", req->namespace);
-	JsonAddText(&jb, "workflowId", req->workflow_id);
-	JsonAddText(&jb, "workflowType", req->workflow_type);
-	if (req->refused)
-	{
-		JsonAddText(&jb, "cause", "WORKFLOW_ALREADY_RUNNING");
-		if (control != NULL)
-			JsonAddJsonb(&jb, "control", control);
-		JsonAddInt(&jb, "decisionTaskCompletedEventId", completed_id);
-		(void) AppendEvent(rs, now, "StartChildWorkflowExecutionFailed",
-						   JsonFinish(&jb));
-	}
-	else
-	{
-		Datum		values[8];
-		int64		started_id;
-
-		JsonAddText(&jb, "runId", UuidToCString(child_run_id));
-		started_id = AppendEvent(rs, now, "ChildWorkflowExecutionStarted",
-								 JsonFinish(&jb));
-		values[0] = UUIDPGetDatum(&rs->run_id);
-		values[1] = Int64GetDatum(initiated_id);
-		values[2] = CStringGetTextDatum(req->namespace);
-		values[3] = CStringGetTextDatum(req->workflow_id);
-		values[4] = UUIDPGetDatum(child_run_id);
-		values[5] = CStringGetTextDatum(req->workflow_type);
-		values[6] = CStringGetTextDatum(ParentClosePolicyName(policy));
-		values[7] = Int64GetDatum(started_id);
-		RunPlan(&insert_child, values, NULL, false, 0);
-	}
-	ScheduleDecisionTask(rs, now);
+	write_child_start(rs, now, false, initiated_id, req->namespace,
+					  req->workflow_id, req->workflow_type, policy, control,
+					  completed_id, req->refused ? NULL : child_run_id);
 }
 
 /*
@@ -395,6 +629,7 @@ NotifyParentOfClose(RunState *rs, TimestampTz now, const char *status,
 	static const char *const outcome_fields[] = {"result", "reason", "details",
 	"timeoutType"};
 	int			i;
+	Jsonb	   *outcome;
 
 	if (strcmp(status, "completed") == 0)
 		event_type = "ChildWorkflowExecutionCompleted";
@@ -423,15 +658,60 @@ NotifyParentOfClose(RunState *rs, TimestampTz now, const char *status,
 			continue;
 		JsonAddJsonb(&jb, outcome_fields[i], JsonbValueToJsonb(v));
 	}
-	deliver(&rs->parent_run_id, now, event_type, JsonFinish(&jb),
+	outcome = JsonFinish(&jb);
+
+	/*
+	 * A parent on another node (it started this child there): to the
+	 * outbox, keyed by the close event, relayed to the node that owns the
+	 * parent's id.
+	 */
+	if (RouterPresent() && !exists(&rs->parent_run_id))
+	{
+		Datum		values[1];
+
+		values[0] = UUIDPGetDatum(&rs->run_id);
+		if (RunPlan(&parent_of_run, values, NULL, true, 1) == 1)
+		{
+			char	   *parent_namespace = SPIGetText(0, 1);
+			char	   *parent_workflow_id = SPIGetText(0, 2);
+
+			SPI_freetuptable(SPI_tuptable);
+			if (parent_namespace != NULL && parent_workflow_id != NULL &&
+				RouterOwnedElsewhere(parent_namespace, parent_workflow_id))
+			{
+				JsonBegin(&jb);
+				JsonAddText(&jb, "kind", REQUEST_CHILD_CLOSED);
+				JsonAddText(&jb, "namespace", parent_namespace);
+				JsonAddText(&jb, "workflowId", parent_workflow_id);
+				JsonAddText(&jb, "parentRunId", UuidToCString(&rs->parent_run_id));
+				JsonAddInt(&jb, "parentInitiatedEventId", rs->parent_initiated_id);
+				JsonAddText(&jb, "eventType", event_type);
+				JsonAddJsonb(&jb, "attributes", outcome);
+				JsonAddJsonb(&jb, "initiator",
+							 external_of(rs->namespace, rs->workflow_id,
+										 &rs->run_id, rs->last_event_id));
+				CreateTimerWithPayload(&rs->run_id, TIMER_EXTERNAL, now,
+									   rs->last_event_id, JsonFinish(&jb));
+				return;
+			}
+		}
+	}
+	deliver(&rs->parent_run_id, now, event_type, outcome,
 			rs->parent_initiated_id, true);
 }
 
+typedef enum PolicyOutcome
+{
+	POLICY_APPLIED,				/* or the chain is over */
+	POLICY_BUSY,				/* the child's run is busy (or held) */
+	POLICY_ELSEWHERE			/* the child is on the node that owns its id */
+} PolicyOutcome;
+
 /*
  * Apply a close policy to the running run of a child's chain (first run
- * first_run_id).  Returns false when that run is busy (or held): try later.
+ * first_run_id), if it is here.
  */
-static bool
+static PolicyOutcome
 apply_close_policy(const char *namespace, const char *workflow_id,
 				   pg_uuid_t *first_run_id, ParentClosePolicy policy,
 				   Jsonb *parent, TimestampTz now)
@@ -442,22 +722,24 @@ apply_close_policy(const char *namespace, const char *workflow_id,
 	{
 		RunState	c;
 
-		if (!LoadRun(namespace, workflow_id, NULL, false, false, &c) ||
-			!RunIsOpen(&c) || !same_uuid(&c.first_run_id, first_run_id))
-			return true;		/* the chain is over */
+		if (!LoadRun(namespace, workflow_id, NULL, false, false, &c))
+			return RouterOwnedElsewhere(namespace, workflow_id) ?
+				POLICY_ELSEWHERE : POLICY_APPLIED;
+		if (!RunIsOpen(&c) || !same_uuid(&c.first_run_id, first_run_id))
+			return POLICY_APPLIED;	/* the chain is over */
 		if (held_run != NULL && same_uuid(&held_run->run_id, &c.run_id))
-			return false;
+			return POLICY_BUSY;
 		if (!LoadRunById(&c.run_id, true, &c))
-			return false;
+			return POLICY_BUSY;
 		if (!RunIsOpen(&c))
 			continue;			/* it closed or continued meanwhile */
 		if (policy == PARENT_CLOSE_TERMINATE)
 			TerminateRun(&c, now, "by parent close policy", parent);
 		else if (RequestCancelRun(&c, now, "by parent close policy", parent))
 			SaveRun(&c);
-		return true;
+		return POLICY_APPLIED;
 	}
-	return true;
+	return POLICY_APPLIED;
 }
 
 /*
@@ -517,8 +799,9 @@ ApplyParentClosePolicies(RunState *rs, TimestampTz now)
 	{
 		if (kids[i].policy == PARENT_CLOSE_ABANDON)
 			continue;
-		if (!apply_close_policy(kids[i].namespace, kids[i].workflow_id,
-								&kids[i].run_id, kids[i].policy, parent, now))
+		if (apply_close_policy(kids[i].namespace, kids[i].workflow_id,
+							   &kids[i].run_id, kids[i].policy, parent,
+							   now) != POLICY_APPLIED)
 		{
 			JsonBegin(&jb);
 			JsonAddText(&jb, "namespace", kids[i].namespace);
@@ -532,34 +815,43 @@ ApplyParentClosePolicies(RunState *rs, TimestampTz now)
 	}
 }
 
-/* A close_policy timer: apply it unless the child is still busy. */
+/*
+ * A close_policy timer: apply it unless the child is still busy, here or,
+ * relayed, on the node that owns its id.
+ */
 bool
 FireClosePolicyTimer(pg_uuid_t *run_id, int64 ref_id, Jsonb *payload,
 					 TimestampTz now)
 {
+	PolicyOutcome outcome;
+
 	if (!ClaimTimer(run_id, TIMER_CLOSE_POLICY, ref_id))
 		return false;
-	if (!apply_close_policy(payload_text(payload, "namespace"),
-							payload_text(payload, "workflowId"),
-							text_to_uuid(payload_text(payload, "runId")),
-							ParseParentClosePolicy(payload_text(payload, "policy"),
-												   "policy"),
-							payload_jsonb(payload, "parent"), now))
+	outcome = apply_close_policy(payload_text(payload, "namespace"),
+								 payload_text(payload, "workflowId"),
+								 text_to_uuid(payload_text(payload, "runId")),
+								 ParseParentClosePolicy(payload_text(payload, "policy"),
+														"policy"),
+								 payload_jsonb(payload, "parent"), now);
+	if (outcome == POLICY_ELSEWHERE)
+	{
+		Jsonb	   *request;
+		Jsonb	   *answer;
+		JsonBuilder jb;
+
+		JsonBegin(&jb);
+		JsonAddText(&jb, "kind", REQUEST_CLOSE_POLICY);
+		request = DatumGetJsonbP(DirectFunctionCall2(jsonb_concat,
+													 JsonbPGetDatum(payload),
+													 JsonbPGetDatum(JsonFinish(&jb))));
+		if (relay_request(request, external_outcome_names,
+						  lengthof(external_outcome_names), &answer) == EXTERNAL_BUSY)
+			outcome = POLICY_BUSY;
+	}
+	if (outcome == POLICY_BUSY)
 		return false;
 	return TakeTimer(run_id, TIMER_CLOSE_POLICY, ref_id);
 }
-
-typedef enum ExternalOutcome
-{
-	EXTERNAL_DONE,
-	EXTERNAL_NOT_FOUND,
-	EXTERNAL_BUSY				/* or owned by another node: left to a timer */
-} ExternalOutcome;
-
-/* The names of the outcomes in the answers of durable.receive_external() */
-static const char *const external_outcome_names[] = {
-	"done", "not_found", "busy"
-};
 
 /*
  * Signal or cancel the target of req for the initiator (initiator_run,
@@ -644,21 +936,6 @@ deliver_external_outcome(ExternalRequest *req, pg_uuid_t *initiator_run,
 	if (req->control != NULL)
 		JsonAddJsonb(&jb, "control", req->control);
 	deliver(initiator_run, now, event_type, JsonFinish(&jb), initiated_id, false);
-}
-
-/* Who sends a signal or cancel request, as the target's event names it. */
-static Jsonb *
-external_of(const char *namespace, const char *workflow_id, pg_uuid_t *run_id,
-			int64 initiated_id)
-{
-	JsonBuilder jb;
-
-	JsonBegin(&jb);
-	JsonAddText(&jb, "namespace", namespace);
-	JsonAddText(&jb, "workflowId", workflow_id);
-	JsonAddText(&jb, "runId", UuidToCString(run_id));
-	JsonAddInt(&jb, "initiatedEventId", initiated_id);
-	return JsonFinish(&jb);
 }
 
 /*
@@ -751,27 +1028,67 @@ external_request_of(Jsonb *payload, ExternalRequest *req)
 }
 
 /*
- * Relay an external timer's request to the node that owns its target, and
- * read its answer (durable.receive_external() there).
+ * The start of a child whose id another node owns, from its parent's
+ * outbox (the timer of run_id, the parent, keyed by the initiated event):
+ * relayed under the parent's lock, so that the parent cannot close between
+ * the owner's answer and its own record of it, and the answer written to
+ * the parent.  A parent closed meanwhile is said to be: the owner then
+ * starts nothing, or, if it started the child already (a relay whose
+ * answer was lost with this node's commit), applies the parent close policy
+ * to it.
  */
-static ExternalOutcome
-relay_external(Jsonb *payload)
+static bool
+fire_start_child(pg_uuid_t *run_id, int64 initiated_id, Jsonb *payload,
+				 TimestampTz now)
 {
-	Jsonb	   *answer = RouterRelay(payload);
-	char	   *name = answer != NULL ? payload_text(answer, "outcome") : NULL;
-	int			i;
+	RunState	parent;
+	bool		open;
+	Jsonb	   *request = payload;
+	Jsonb	   *answer;
+	StartOutcome outcome;
 
-	for (i = 0; name != NULL && i < lengthof(external_outcome_names); i++)
-		if (strcmp(name, external_outcome_names[i]) == 0)
-			return (ExternalOutcome) i;
-	ereport(ERROR,
-			(errcode(ERRCODE_DATA_EXCEPTION),
-			 errmsg("the router's relay answered %s, not an outcome of durable.receive_external()",
-					answer != NULL ? JsonbToCString(NULL, &answer->root, VARSIZE(answer)) : "NULL")));
-	pg_unreachable();
+	if (LoadRunById(run_id, true, &parent))
+		open = RunIsOpen(&parent);
+	else if (exists(run_id))
+		return false;			/* busy: the next tick */
+	else
+		open = false;			/* purged */
+	if (!open)
+	{
+		JsonBuilder jb;
+
+		JsonBegin(&jb);
+		JsonAddBool(&jb, "parentClosed", true);
+		request = DatumGetJsonbP(DirectFunctionCall2(jsonb_concat,
+													 JsonbPGetDatum(payload),
+													 JsonbPGetDatum(JsonFinish(&jb))));
+	}
+	outcome = (StartOutcome) relay_request(request, start_outcome_names,
+										   lengthof(start_outcome_names),
+										   &answer);
+	if (outcome == START_BUSY)
+		return false;
+	(void) TakeTimer(run_id, TIMER_EXTERNAL, initiated_id);
+	if (!open || outcome == START_NOT_STARTED)
+		return true;
+	write_child_start(&parent, now, true, initiated_id,
+					  payload_text(payload, "namespace"),
+					  payload_text(payload, "workflowId"),
+					  payload_text(payload, "workflowType"),
+					  ParseParentClosePolicy(payload_text(payload, "parentClosePolicy"),
+											 "parentClosePolicy"),
+					  payload_jsonb(payload, "control"),
+					  payload_int(payload, "decisionTaskCompletedEventId"),
+					  outcome == START_STARTED ?
+					  text_to_uuid(payload_text(answer, "runId")) : NULL);
+	SaveRun(&parent);
+	return true;
 }
 
-/* An external timer: deliver the signal or cancel request now if we can. */
+/*
+ * An external timer: deliver the request now if we can, here or, relayed,
+ * on the node that owns its target.
+ */
 bool
 FireExternalTimer(pg_uuid_t *run_id, int64 ref_id, Jsonb *payload,
 				  TimestampTz now)
@@ -779,16 +1096,35 @@ FireExternalTimer(pg_uuid_t *run_id, int64 ref_id, Jsonb *payload,
 	ExternalRequest req;
 	ExternalOutcome outcome;
 	pg_uuid_t	target;
+	char	   *kind = payload_text(payload, "kind");
 
 	if (!ClaimTimer(run_id, TIMER_EXTERNAL, ref_id))
 		return false;
+	if (kind != NULL && strcmp(kind, REQUEST_START_CHILD) == 0)
+		return fire_start_child(run_id, ref_id, payload, now);
+	if (kind != NULL && strcmp(kind, REQUEST_CHILD_CLOSED) == 0)
+	{
+		Jsonb	   *answer;
+
+		/* A child's close (run_id, closed) for its parent on another node */
+		if (relay_request(payload, external_outcome_names,
+						  lengthof(external_outcome_names), &answer) == EXTERNAL_BUSY)
+			return false;
+		return TakeTimer(run_id, TIMER_EXTERNAL, ref_id);
+	}
 	external_request_of(payload, &req);
 
 	outcome = perform_external(&req, run_id, payload_jsonb(payload, "initiator"),
 							   now, &target);
 	if (outcome == EXTERNAL_NOT_FOUND &&
 		RouterOwnedElsewhere(req.namespace, req.workflow_id))
-		outcome = relay_external(payload);
+	{
+		Jsonb	   *answer;
+
+		outcome = (ExternalOutcome) relay_request(payload, external_outcome_names,
+												  lengthof(external_outcome_names),
+												  &answer);
+	}
 	if (outcome == EXTERNAL_BUSY)
 		return false;
 	(void) TakeTimer(run_id, TIMER_EXTERNAL, ref_id);
@@ -799,11 +1135,208 @@ FireExternalTimer(pg_uuid_t *run_id, int64 ref_id, Jsonb *payload,
 }
 
 /*
- * A signal or cancel request relayed from another node (an external timer's
- * payload, see "Across nodes" above), for a target this node owns: deliver
- * it as perform_external does, unless it was delivered already.  Returns
- * the answer {"outcome": "done" | "not_found" | "busy", "runId": the run
- * it reached}; "duplicate": true when it had been delivered before.
+ * The start of a child relayed by its parent's node to this one, which owns
+ * the child's id: start it with the parent's request, unless it was started
+ * already (noted in durable.received_requests, keyed by the parent's run and
+ * initiated event).  A parent that closed first ("parentClosed") gets no
+ * new child; a child started already gets the parent's close policy.
+ */
+static Jsonb *
+receive_start_child(Jsonb *request, TimestampTz now)
+{
+	Jsonb	   *initiator = payload_jsonb(request, "initiator");
+	char	   *parent_run_text = initiator != NULL ? payload_text(initiator, "runId") : NULL;
+	int64		initiated_id = initiator != NULL ? payload_int(initiator, "initiatedEventId") : 0;
+	char	   *policy_name = payload_text(request, "parentClosePolicy");
+	char	   *reuse_name = payload_text(request, "idReusePolicy");
+	StartRequest req;
+	RunState	parent;
+	pg_uuid_t  *parent_run;
+	pg_uuid_t	child_run;
+	pg_uuid_t  *started;
+	ParentClosePolicy policy;
+	JsonBuilder jb;
+
+	memset(&req, 0, sizeof(req));
+	req.namespace = payload_text(request, "namespace");
+	req.workflow_id = payload_text(request, "workflowId");
+	req.workflow_type = payload_text(request, "workflowType");
+	req.task_queue = payload_text(request, "taskQueue");
+	if (req.namespace == NULL || req.workflow_id == NULL ||
+		req.workflow_type == NULL || req.task_queue == NULL ||
+		policy_name == NULL || reuse_name == NULL || initiator == NULL ||
+		parent_run_text == NULL || initiated_id <= 0 ||
+		payload_text(initiator, "namespace") == NULL ||
+		payload_text(initiator, "workflowId") == NULL)
+		bad_request(REQUEST_START_CHILD,
+					"namespace, workflowId, workflowType, taskQueue, parentClosePolicy, idReusePolicy and initiator's namespace, workflowId, runId and initiatedEventId");
+	policy = ParseParentClosePolicy(policy_name, "parentClosePolicy");
+	parent_run = text_to_uuid(parent_run_text);
+
+	if (ReceivedRequestTarget(parent_run, initiated_id, &child_run))
+	{
+		if (payload_bool(request, "parentClosed") &&
+			policy != PARENT_CLOSE_ABANDON)
+		{
+			JsonBegin(&jb);
+			JsonAddText(&jb, "namespace", payload_text(initiator, "namespace"));
+			JsonAddText(&jb, "workflowId", payload_text(initiator, "workflowId"));
+			JsonAddText(&jb, "runId", parent_run_text);
+			if (apply_close_policy(req.namespace, req.workflow_id, &child_run,
+								   policy, JsonFinish(&jb), now) == POLICY_BUSY)
+				return receive_answer(start_outcome_names[START_BUSY], NULL, false);
+		}
+		return receive_answer(start_outcome_names[START_STARTED], &child_run, true);
+	}
+	if (payload_bool(request, "parentClosed"))
+		return receive_answer(start_outcome_names[START_NOT_STARTED], NULL, false);
+
+	req.input = payload_jsonb(request, "input");
+	req.retry_policy = payload_jsonb(request, "retryPolicy");
+	req.id_reuse_policy = ParseIdReusePolicy(reuse_name, "idReusePolicy");
+	req.execution_timeout = payload_float(request, "executionTimeout");
+	req.run_timeout = payload_float(request, "runTimeout");
+	req.decision_timeout = payload_float(request, "decisionTimeout");
+	if (req.decision_timeout <= 0)
+		req.decision_timeout = 10;
+	req.cron_schedule = payload_text(request, "cronSchedule");
+	req.memo = payload_jsonb(request, "memo");
+	req.search_attributes = payload_jsonb(request, "searchAttributes");
+	req.priority = (int) payload_int(request, "priority");
+	if (req.priority < 1 || req.priority > 5)
+		req.priority = 3;
+	req.concurrency_key = payload_text(request, "concurrencyKey");
+
+	/* The parent, as much of it as a start reads: it is on another node. */
+	memset(&parent, 0, sizeof(parent));
+	memcpy(&parent.run_id, parent_run, sizeof(pg_uuid_t));
+	parent.namespace = payload_text(initiator, "namespace");
+	parent.workflow_id = payload_text(initiator, "workflowId");
+	parent.priority = req.priority;
+	parent.concurrency_key = req.concurrency_key;
+	req.parent = &parent;
+	req.parent_initiated_id = initiated_id;
+
+	started = StartWorkflowExecution(&req, now);
+	if (req.refused)
+		return receive_answer(start_outcome_names[START_REFUSED], NULL, false);
+	NoteReceivedRequest(parent_run, initiated_id, started, now);
+	return receive_answer(start_outcome_names[START_STARTED], started, false);
+}
+
+/* The child events a child's close is told to its parent with */
+static const char *const child_close_events[] = {
+	"ChildWorkflowExecutionCompleted", "ChildWorkflowExecutionFailed",
+	"ChildWorkflowExecutionCanceled", "ChildWorkflowExecutionTimedOut",
+	"ChildWorkflowExecutionTerminated"
+};
+
+/*
+ * A child's close relayed by its node to this one, which holds its parent:
+ * written to the parent (locked without waiting) while the parent waits for
+ * that child, once (noted in durable.received_requests, keyed by the
+ * child's run and close event).  Until the parent has the child's
+ * ChildWorkflowExecutionStarted in its history (the start's answer not
+ * written yet, or buffered), the answer is busy: the child's node tries
+ * again.
+ */
+static Jsonb *
+receive_child_closed(Jsonb *request, TimestampTz now)
+{
+	Jsonb	   *child = payload_jsonb(request, "initiator");
+	char	   *child_run_text = child != NULL ? payload_text(child, "runId") : NULL;
+	int64		close_id = child != NULL ? payload_int(child, "initiatedEventId") : 0;
+	char	   *parent_run_text = payload_text(request, "parentRunId");
+	int64		initiated_id = payload_int(request, "parentInitiatedEventId");
+	char	   *event_type = payload_text(request, "eventType");
+	Jsonb	   *attributes = payload_jsonb(request, "attributes");
+	pg_uuid_t  *child_run;
+	pg_uuid_t  *parent_run;
+	pg_uuid_t	target;
+	RunState	parent;
+	Datum		values[2];
+	int64		started_id;
+	bool		isnull;
+	int			i;
+
+	for (i = 0; event_type != NULL && i < lengthof(child_close_events); i++)
+		if (strcmp(event_type, child_close_events[i]) == 0)
+			break;
+	if (child_run_text == NULL || close_id <= 0 || parent_run_text == NULL ||
+		initiated_id <= 0 || event_type == NULL ||
+		i == lengthof(child_close_events) || attributes == NULL ||
+		!JB_ROOT_IS_OBJECT(attributes))
+		bad_request(REQUEST_CHILD_CLOSED,
+					"parentRunId, parentInitiatedEventId, an eventType of a child's close, its attributes (an object), and initiator's runId and initiatedEventId");
+	child_run = text_to_uuid(child_run_text);
+	parent_run = text_to_uuid(parent_run_text);
+
+	if (ReceivedRequestTarget(child_run, close_id, &target))
+		return receive_answer(external_outcome_names[EXTERNAL_DONE], &target, true);
+	if (!LoadRunById(parent_run, true, &parent))
+		return receive_answer(external_outcome_names[exists(parent_run) ?
+													 EXTERNAL_BUSY : EXTERNAL_NOT_FOUND],
+							  NULL, false);
+	if (!RunIsOpen(&parent))
+		return receive_answer(external_outcome_names[EXTERNAL_NOT_FOUND], NULL, false);
+	values[0] = UUIDPGetDatum(parent_run);
+	values[1] = Int64GetDatum(initiated_id);
+	if (RunPlan(&child_started_id, values, NULL, true, 1) == 0)
+	{
+		/* The start's answer still in the parent's outbox, or not waited for */
+		if (TimerExists(parent_run, TIMER_EXTERNAL, initiated_id))
+			return receive_answer(external_outcome_names[EXTERNAL_BUSY], NULL, false);
+		return receive_answer(external_outcome_names[EXTERNAL_NOT_FOUND], NULL, false);
+	}
+	started_id = DatumGetInt64(SPIGetDatum(0, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	if (started_id == 0)
+		return receive_answer(external_outcome_names[EXTERNAL_BUSY], NULL, false);
+	if (deliver_to_locked(&parent, now, event_type, attributes, initiated_id))
+		SaveRun(&parent);
+	NoteReceivedRequest(child_run, close_id, parent_run, now);
+	return receive_answer(external_outcome_names[EXTERNAL_DONE], parent_run, false);
+}
+
+/*
+ * A parent close policy relayed by the parent's node to this one, which
+ * owns the child's id (a close_policy timer's payload).
+ */
+static Jsonb *
+receive_close_policy(Jsonb *request, TimestampTz now)
+{
+	char	   *namespace = payload_text(request, "namespace");
+	char	   *workflow_id = payload_text(request, "workflowId");
+	char	   *first_run = payload_text(request, "runId");
+	char	   *policy = payload_text(request, "policy");
+	Jsonb	   *parent = payload_jsonb(request, "parent");
+
+	if (namespace == NULL || workflow_id == NULL || first_run == NULL ||
+		policy == NULL || parent == NULL || !JB_ROOT_IS_OBJECT(parent))
+		bad_request(REQUEST_CLOSE_POLICY,
+					"namespace, workflowId, runId, policy and parent (an object)");
+	switch (apply_close_policy(namespace, workflow_id, text_to_uuid(first_run),
+							   ParseParentClosePolicy(policy, "policy"),
+							   parent, now))
+	{
+		case POLICY_APPLIED:
+			return receive_answer(external_outcome_names[EXTERNAL_DONE], NULL, false);
+		case POLICY_BUSY:
+			return receive_answer(external_outcome_names[EXTERNAL_BUSY], NULL, false);
+		case POLICY_ELSEWHERE:
+			break;
+	}
+	return receive_answer(external_outcome_names[EXTERNAL_NOT_FOUND], NULL, false);
+}
+
+/*
+ * A request relayed from another node (an external or close_policy timer's
+ * payload, see "Across nodes" above), for a target this node owns: a
+ * child's start, a child's close for its parent here, a parent close
+ * policy, or (no "kind") a signal or cancel request, delivered as
+ * perform_external does unless it was delivered already.  Returns the
+ * answer {"outcome": ..., "runId": the run it reached}; "duplicate": true
+ * when it had been delivered before.
  */
 Jsonb *
 ReceiveExternal(Jsonb *request, TimestampTz now)
@@ -816,16 +1349,29 @@ ReceiveExternal(Jsonb *request, TimestampTz now)
 	ExternalOutcome outcome;
 	pg_uuid_t	target;
 	bool		duplicate = false;
-	JsonBuilder jb;
+
+	char	   *kind = payload_text(request, "kind");
+
+	if (!JB_ROOT_IS_OBJECT(request))
+		bad_request("relayed", "to be an object");
+	if (kind != NULL && strcmp(kind, REQUEST_START_CHILD) == 0)
+		return receive_start_child(request, now);
+	if (kind != NULL && strcmp(kind, REQUEST_CHILD_CLOSED) == 0)
+		return receive_child_closed(request, now);
+	if (kind != NULL && strcmp(kind, REQUEST_CLOSE_POLICY) == 0)
+		return receive_close_policy(request, now);
+	if (kind != NULL || JsonGetField(request, "kind") != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("request has an unknown kind"),
+				 errhint("A relayed request is a signal or cancel request (no kind), or of kind start_child, child_closed or close_policy.")));
 
 	external_request_of(request, &req);
 	if (req.namespace == NULL || req.workflow_id == NULL ||
 		initiator_run_text == NULL || initiated_id <= 0 ||
 		(!req.cancel && req.signal_name == NULL))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("request is not a signal or cancel request"),
-				 errdetail("It needs namespace, workflowId, initiator.runId, initiator.initiatedEventId, and signalName unless cancel is true.")));
+		bad_request("signal or cancel",
+					"namespace, workflowId, initiator.runId, initiator.initiatedEventId, and signalName unless cancel is true");
 	initiator_run = text_to_uuid(initiator_run_text);
 
 	if (ReceivedRequestTarget(initiator_run, initiated_id, &target))
@@ -840,11 +1386,6 @@ ReceiveExternal(Jsonb *request, TimestampTz now)
 			NoteReceivedRequest(initiator_run, initiated_id, &target, now);
 	}
 
-	JsonBegin(&jb);
-	JsonAddText(&jb, "outcome", external_outcome_names[outcome]);
-	if (outcome == EXTERNAL_DONE)
-		JsonAddText(&jb, "runId", UuidToCString(&target));
-	if (duplicate)
-		JsonAddBool(&jb, "duplicate", true);
-	return JsonFinish(&jb);
+	return receive_answer(external_outcome_names[outcome],
+						  outcome == EXTERNAL_DONE ? &target : NULL, duplicate);
 }

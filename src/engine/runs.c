@@ -207,6 +207,12 @@ static KeptPlan event_type_at = {
 	" WHERE run_id = $1 AND event_id = $2",
 	2, {UUIDOID, INT8OID}
 };
+static KeptPlan set_child_started_id = {
+	NULL, "UPDATE durable.children SET started_event_id = $3"
+	" WHERE parent_run_id = $1 AND initiated_event_id = $2"
+	" AND started_event_id = 0",
+	3, {UUIDOID, INT8OID, INT8OID}
+};
 static KeptPlan take_buffered = {
 	NULL, "WITH taken AS (DELETE FROM durable.buffered_events WHERE run_id = $1"
 	" RETURNING seq, event_time, event_type, attributes)"
@@ -944,6 +950,12 @@ AppendEventOrBuffer(RunState *rs, TimestampTz now, const char *event_type,
  * AppendEvent keeps the attributes by reference until the run is saved, so
  * each is copied out of the SPI result before that is freed: an inline jsonb
  * would otherwise point into freed memory (a truncated or invalid event).
+ *
+ * A ChildWorkflowExecutionStarted gets its event id here (a child started
+ * on another node while the parent's decision task was started,
+ * engine/children.c): the parent's row of the child in durable.children
+ * takes it, as Cadence's mutable state takes a buffered started event's id
+ * when it flushes.
  */
 int
 FlushBufferedEvents(RunState *rs)
@@ -952,6 +964,7 @@ FlushBufferedEvents(RunState *rs)
 	SPITupleTable *tt;
 	int			n;
 	int			i;
+	int64		event_id;
 
 	if (!rs->has_buffered)
 		return 0;
@@ -971,7 +984,22 @@ FlushBufferedEvents(RunState *rs)
 		type = TextDatumGetCString(SPI_getbinval(tt->vals[i], tt->tupdesc, 2, &isnull));
 		d = SPI_getbinval(tt->vals[i], tt->tupdesc, 3, &isnull);
 		attrs = isnull ? NULL : DatumGetJsonbPCopy(d);
-		(void) AppendEvent(rs, t, type, attrs);
+		event_id = AppendEvent(rs, t, type, attrs);
+		if (strcmp(type, "ChildWorkflowExecutionStarted") == 0 && attrs != NULL)
+		{
+			JsonbValue *initiated = JsonGetField(attrs, "initiatedEventId");
+
+			if (initiated != NULL && initiated->type == jbvNumeric)
+			{
+				Datum		cv[3];
+
+				cv[0] = UUIDPGetDatum(&rs->run_id);
+				cv[1] = DirectFunctionCall1(numeric_int8,
+											NumericGetDatum(initiated->val.numeric));
+				cv[2] = Int64GetDatum(event_id);
+				RunPlan(&set_child_started_id, cv, NULL, false, 0);
+			}
+		}
 	}
 	SPI_freetuptable(tt);
 	return n;

@@ -94,6 +94,7 @@
 
 #include "durable.h"
 #include "base/clock.h"
+#include "base/invalidation.h"
 #include "base/util.h"
 #include "store/direct.h"
 #include "store/executor_share.h"
@@ -357,7 +358,7 @@ lookup_limits(const char *namespace)
 {
 	if (!limits_callback)
 	{
-		CacheRegisterRelcacheCallback(limits_invalidated, (Datum) 0);
+		DurableRegisterRelcacheCallback(limits_invalidated, (Datum) 0);
 		limits_callback = true;
 	}
 	/* Read again when stale, or when the last reading failed half-way */

@@ -39,6 +39,7 @@
 #include "durable.h"
 #include "base/backoff.h"
 #include "base/caller.h"
+#include "base/invalidation.h"
 #include "base/util.h"
 #include "store/direct.h"
 #include "store/namespaces.h"
@@ -304,7 +305,7 @@ lookup_namespace(const char *namespace)
 
 	if (!callback_registered)
 	{
-		CacheRegisterRelcacheCallback(namespaces_invalidated, (Datum) 0);
+		DurableRegisterRelcacheCallback(namespaces_invalidated, (Datum) 0);
 		CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, roles_invalidated, (Datum) 0);
 		CacheRegisterSyscacheCallback(AUTHOID, roles_invalidated, (Datum) 0);
 		callback_registered = true;

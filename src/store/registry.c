@@ -46,6 +46,7 @@
 
 #include "durable.h"
 #include "base/caller.h"
+#include "base/invalidation.h"
 #include "base/util.h"
 #include "store/claim_mark.h"
 #include "store/direct.h"
@@ -207,7 +208,7 @@ load_registry(void)
 
 	if (!callback_registered)
 	{
-		CacheRegisterRelcacheCallback(registrations_invalidated, (Datum) 0);
+		DurableRegisterRelcacheCallback(registrations_invalidated, (Datum) 0);
 		callback_registered = true;
 	}
 	if (registry_cache != NULL)

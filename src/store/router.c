@@ -13,14 +13,15 @@
  *	owned_elsewhere(namespace text, workflow_id text) RETURNS boolean
  *		whether another node owns that workflow id;
  *	relay(request jsonb) RETURNS jsonb
- *		deliver a signal or cancel request to the node that owns its target,
- *		which answers with durable.receive_external() there.
+ *		deliver a request to the node that owns its target, which answers
+ *		with durable.receive_external() there.
  *
- * The engine (engine/children.c) asks owned_elsewhere when it finds no
- * running workflow of the target's id on this node for a
- * SignalExternalWorkflowExecution or RequestCancelExternalWorkflowExecution
- * decision (a child started here is found here, whatever node owns its id),
- * and relays the request when another node owns it.  Only a superuser can write durable.router
+ * The engine (engine/children.c) asks owned_elsewhere before it starts a
+ * child, and when it finds no running workflow of the target's id on this
+ * node for a signal, a cancel, a parent close policy or a child's close
+ * (a workflow started here before children were started on their owner is
+ * found here), and relays the request when another node owns it.  Only a
+ * superuser can write durable.router
  * (its owner's table, granted to no one), and both functions must be owned
  * by a superuser: the engine calls them as the extension's owner.
  *
@@ -34,8 +35,9 @@
  *
  * durable.received_requests is the receiving side: one row for each
  * request delivered here from another node, keyed by its initiator's run id
- * and initiated event id, so that a relay tried again after a failure
- * between the two nodes' commits finds it done and signals nothing twice.
+ * and initiated event id (a child's close: the child's run and close
+ * event), so that a relay tried again after a failure between the two
+ * nodes' commits finds it done and does nothing twice.
  * Its rows go with the run they reached (retention.c).
  *
  *-------------------------------------------------------------------------
@@ -53,6 +55,7 @@
 #include "utils/regproc.h"
 #include "utils/syscache.h"
 
+#include "base/invalidation.h"
 #include "base/util.h"
 #include "store/router.h"
 #include "store/spi.h"
@@ -179,7 +182,7 @@ have_router(void)
 		return router_present;
 	if (!callbacks_registered)
 	{
-		CacheRegisterRelcacheCallback(router_relcache_changed, (Datum) 0);
+		DurableRegisterRelcacheCallback(router_relcache_changed, (Datum) 0);
 		CacheRegisterSyscacheCallback(PROCOID, router_function_changed, (Datum) 0);
 		callbacks_registered = true;
 	}
@@ -196,6 +199,13 @@ have_router(void)
 	}
 	PG_END_TRY();
 	return router_present;
+}
+
+/* Whether a router is registered (SPI connected). */
+bool
+RouterPresent(void)
+{
+	return have_router();
 }
 
 /*

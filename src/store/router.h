@@ -13,6 +13,7 @@
 #include "utils/jsonb.h"
 #include "utils/uuid.h"
 
+extern bool RouterPresent(void);
 extern bool RouterOwnedElsewhere(const char *namespace, const char *workflow_id);
 extern Jsonb *RouterRelay(Jsonb *request);
 extern bool ReceivedRequestTarget(pg_uuid_t *initiator_run_id,

@@ -35,6 +35,11 @@ static KeptPlan claim_timer = {
 	" WHERE run_id = $1 AND kind = $2 AND ref_id = $3 FOR UPDATE SKIP LOCKED",
 	3, {UUIDOID, TEXTOID, INT8OID}
 };
+static KeptPlan timer_exists = {
+	NULL, "SELECT 1 FROM durable.timers"
+	" WHERE run_id = $1 AND kind = $2 AND ref_id = $3",
+	3, {UUIDOID, TEXTOID, INT8OID}
+};
 static KeptPlan take_timer = {
 	NULL, "DELETE FROM durable.timers WHERE run_id = $1 AND kind = $2 AND ref_id = $3",
 	3, {UUIDOID, TEXTOID, INT8OID}
@@ -83,6 +88,22 @@ ClaimTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id)
 	values[1] = CStringGetTextDatum(kind);
 	values[2] = Int64GetDatum(ref_id);
 	n = RunPlan(&claim_timer, values, NULL, false, 1);
+	if (n > 0)
+		SPI_freetuptable(SPI_tuptable);
+	return n > 0;
+}
+
+/* Whether a timer is there, locked by another transaction or not. */
+bool
+TimerExists(pg_uuid_t *run_id, const char *kind, int64 ref_id)
+{
+	Datum		values[3];
+	int			n;
+
+	values[0] = UUIDPGetDatum(run_id);
+	values[1] = CStringGetTextDatum(kind);
+	values[2] = Int64GetDatum(ref_id);
+	n = RunPlan(&timer_exists, values, NULL, true, 1);
 	if (n > 0)
 		SPI_freetuptable(SPI_tuptable);
 	return n > 0;

@@ -20,7 +20,7 @@
 #define TIMER_USER				"user_timer"
 #define TIMER_ACTIVITY			"activity"
 #define TIMER_DELIVER			"deliver"	/* an event for another run */
-#define TIMER_EXTERNAL			"external"	/* a signal or cancel to deliver */
+#define TIMER_EXTERNAL			"external"	/* a request to another run, or node */
 #define TIMER_CLOSE_POLICY		"close_policy"	/* a parent close policy */
 #define TIMER_TASK_RETRY		"task_retry"	/* a put-off executor task */
 
@@ -30,6 +30,7 @@ extern void CreateTimerWithPayload(pg_uuid_t *run_id, const char *kind,
 								   TimestampTz due_at, int64 ref_id,
 								   Jsonb *payload);
 extern bool TakeTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id);
+extern bool TimerExists(pg_uuid_t *run_id, const char *kind, int64 ref_id);
 extern bool ClaimTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id);
 extern void DeleteTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id);
 extern void DeleteRunTimers(pg_uuid_t *run_id);
