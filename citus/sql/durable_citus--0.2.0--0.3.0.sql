@@ -1,0 +1,191 @@
+-- durable_citus 0.2.0 -> 0.3.0: the calls that act on each node's share of a queue or
+-- of the histories, made once on the coordinator for every node (docs/citus.md,
+-- "Calls made on every node").  Children across nodes need no SQL here: durable's
+-- engine relays them through the router registered by 0.2.0.
+
+\echo Use "ALTER EXTENSION durable_citus UPDATE TO '0.3.0'" to load this file. \quit
+
+-- local_call is 0.2.0's with the calls of this version added (a new distributed
+-- function could not be distributed from an update script, as 0.2.0 explains).
+CREATE OR REPLACE FUNCTION durable_citus.local_call(call text, args jsonb)
+RETURNS jsonb
+LANGUAGE plpgsql SECURITY INVOKER
+SET search_path = pg_catalog, durable_citus, durable, pg_temp
+AS $$
+BEGIN
+    CASE call
+    WHEN 'create_namespace' THEN
+        PERFORM durable.create_namespace(args->>'name', (args->>'retention')::interval,
+            durable_citus.unbox(args->'activity_retry_policy'), args->>'description', (args->>'max_executors')::integer,
+            (args->>'max_task_timeout')::interval);
+        RETURN NULL;
+    WHEN 'alter_namespace' THEN
+        PERFORM durable.alter_namespace(args->>'name', (args->>'retention')::interval,
+            durable_citus.unbox(args->'activity_retry_policy'), args->>'description', (args->>'max_executors')::integer,
+            (args->>'max_task_timeout')::interval);
+        RETURN NULL;
+    WHEN 'drop_namespace' THEN
+        PERFORM durable.drop_namespace(args->>'name');
+        RETURN NULL;
+    WHEN 'grant_namespace' THEN
+        PERFORM durable.grant_namespace(args->>'namespace', args->>'role', args->>'privilege');
+        RETURN NULL;
+    WHEN 'revoke_namespace' THEN
+        PERFORM durable.revoke_namespace(args->>'namespace', args->>'role', args->>'privilege');
+        RETURN NULL;
+    WHEN 'register_workflow' THEN
+        PERFORM durable.register_workflow(args->>'workflow_type', (args->>'function')::regprocedure,
+            args->>'task_queue', args->>'namespace', (args->>'run_as')::regrole, args->>'running');
+        RETURN NULL;
+    WHEN 'register_activity' THEN
+        PERFORM durable.register_activity(args->>'activity_type', (args->>'function')::regprocedure,
+            args->>'task_queue', args->>'namespace', (args->>'run_as')::regrole);
+        RETURN NULL;
+    WHEN 'unregister_workflow' THEN
+        RETURN pg_catalog.to_jsonb(durable.unregister_workflow(args->>'workflow_type',
+            args->>'task_queue', args->>'namespace'));
+    WHEN 'unregister_activity' THEN
+        RETURN pg_catalog.to_jsonb(durable.unregister_activity(args->>'activity_type',
+            args->>'task_queue', args->>'namespace'));
+    WHEN 'pause_task_queue' THEN
+        RETURN pg_catalog.to_jsonb(durable.pause_task_queue(args->>'task_queue',
+            args->>'namespace', args->>'reason'));
+    WHEN 'resume_task_queue' THEN
+        RETURN pg_catalog.to_jsonb(durable.resume_task_queue(args->>'task_queue',
+            args->>'namespace'));
+    WHEN 'count_workflows' THEN
+        RETURN pg_catalog.to_jsonb(durable.count_workflows(args->>'namespace', args->>'status',
+            args->>'workflow_type', args->>'task_queue', args->>'workflow_id_prefix',
+            (args->>'started_since')::timestamptz, (args->>'started_before')::timestamptz,
+            (args->>'closed_since')::timestamptz, (args->>'closed_before')::timestamptz,
+            durable_citus.unbox(args->'search_attributes'), durable_citus.unbox(args->'memo')));
+    WHEN 'count_workflows_by_status' THEN
+        RETURN (SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_array(c.status, c.count))
+                  FROM durable.count_workflows_by_status(args->>'namespace',
+                       args->>'workflow_type', args->>'task_queue', args->>'workflow_id_prefix',
+                       (args->>'started_since')::timestamptz, (args->>'started_before')::timestamptz,
+                       (args->>'closed_since')::timestamptz, (args->>'closed_before')::timestamptz,
+                       durable_citus.unbox(args->'search_attributes'), durable_citus.unbox(args->'memo')) c);
+    WHEN 'receive_external' THEN
+        -- Granted to no one but durable's owner, who relays (relay() below).
+        RETURN durable.receive_external(args);
+    WHEN 'set_task_queue_limits' THEN
+        RETURN pg_catalog.to_jsonb(durable.set_task_queue_limits(args->>'task_queue',
+            args->>'kind', (args->>'max_concurrent')::integer,
+            (args->>'rate')::double precision, (args->>'burst')::integer, args->>'namespace'));
+    WHEN 'set_task_key_limits' THEN
+        RETURN pg_catalog.to_jsonb(durable.set_task_key_limits(args->>'task_queue',
+            args->>'kind', args->>'concurrency_key', (args->>'max_concurrent')::integer,
+            (args->>'rate')::double precision, (args->>'burst')::integer,
+            (args->>'weight')::integer, args->>'namespace'));
+    WHEN 'replay_check' THEN
+        RETURN (SELECT pg_catalog.jsonb_agg(pg_catalog.to_jsonb(c))
+                  FROM durable.replay_check(args->>'workflow_type',
+                       (args->>'function')::regprocedure, args->>'namespace',
+                       (args->>'only_running')::boolean, (args->>'max_runs')::integer) c);
+    WHEN 'purge' THEN
+        RETURN pg_catalog.to_jsonb(durable.purge((args->>'max_runs')::integer));
+    ELSE
+        RAISE EXCEPTION 'durable_citus: unknown call %', pg_catalog.quote_nullable(call)
+            USING ERRCODE = '22023';
+    END CASE;
+END
+$$;
+
+-- The limits of a task queue, set on every node: each node's share of the queue gets
+-- them (a node enforces its own).  Returns whether they changed on any node.
+CREATE FUNCTION durable_citus.set_task_queue_limits(task_queue text, kind text,
+    max_concurrent integer DEFAULT NULL, rate double precision DEFAULT NULL,
+    burst integer DEFAULT NULL, namespace text DEFAULT 'default')
+RETURNS boolean
+LANGUAGE plpgsql SECURITY INVOKER
+SET search_path = pg_catalog, durable_citus, durable, pg_temp
+AS $$
+BEGIN
+    RETURN (SELECT pg_catalog.bool_or((r)::text::boolean)
+              FROM pg_catalog.unnest(durable_citus.cluster_call('set_task_queue_limits',
+                   pg_catalog.jsonb_build_object('task_queue', task_queue, 'kind', kind,
+                       'max_concurrent', max_concurrent, 'rate', rate, 'burst', burst,
+                       'namespace', namespace))) AS u(r));
+END
+$$;
+
+-- The limits and weight of a concurrency key of a task queue, set on every node;
+-- whether they changed on any node.
+CREATE FUNCTION durable_citus.set_task_key_limits(task_queue text, kind text,
+    concurrency_key text DEFAULT NULL, max_concurrent integer DEFAULT NULL,
+    rate double precision DEFAULT NULL, burst integer DEFAULT NULL,
+    weight integer DEFAULT NULL, namespace text DEFAULT 'default')
+RETURNS boolean
+LANGUAGE plpgsql SECURITY INVOKER
+SET search_path = pg_catalog, durable_citus, durable, pg_temp
+AS $$
+BEGIN
+    RETURN (SELECT pg_catalog.bool_or((r)::text::boolean)
+              FROM pg_catalog.unnest(durable_citus.cluster_call('set_task_key_limits',
+                   pg_catalog.jsonb_build_object('task_queue', task_queue, 'kind', kind,
+                       'concurrency_key', concurrency_key, 'max_concurrent', max_concurrent,
+                       'rate', rate, 'burst', burst, 'weight', weight,
+                       'namespace', namespace))) AS u(r));
+END
+$$;
+
+-- A new function of a SQL workflow checked against the stored histories of every node
+-- (durable.replay_check on each, max_runs each), with the node of each run.
+CREATE FUNCTION durable_citus.replay_check(workflow_type text, function regprocedure,
+    namespace text DEFAULT 'default', only_running boolean DEFAULT true,
+    max_runs integer DEFAULT 1000)
+RETURNS TABLE (node_name text, node_port integer, workflow_id text, run_id uuid,
+    ok boolean, event_id bigint, history text, code text, message text)
+LANGUAGE plpgsql SECURITY INVOKER
+SET search_path = pg_catalog, durable_citus, durable, pg_temp
+AS $$
+DECLARE
+    args jsonb := pg_catalog.jsonb_build_object('workflow_type', workflow_type,
+        'function', function::text, 'namespace', namespace, 'only_running', only_running,
+        'max_runs', max_runs);
+    n record;
+    r jsonb;
+BEGIN
+    FOR n IN SELECT * FROM durable_citus.nodes() LOOP
+        -- The node function alone in its FROM clause, or Citus would not delegate it.
+        SELECT s INTO r FROM durable_citus.node_call(n.route_key, 'replay_check', args) s;
+        RETURN QUERY
+            SELECT n.node_name, n.node_port, x.workflow_id, x.run_id, x.ok, x.event_id,
+                   x.history, x.code, x.message
+              FROM pg_catalog.jsonb_to_recordset(COALESCE(r, '[]'::jsonb))
+                   AS x(workflow_id text, run_id uuid, ok boolean, event_id bigint,
+                        history text, code text, message text);
+    END LOOP;
+END
+$$;
+
+-- Closed runs past their namespace's retention, purged on every node (at most
+-- max_runs each); returns how many in all.
+CREATE FUNCTION durable_citus.purge(max_runs integer DEFAULT 1000)
+RETURNS integer
+LANGUAGE plpgsql STRICT SECURITY INVOKER
+SET search_path = pg_catalog, durable_citus, durable, pg_temp
+AS $$
+BEGIN
+    RETURN (SELECT COALESCE(pg_catalog.sum((r)::text::integer), 0)::integer
+              FROM pg_catalog.unnest(durable_citus.cluster_call('purge',
+                   pg_catalog.jsonb_build_object('max_runs', max_runs))) AS u(r));
+END
+$$;
+
+REVOKE ALL ON FUNCTION durable_citus.set_task_queue_limits(text, text, integer,
+    double precision, integer, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION durable_citus.set_task_key_limits(text, text, text, integer,
+    double precision, integer, integer, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION durable_citus.replay_check(text, regprocedure, text, boolean, integer)
+    FROM PUBLIC;
+REVOKE ALL ON FUNCTION durable_citus.purge(integer) FROM PUBLIC;
+-- As durable grants the functions they wrap.
+GRANT EXECUTE ON FUNCTION durable_citus.set_task_queue_limits(text, text, integer,
+    double precision, integer, text) TO durable_client, durable_worker, durable_admin;
+GRANT EXECUTE ON FUNCTION durable_citus.set_task_key_limits(text, text, text, integer,
+    double precision, integer, integer, text) TO durable_client, durable_worker, durable_admin;
+GRANT EXECUTE ON FUNCTION durable_citus.replay_check(text, regprocedure, text, boolean, integer)
+    TO durable_client, durable_admin;
+GRANT EXECUTE ON FUNCTION durable_citus.purge(integer) TO durable_admin;
