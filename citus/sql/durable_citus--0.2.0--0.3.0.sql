@@ -1,6 +1,6 @@
 -- durable_citus 0.2.0 -> 0.3.0: the calls that act on each node's share of a queue or
 -- of the histories, made once on the coordinator for every node (docs/citus.md,
--- "Calls made on every node").  Children across nodes need no SQL here: durable's
+-- "Calls made on every node"); time-ordered ids for starts without one.  Children across nodes need no SQL here: durable's
 -- engine relays them through the router registered by 0.2.0.
 
 \echo Use "ALTER EXTENSION durable_citus UPDATE TO '0.3.0'" to load this file. \quit
@@ -173,6 +173,94 @@ BEGIN
                    pg_catalog.jsonb_build_object('max_runs', max_runs))) AS u(r));
 END
 $$;
+
+-- A workflow id for a start without one, as durable draws it (a version 7 UUID: the
+-- time in milliseconds first, then random bits), so that the ids of a node's runs grow
+-- at the right edge of its indexes instead of landing on random pages of them
+-- (docs/performance.md, "Many open workflows").  Drawn on the coordinator, where the
+-- start is routed by it.
+CREATE FUNCTION durable_citus.new_workflow_id()
+RETURNS text
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, durable_citus, durable, pg_temp
+AS $$
+    SELECT pg_catalog.encode(
+               pg_catalog.set_byte(
+                   pg_catalog.overlay(r.b, pg_catalog.substr(
+                       pg_catalog.int8send(pg_catalog.floor(pg_catalog.date_part('epoch',
+                           pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) 1000)::bigint),
+                       3), 1, 6),
+                   6, (pg_catalog.get_byte(r.b, 6) OPERATOR(pg_catalog.&) 15)
+                      OPERATOR(pg_catalog.|) 112),
+               'hex')::uuid::text
+      FROM (SELECT pg_catalog.uuid_send(pg_catalog.gen_random_uuid()) AS b) r
+$$;
+GRANT EXECUTE ON FUNCTION durable_citus.new_workflow_id() TO PUBLIC;
+
+CREATE OR REPLACE FUNCTION durable_citus.start_workflow(workflow_type text, input jsonb DEFAULT NULL,
+    workflow_id text DEFAULT NULL, task_queue text DEFAULT 'default', namespace text DEFAULT 'default',
+    retry_policy jsonb DEFAULT NULL, id_reuse_policy text DEFAULT 'allow_duplicate_failed_only',
+    execution_timeout interval DEFAULT NULL, run_timeout interval DEFAULT NULL,
+    decision_timeout interval DEFAULT '10 seconds', cron_schedule text DEFAULT NULL,
+    delay interval DEFAULT NULL, memo jsonb DEFAULT NULL, search_attributes jsonb DEFAULT NULL,
+    priority integer DEFAULT NULL, concurrency_key text DEFAULT NULL)
+RETURNS uuid
+LANGUAGE plpgsql SECURITY INVOKER
+SET search_path = pg_catalog, durable_citus, durable, pg_temp
+AS $$
+DECLARE
+    r uuid;
+BEGIN
+    -- durable's default id, time-ordered as durable draws it, drawn here so that it
+    -- can be routed.
+    IF workflow_id IS NULL THEN
+        workflow_id := durable_citus.new_workflow_id();
+    END IF;
+    IF namespace IS NULL THEN
+        -- durable's own error (22004), on the coordinator: nothing to route.
+        RETURN durable.start_workflow(workflow_type, input, workflow_id, task_queue, namespace,
+            retry_policy, id_reuse_policy, execution_timeout, run_timeout, decision_timeout,
+            cron_schedule, delay, memo, search_attributes, priority, concurrency_key);
+    END IF;
+    SELECT s INTO r FROM durable_citus.node_start_workflow(durable_citus.route_key(namespace, workflow_id),
+        workflow_type, input, workflow_id, task_queue, namespace, retry_policy, id_reuse_policy,
+        execution_timeout, run_timeout, decision_timeout, cron_schedule, delay, memo,
+        search_attributes, priority, concurrency_key) s;
+    RETURN r;
+END
+$$;
+
+
+CREATE OR REPLACE FUNCTION durable_citus.start_workflow_eager(workflow_type text, input jsonb DEFAULT NULL,
+    workflow_id text DEFAULT NULL, task_queue text DEFAULT 'default', namespace text DEFAULT 'default',
+    retry_policy jsonb DEFAULT NULL, id_reuse_policy text DEFAULT 'allow_duplicate_failed_only',
+    execution_timeout interval DEFAULT NULL, run_timeout interval DEFAULT NULL,
+    decision_timeout interval DEFAULT '10 seconds', cron_schedule text DEFAULT NULL,
+    delay interval DEFAULT NULL, memo jsonb DEFAULT NULL, search_attributes jsonb DEFAULT NULL,
+    identity text DEFAULT NULL, priority integer DEFAULT NULL, concurrency_key text DEFAULT NULL)
+RETURNS jsonb
+LANGUAGE plpgsql SECURITY INVOKER
+SET search_path = pg_catalog, durable_citus, durable, pg_temp
+AS $$
+DECLARE
+    r jsonb;
+BEGIN
+    IF workflow_id IS NULL THEN
+        workflow_id := durable_citus.new_workflow_id();
+    END IF;
+    IF namespace IS NULL THEN
+        RETURN durable.start_workflow_eager(workflow_type, input, workflow_id, task_queue, namespace,
+            retry_policy, id_reuse_policy, execution_timeout, run_timeout, decision_timeout,
+            cron_schedule, delay, memo, search_attributes, identity, priority, concurrency_key);
+    END IF;
+    SELECT s INTO r FROM durable_citus.node_start_workflow_eager(durable_citus.route_key(namespace, workflow_id),
+        workflow_type, input, workflow_id, task_queue, namespace, retry_policy, id_reuse_policy,
+        execution_timeout, run_timeout, decision_timeout, cron_schedule, delay, memo,
+        search_attributes, identity, priority, concurrency_key) s;
+    RETURN r;
+END
+$$;
+
 
 REVOKE ALL ON FUNCTION durable_citus.set_task_queue_limits(text, text, integer,
     double precision, integer, text) FROM PUBLIC;

@@ -36,6 +36,13 @@ foreach my $i (1 .. 20)
 	$owned{$owner}++;
 }
 is($misplaced, 0, 'every run is on the node that owns its workflow id, and only there');
+# A start without an id gets one drawn as durable draws it: a version 7 UUID, time first.
+$coord->safe_psql('postgres', q{SELECT durable_citus.start_workflow('anon7')});
+$coord->safe_psql('postgres', q{SELECT pg_sleep(0.01); SELECT durable_citus.start_workflow('anon7')});
+my @anon = split /\n/, $coord->safe_psql('postgres', q{
+	SELECT workflow_id FROM durable_citus.list_workflows(workflow_type => 'anon7') ORDER BY start_time});
+is(join(',', map { substr($_, 14, 1) } @anon), '7,7', 'a start without an id draws a version 7 UUID');
+ok(@anon == 2 && $anon[0] lt $anon[1], 'the later start draws the greater id');
 is(scalar(keys %owned), 2, 'both workers own some of the twenty');
 is($coord->safe_psql('postgres', 'SELECT count(*) FROM durable.runs'), '0',
 	'the coordinator holds no run');
