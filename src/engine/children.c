@@ -1068,6 +1068,10 @@ fire_start_child(pg_uuid_t *run_id, int64 initiated_id, Jsonb *payload,
 										   &answer);
 	if (outcome == START_BUSY)
 		return false;
+	if (outcome == START_STARTED && payload_text(answer, "runId") == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("the router's relay answered a child's start without its runId")));
 	(void) TakeTimer(run_id, TIMER_EXTERNAL, initiated_id);
 	if (!open || outcome == START_NOT_STARTED)
 		return true;

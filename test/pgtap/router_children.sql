@@ -9,7 +9,7 @@
 -- the parent has its Started, and answered busy before; a close policy relayed to the
 -- child's node is applied there; a start whose parent closed first starts nothing.
 BEGIN;
-SELECT plan(34);
+SELECT plan(36);
 SET LOCAL durable.test_time = '2026-01-01 00:00:00+00';
 
 CREATE SCHEMA rc;
@@ -128,6 +128,18 @@ SELECT is((SELECT count(*) FROM durable.runs WHERE workflow_id = 'kid-4'), 0::bi
     'the child is not started');
 SELECT is((SELECT count(*) FROM durable.timers WHERE run_id = :'p4run' AND kind = 'external'), 0::bigint,
     'and the outbox is empty');
+
+-- ---- A relay that answers started without the child's run: an error (22000), the
+-- start kept in the outbox ----
+CREATE FUNCTION rc.bad_relay(request jsonb) RETURNS jsonb LANGUAGE sql AS
+    $$ SELECT '{"outcome": "started"}'::jsonb $$;
+UPDATE durable.router SET relay = 'rc.bad_relay(jsonb)';
+SELECT durable.start_workflow('parent', NULL, 'p5', 'pq5', decision_timeout => '1 hour') AS p5run \gset
+SELECT t.decide('p5', jsonb_build_array(pg_temp.child('kid-5')), 'pq5') IS NOT NULL;
+SELECT throws_ok($$SELECT durable.tick()$$, '22000',
+    'the router''s relay answered a child''s start without its runId',
+    'a start answered without the child''s run is an error');
+SELECT is(t.events('p5', from_id => 5), '{StartChildWorkflowExecutionInitiated}', 'the parent gets no answer');
 
 -- ---- Requests that are not ----
 SELECT throws_ok($$SELECT durable.receive_external('{"kind": "start_child", "namespace": "default"}')$$,
