@@ -256,11 +256,11 @@ NewRandomUuid(void)
  * Run ids are made this way so that the indexes they lead (runs, history,
  * activities, timers) grow at their right edge instead of at random pages;
  * so are the workflow ids drawn for a start or a child that gives none, for
- * the two indexes of durable.runs they lead (runs_by_workflow_id,
- * runs_one_running).  A random one there makes each start write to a leaf
- * page of each that no recent start wrote: with many open workflows, two
- * pages read and, after a checkpoint, two full-page images in WAL a start
- * (docs/performance.md "Many open workflows").
+ * the index of durable.runs they lead (runs_of_workflow_id; two before
+ * 0.12.0, runs_by_workflow_id and runs_one_running).  A random one there
+ * makes each start write to a leaf page that no recent start wrote: with
+ * many open workflows, a page read and, after a checkpoint, a full-page
+ * image in WAL a start (docs/performance.md "Many open workflows").
  */
 pg_uuid_t *
 NewTimeOrderedUuid(void)

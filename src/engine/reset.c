@@ -95,7 +95,7 @@ static KeptPlan pending_children = {
  * the copied history requested it; history up to the reset point, whose
  * last completed decision task is the poll's previousStartedEventId.
  */
-#define INSERT_RESET_RUN_SQL(input_column, input_value) \
+#define INSERT_RESET_RUN_SQL(input_column, input_value, conflict) \
 	"INSERT INTO durable.runs (run_id, run_seq, namespace, workflow_id," \
 	" workflow_type, task_queue, " input_column "attempt, first_run_id," \
 	" chain_start_time, start_time, retry_policy, execution_timeout," \
@@ -122,15 +122,19 @@ static KeptPlan pending_children = {
 	"   AND h.event_type = 'DecisionTaskCompleted')," \
 	" $1, $5" \
 	" FROM durable.runs r WHERE r.run_id = $1" \
-	" ON CONFLICT (namespace, workflow_id) WHERE status = 'running' DO NOTHING" \
-	" RETURNING run_timeout, execution_deadline"
+	conflict " RETURNING run_timeout, execution_deadline"
 static KeptPlan insert_reset_run = {
-	NULL, INSERT_RESET_RUN_SQL("input, ", "r.input, "),
+	NULL, INSERT_RESET_RUN_SQL("input, ", "r.input, ", RUNS_ONE_RUNNING_CONFLICT),
 	5, {UUIDOID, UUIDOID, INT8OID, TIMESTAMPTZOID, JSONBOID}
 };
 /* From 0.11.0: the input is in the copied WorkflowExecutionStarted only */
 static KeptPlan insert_reset_run_v11 = {
-	NULL, INSERT_RESET_RUN_SQL("", ""),
+	NULL, INSERT_RESET_RUN_SQL("", "", RUNS_ONE_RUNNING_CONFLICT),
+	5, {UUIDOID, UUIDOID, INT8OID, TIMESTAMPTZOID, JSONBOID}
+};
+/* From 0.12.0: on conflict in runs_of_workflow_id (runs.h) */
+static KeptPlan insert_reset_run_v12 = {
+	NULL, INSERT_RESET_RUN_SQL("", "", RUNS_ONE_RUNNING_CONFLICT_V12),
 	5, {UUIDOID, UUIDOID, INT8OID, TIMESTAMPTZOID, JSONBOID}
 };
 /*
@@ -479,6 +483,7 @@ durable_reset_workflow(PG_FUNCTION_ARGS)
 	values[4] = JsonbPGetDatum(origin_object("reset", &base.run_id, point,
 											 reason, now));
 	if (RunPlan(RunRowHasInput() ? &insert_reset_run :
+				RunsOfWorkflowIdIndexed() ? &insert_reset_run_v12 :
 				&insert_reset_run_v11, values, NULL, false, 1) == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DURABLE_ALREADY_STARTED),

@@ -134,6 +134,22 @@ static KeptPlan load_latest_locked_v9 = {
 	" ORDER BY run_seq DESC LIMIT 1 FOR UPDATE",
 	2, {TEXTOID, TEXTOID}
 };
+/*
+ * From 0.12.0 the latest run is the first in runs_of_workflow_id's order
+ * (RUNS_CHAIN_KEY_SQL): the running run, else the latest closed one.
+ */
+static KeptPlan load_latest_v12 = {
+	NULL, "SELECT " RUN_COLUMNS_V9 " FROM durable.runs"
+	" WHERE namespace = $1 AND workflow_id = $2"
+	" ORDER BY " RUNS_CHAIN_KEY_SQL " DESC LIMIT 1",
+	2, {TEXTOID, TEXTOID}
+};
+static KeptPlan load_latest_locked_v12 = {
+	NULL, "SELECT " RUN_COLUMNS_V9 " FROM durable.runs"
+	" WHERE namespace = $1 AND workflow_id = $2"
+	" ORDER BY " RUNS_CHAIN_KEY_SQL " DESC LIMIT 1 FOR UPDATE",
+	2, {TEXTOID, TEXTOID}
+};
 static KeptPlan load_given_v9 = {
 	NULL, "SELECT " RUN_COLUMNS_V9 " FROM durable.runs"
 	" WHERE run_id = $3 AND namespace = $1 AND workflow_id = $2",
@@ -460,6 +476,19 @@ RunRowHasInput(void)
 }
 
 /*
+ * Whether durable.runs has the one index of the runs of a workflow id
+ * (0.12.0, runs_of_workflow_id; runs.h explains), or still the two before
+ * it: which plans a start and a lookup of the latest run use.  A syscache
+ * lookup, as DurableColumnExists is: ALTER EXTENSION durable UPDATE's
+ * invalidation reaches every backend, whose next call sees the new schema.
+ */
+bool
+RunsOfWorkflowIdIndexed(void)
+{
+	return OidIsValid(DurableRelationOid("runs_of_workflow_id"));
+}
+
+/*
  * Load a run: the given run_id of (namespace, workflow_id), or the latest run
  * when run_id is NULL.  Returns false when there is none.
  */
@@ -487,6 +516,8 @@ LoadRun(const char *namespace, const char *workflow_id, pg_uuid_t *run_id,
 		else
 			kp = for_update ? &load_given_locked_v3 : &load_given_v3;
 	}
+	else if (RunsOfWorkflowIdIndexed())
+		kp = for_update ? &load_latest_locked_v12 : &load_latest_v12;
 	else if (v9)
 		kp = for_update ? &load_latest_locked_v9 : &load_latest_v9;
 	else if (v8)

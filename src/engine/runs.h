@@ -96,7 +96,35 @@ typedef struct RunState
 	"(SELECT h.attributes -> 'input' FROM durable.history h" \
 	" WHERE h.run_id = " run_id " AND h.event_id = 1)"
 
+/*
+ * The runs of a workflow id.  From 0.12.0 one unique index of durable.runs,
+ * runs_of_workflow_id, on (namespace, workflow_id text_pattern_ops,
+ * RUNS_CHAIN_KEY_SQL DESC) NULLS NOT DISTINCT, does what two did before
+ * (runs_one_running, unique on (namespace, workflow_id) of the running run,
+ * and runs_by_workflow_id, on (namespace, workflow_id text_pattern_ops,
+ * run_seq DESC)): the running run's key is NULL, so there is at most one,
+ * and it comes first, then the closed runs, latest first.  A run is always
+ * inserted running and only ever leaves that status, and a new run of a
+ * workflow id is inserted only while none is running, so the running run is
+ * its latest; ordering by the key finds the latest run by the index.  (The
+ * insert draws run_seq just before it checks for a running run, so a start
+ * that raced with another run's start and close could in principle insert a
+ * running run with a smaller run_seq than that closed one: the key still
+ * puts the running run first, the run a lookup of "the latest" wants.)
+ *
+ * A start inserts with RUNS_ONE_RUNNING_CONFLICT_V12 on that schema, or
+ * RUNS_ONE_RUNNING_CONFLICT on one not yet updated (RunsOfWorkflowIdIndexed:
+ * the library is replaced before ALTER EXTENSION durable UPDATE runs).
+ */
+#define RUNS_CHAIN_KEY_SQL \
+	"(CASE WHEN status = 'running' THEN NULL ELSE run_seq END)"
+#define RUNS_ONE_RUNNING_CONFLICT \
+	" ON CONFLICT (namespace, workflow_id) WHERE status = 'running' DO NOTHING"
+#define RUNS_ONE_RUNNING_CONFLICT_V12 \
+	" ON CONFLICT (namespace, workflow_id, " RUNS_CHAIN_KEY_SQL ") DO NOTHING"
+
 extern bool RunRowHasInput(void);
+extern bool RunsOfWorkflowIdIndexed(void);
 extern bool LoadRun(const char *namespace, const char *workflow_id,
 					pg_uuid_t *run_id, bool for_update, bool skip_locked,
 					RunState *rs);

@@ -4,10 +4,11 @@
  *	  Runs: starting, continuing as new (ContinueAsNew, retry, cron),
  *	  completing, failing and terminating.
  *
- * At most one run of a (namespace, workflow_id) is running: the partial
- * unique index runs_one_running enforces it, and a start inserts with ON
- * CONFLICT DO NOTHING, so that of two racing starts exactly one wins and the
- * other sees the winner and reports it (WF001).
+ * At most one run of a (namespace, workflow_id) is running: the unique
+ * index runs_of_workflow_id enforces it (runs.h; runs_one_running before
+ * 0.12.0), and a start inserts with ON CONFLICT DO NOTHING on it, so that of
+ * two racing starts exactly one wins and the other sees the winner and
+ * reports it (WF001).
  *
  * Every run is created by create_run: a first run by a start, the next run
  * of a chain by ContinueRun (initiator Decider, RetryPolicy or
@@ -50,7 +51,7 @@ static KeptPlan insert_run = {
 	" VALUES ($1, pg_catalog.nextval('durable.run_seq'), $2, $3, $4, $5, $6,"
 	" $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,"
 	" $22, $23, $24, $25)"
-	" ON CONFLICT (namespace, workflow_id) WHERE status = 'running' DO NOTHING"
+	RUNS_ONE_RUNNING_CONFLICT
 	" RETURNING run_id",
 	NEW_RUN_ARGS, {UUIDOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID,
 		INT4OID, UUIDOID, TIMESTAMPTZOID, TIMESTAMPTZOID, JSONBOID, FLOAT8OID,
@@ -59,10 +60,11 @@ static KeptPlan insert_run = {
 };
 /*
  * The same from 0.9.0, with the run's priority and concurrency key; from
- * 0.11.0 without the input, which only WorkflowExecutionStarted keeps.
- * Both take the same arguments ($6, the input, unused in the second).
+ * 0.11.0 without the input, which only WorkflowExecutionStarted keeps; from
+ * 0.12.0 on conflict in runs_of_workflow_id.  All take the same arguments
+ * ($6, the input, unused without the input column).
  */
-#define INSERT_RUN_V9_SQL(input_column, input_value) \
+#define INSERT_RUN_V9_SQL(input_column, input_value, conflict) \
 	"INSERT INTO durable.runs (run_id, run_seq, namespace, workflow_id," \
 	" workflow_type, task_queue, " input_column "attempt, first_run_id," \
 	" chain_start_time, start_time, retry_policy, execution_timeout," \
@@ -73,8 +75,7 @@ static KeptPlan insert_run = {
 	" VALUES ($1, pg_catalog.nextval('durable.run_seq'), $2, $3, $4, $5, " \
 	input_value "$7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18," \
 	" $19, $20, $21, $22, $23, $24, $25, $26, $27)" \
-	" ON CONFLICT (namespace, workflow_id) WHERE status = 'running' DO NOTHING" \
-	" RETURNING run_id"
+	conflict " RETURNING run_id"
 #define INSERT_RUN_V9_TYPES \
 	{UUIDOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID, \
 	INT4OID, UUIDOID, TIMESTAMPTZOID, TIMESTAMPTZOID, JSONBOID, FLOAT8OID, \
@@ -82,11 +83,16 @@ static KeptPlan insert_run = {
 	INT8OID, INT4OID, TEXTOID, TEXTOID, UUIDOID, INT8OID, UUIDOID, INT2OID, \
 	TEXTOID}
 static KeptPlan insert_run_v9 = {
-	NULL, INSERT_RUN_V9_SQL("input, ", "$6, "), NEW_RUN_ARGS + 2,
-	INSERT_RUN_V9_TYPES
+	NULL, INSERT_RUN_V9_SQL("input, ", "$6, ", RUNS_ONE_RUNNING_CONFLICT),
+	NEW_RUN_ARGS + 2, INSERT_RUN_V9_TYPES
 };
 static KeptPlan insert_run_v11 = {
-	NULL, INSERT_RUN_V9_SQL("", ""), NEW_RUN_ARGS + 2, INSERT_RUN_V9_TYPES
+	NULL, INSERT_RUN_V9_SQL("", "", RUNS_ONE_RUNNING_CONFLICT),
+	NEW_RUN_ARGS + 2, INSERT_RUN_V9_TYPES
+};
+static KeptPlan insert_run_v12 = {
+	NULL, INSERT_RUN_V9_SQL("", "", RUNS_ONE_RUNNING_CONFLICT_V12),
+	NEW_RUN_ARGS + 2, INSERT_RUN_V9_TYPES
 };
 /*
  * The same insert when no run of the workflow_id exists yet: a start's
@@ -105,7 +111,7 @@ static KeptPlan insert_first_run = {
 	" $22, $23, $24, $25"
 	" WHERE NOT EXISTS (SELECT 1 FROM durable.runs"
 	"   WHERE namespace = $2 AND workflow_id = $3)"
-	" ON CONFLICT (namespace, workflow_id) WHERE status = 'running' DO NOTHING"
+	RUNS_ONE_RUNNING_CONFLICT
 	" RETURNING run_id",
 	NEW_RUN_ARGS, {UUIDOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID,
 		INT4OID, UUIDOID, TIMESTAMPTZOID, TIMESTAMPTZOID, JSONBOID, FLOAT8OID,
@@ -361,7 +367,8 @@ create_run(NewRun *nr, TimestampTz now, bool only_first)
 				 errhint("Run ALTER EXTENSION durable UPDATE.")));
 	plan = only_first ? &insert_first_run :
 		!ordered ? &insert_run :
-		RunRowHasInput() ? &insert_run_v9 : &insert_run_v11;
+		RunRowHasInput() ? &insert_run_v9 :
+		RunsOfWorkflowIdIndexed() ? &insert_run_v12 : &insert_run_v11;
 	if (RunPlan(plan, values, nulls, false, 1) == 0)
 		return false;
 	SPI_freetuptable(SPI_tuptable);

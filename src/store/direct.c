@@ -1795,21 +1795,28 @@ DirectScanTextIndex(const char *relname, const char *indexname, int nkeys,
 
 /*
  * Whether (namespace, workflow_id) has a run, visible now: 1 or 0, by one
- * probe of the index runs_by_workflow_id; -1 when the schema has no such
- * index to tell.
+ * probe of the index of the runs of a workflow id, runs_of_workflow_id
+ * (0.12.0; engine/runs.h) or runs_by_workflow_id before it; -1 when the
+ * schema has no such index to tell.
  */
 int
 DirectWorkflowHasRuns(const char *namespace, const char *workflow_id)
 {
 	Oid			nsp = get_namespace_oid("durable", true);
 	const char *keys[2] = {namespace, workflow_id};
+	const char *indexname = "runs_of_workflow_id";
 
-	if (!OidIsValid(nsp) ||
-		!OidIsValid(get_relname_relid("runs_by_workflow_id", nsp)))
+	if (!OidIsValid(nsp))
 		return -1;
+	if (!OidIsValid(get_relname_relid(indexname, nsp)))
+	{
+		indexname = "runs_by_workflow_id";
+		if (!OidIsValid(get_relname_relid(indexname, nsp)))
+			return -1;
+	}
 	/* Runs this transaction wrote are visible, as to its next statement. */
 	CommandCounterIncrement();
-	return DirectScanTextIndex("runs", "runs_by_workflow_id", 2, keys, NULL,
+	return DirectScanTextIndex("runs", indexname, 2, keys, NULL,
 							   NULL, NULL) > 0 ? 1 : 0;
 }
 
