@@ -1,7 +1,8 @@
 -- durable_citus 0.2.0 -> 0.3.0: the calls that act on each node's share of a queue or
--- of the histories, made once on the coordinator for every node (docs/citus.md,
--- "Calls made on every node"); time-ordered ids for starts without one.  Children across nodes need no SQL here: durable's
--- engine relays them through the router registered by 0.2.0.
+-- of the histories, and batch operations, made once on the coordinator for every
+-- node (docs/citus.md, "Calls made on every node"); time-ordered ids for starts
+-- without one.  Children across nodes need no SQL here: durable's engine relays them
+-- through the router registered by 0.2.0.
 
 \echo Use "ALTER EXTENSION durable_citus UPDATE TO '0.3.0'" to load this file. \quit
 
@@ -85,6 +86,32 @@ BEGIN
                        (args->>'only_running')::boolean, (args->>'max_runs')::integer) c);
     WHEN 'purge' THEN
         RETURN pg_catalog.to_jsonb(durable.purge((args->>'max_runs')::integer));
+    WHEN 'preview_batch' THEN
+        RETURN pg_catalog.to_jsonb(durable.preview_batch(args->>'operation', args->>'namespace', args->>'status',
+            args->>'workflow_type', args->>'task_queue', args->>'workflow_id_prefix',
+            (args->>'started_since')::timestamptz, (args->>'started_before')::timestamptz,
+            (args->>'closed_since')::timestamptz, (args->>'closed_before')::timestamptz,
+            durable_citus.unbox(args->'search_attributes'), durable_citus.unbox(args->'memo'),
+            args->>'reason', args->>'signal_name', durable_citus.unbox(args->'input'),
+            args->>'reset_to'));
+    WHEN 'start_batch' THEN
+        RETURN pg_catalog.to_jsonb(durable.start_batch(args->>'operation', args->>'namespace', args->>'status',
+            args->>'workflow_type', args->>'task_queue', args->>'workflow_id_prefix',
+            (args->>'started_since')::timestamptz, (args->>'started_before')::timestamptz,
+            (args->>'closed_since')::timestamptz, (args->>'closed_before')::timestamptz,
+            durable_citus.unbox(args->'search_attributes'), durable_citus.unbox(args->'memo'),
+            args->>'reason', args->>'signal_name', durable_citus.unbox(args->'input'),
+            args->>'reset_to'));
+    WHEN 'cancel_batch' THEN
+        -- The node that has the batch cancels it; the others answer NULL.
+        IF NOT EXISTS (SELECT 1 FROM durable.batches b
+                        WHERE b.batch_id OPERATOR(pg_catalog.=) (args->>'batch_id')::uuid) THEN
+            RETURN NULL;
+        END IF;
+        RETURN pg_catalog.to_jsonb(durable.cancel_batch((args->>'batch_id')::uuid));
+    WHEN 'batches' THEN
+        RETURN (SELECT pg_catalog.jsonb_agg(pg_catalog.to_jsonb(b) ORDER BY b.start_time DESC)
+                  FROM durable.batches b);
     ELSE
         RAISE EXCEPTION 'durable_citus: unknown call %', pg_catalog.quote_nullable(call)
             USING ERRCODE = '22023';
@@ -277,3 +304,137 @@ GRANT EXECUTE ON FUNCTION durable_citus.set_task_key_limits(text, text, text, in
 GRANT EXECUTE ON FUNCTION durable_citus.replay_check(text, regprocedure, text, boolean, integer)
     TO durable_client, durable_admin;
 GRANT EXECUTE ON FUNCTION durable_citus.purge(integer) TO durable_admin;
+
+-- Batch operations (docs/operations.md "Batch operations") over every node: the
+-- preview counts the runs of every node, and the start makes one job on each node,
+-- which each node's timer worker works through; a job is then seen, and canceled, on
+-- its node, through these.
+CREATE FUNCTION durable_citus.preview_batch(
+    operation text, namespace text DEFAULT 'default', status text DEFAULT NULL,
+    workflow_type text DEFAULT NULL, task_queue text DEFAULT NULL,
+    workflow_id_prefix text DEFAULT NULL, started_since timestamptz DEFAULT NULL,
+    started_before timestamptz DEFAULT NULL, closed_since timestamptz DEFAULT NULL,
+    closed_before timestamptz DEFAULT NULL, search_attributes jsonb DEFAULT NULL,
+    memo jsonb DEFAULT NULL, reason text DEFAULT NULL, signal_name text DEFAULT NULL,
+    input jsonb DEFAULT NULL, reset_to text DEFAULT NULL)
+RETURNS bigint
+LANGUAGE plpgsql SECURITY INVOKER
+SET search_path = pg_catalog, durable_citus, durable, pg_temp
+AS $$
+BEGIN
+    RETURN (SELECT pg_catalog.sum((r)::text::bigint)::bigint
+              FROM pg_catalog.unnest(durable_citus.cluster_call('preview_batch',
+                   pg_catalog.jsonb_build_object('operation', operation,
+        'namespace', namespace, 'status', status, 'workflow_type', workflow_type,
+        'task_queue', task_queue, 'workflow_id_prefix', workflow_id_prefix,
+        'started_since', started_since, 'started_before', started_before,
+        'closed_since', closed_since, 'closed_before', closed_before,
+        'search_attributes', durable_citus.box(search_attributes),
+        'memo', durable_citus.box(memo), 'reason', reason, 'signal_name', signal_name,
+        'input', durable_citus.box(input), 'reset_to', reset_to))) AS u(r));
+END
+$$;
+
+CREATE FUNCTION durable_citus.start_batch(
+    operation text, namespace text DEFAULT 'default', status text DEFAULT NULL,
+    workflow_type text DEFAULT NULL, task_queue text DEFAULT NULL,
+    workflow_id_prefix text DEFAULT NULL, started_since timestamptz DEFAULT NULL,
+    started_before timestamptz DEFAULT NULL, closed_since timestamptz DEFAULT NULL,
+    closed_before timestamptz DEFAULT NULL, search_attributes jsonb DEFAULT NULL,
+    memo jsonb DEFAULT NULL, reason text DEFAULT NULL, signal_name text DEFAULT NULL,
+    input jsonb DEFAULT NULL, reset_to text DEFAULT NULL)
+RETURNS TABLE (node_name text, node_port integer, batch_id uuid)
+LANGUAGE plpgsql SECURITY INVOKER
+SET search_path = pg_catalog, durable_citus, durable, pg_temp
+AS $$
+DECLARE
+    args jsonb := pg_catalog.jsonb_build_object('operation', operation,
+        'namespace', namespace, 'status', status, 'workflow_type', workflow_type,
+        'task_queue', task_queue, 'workflow_id_prefix', workflow_id_prefix,
+        'started_since', started_since, 'started_before', started_before,
+        'closed_since', closed_since, 'closed_before', closed_before,
+        'search_attributes', durable_citus.box(search_attributes),
+        'memo', durable_citus.box(memo), 'reason', reason, 'signal_name', signal_name,
+        'input', durable_citus.box(input), 'reset_to', reset_to);
+    n record;
+    r jsonb;
+BEGIN
+    -- Checked on the coordinator first (durable's errors, nothing started anywhere).
+    PERFORM durable_citus.local_call('preview_batch', args);
+    FOR n IN SELECT * FROM durable_citus.nodes() LOOP
+        SELECT s INTO r FROM durable_citus.node_call(n.route_key, 'start_batch', args) s;
+        node_name := n.node_name;
+        node_port := n.node_port;
+        batch_id := (r OPERATOR(pg_catalog.#>>) '{}')::uuid;
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
+
+CREATE FUNCTION durable_citus.cancel_batch(batch_id uuid)
+RETURNS boolean
+LANGUAGE plpgsql SECURITY INVOKER
+SET search_path = pg_catalog, durable_citus, durable, pg_temp
+AS $$
+DECLARE
+    n record;
+    r jsonb;
+BEGIN
+    IF batch_id IS NULL THEN
+        RETURN durable.cancel_batch(batch_id);      -- durable's 22004
+    END IF;
+    FOR n IN SELECT * FROM durable_citus.nodes() LOOP
+        SELECT s INTO r FROM durable_citus.node_call(n.route_key, 'cancel_batch',
+            pg_catalog.jsonb_build_object('batch_id', batch_id)) s;
+        IF r IS NOT NULL THEN
+            RETURN (r)::text::boolean;
+        END IF;
+    END LOOP;
+    RETURN durable.cancel_batch(batch_id);          -- on no node: durable's WF002
+END
+$$;
+
+-- durable.batches of every node, with the node of each job.
+CREATE FUNCTION durable_citus.batches()
+RETURNS TABLE (node_name text, node_port integer, batch_id uuid, namespace text,
+    operation text, state text, filters jsonb, reason text, signal_name text, input jsonb,
+    reset_to text, started_by text, total bigint, touched bigint, skipped bigint,
+    failed bigint, done bigint, start_time timestamptz, update_time timestamptz,
+    close_time timestamptz, canceled_by text)
+LANGUAGE plpgsql SECURITY INVOKER
+SET search_path = pg_catalog, durable_citus, durable, pg_temp
+AS $$
+DECLARE
+    n record;
+    r jsonb;
+BEGIN
+    FOR n IN SELECT * FROM durable_citus.nodes() LOOP
+        SELECT s INTO r FROM durable_citus.node_call(n.route_key, 'batches', '{}'::jsonb) s;
+        RETURN QUERY
+            SELECT n.node_name, n.node_port, x.batch_id, x.namespace, x.operation, x.state,
+                   x.filters, x.reason, x.signal_name, x.input, x.reset_to, x.started_by,
+                   x.total, x.touched, x.skipped, x.failed, x.done, x.start_time,
+                   x.update_time, x.close_time, x.canceled_by
+              FROM pg_catalog.jsonb_to_recordset(COALESCE(r, '[]'::jsonb))
+                   AS x(batch_id uuid, namespace text, operation text, state text,
+                        filters jsonb, reason text, signal_name text, input jsonb,
+                        reset_to text, started_by text, total bigint, touched bigint,
+                        skipped bigint, failed bigint, done bigint,
+                        start_time timestamptz, update_time timestamptz,
+                        close_time timestamptz, canceled_by text);
+    END LOOP;
+END
+$$;
+
+REVOKE ALL ON FUNCTION durable_citus.preview_batch(text, text, text, text, text, text,
+    timestamptz, timestamptz, timestamptz, timestamptz, jsonb, jsonb, text, text, jsonb, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION durable_citus.start_batch(text, text, text, text, text, text,
+    timestamptz, timestamptz, timestamptz, timestamptz, jsonb, jsonb, text, text, jsonb, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION durable_citus.cancel_batch(uuid) FROM PUBLIC;
+REVOKE ALL ON FUNCTION durable_citus.batches() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION durable_citus.preview_batch(text, text, text, text, text, text,
+    timestamptz, timestamptz, timestamptz, timestamptz, jsonb, jsonb, text, text, jsonb, text) TO durable_client;
+GRANT EXECUTE ON FUNCTION durable_citus.start_batch(text, text, text, text, text, text,
+    timestamptz, timestamptz, timestamptz, timestamptz, jsonb, jsonb, text, text, jsonb, text) TO durable_client;
+GRANT EXECUTE ON FUNCTION durable_citus.cancel_batch(uuid) TO durable_client;
+GRANT EXECUTE ON FUNCTION durable_citus.batches() TO durable_client;

@@ -99,6 +99,38 @@ is($coord->safe_psql('postgres', q{
 is(sqlstate_of($coord, q{SELECT * FROM durable_citus.replay_check('nap', 'public.nap_v2(jsonb)', max_runs => 0)}),
 	'22023', 'max_runs 0 gets durable\'s 22023');
 
+# ---- Batch operations over both workers ----
+my ($b1, $b2) = (id_on($w1, 'batchy'), id_on($w2, 'batchy'));
+foreach my $id ($b1, $b2)
+{
+	$coord->safe_psql('postgres', qq{SELECT durable_citus.start_workflow('batchy', NULL, '$id', 'bq')}, @as_app);
+}
+is($coord->safe_psql('postgres', q{
+	SELECT durable_citus.preview_batch('signal', workflow_type => 'batchy', signal_name => 'go')}, @as_app),
+	'2', 'preview_batch counts the matching runs of both workers');
+is($coord->safe_psql('postgres', q{
+	SELECT string_agg(node_port || ' ' || (batch_id IS NOT NULL), ',' ORDER BY node_port)
+	  FROM durable_citus.start_batch('signal', workflow_type => 'batchy', signal_name => 'go',
+	                                 reason => 'wake up')}, @as_app),
+	$w1->port . ' true,' . $w2->port . ' true', 'start_batch starts a job on each worker');
+ok($coord->poll_query_until('postgres', q{
+	SELECT count(*) = 2 AND bool_and(state = 'completed' AND touched = 1)
+	  FROM durable_citus.batches() WHERE operation = 'signal'}),
+	'each worker\'s timer worker works its job through');
+is(on_workers(qq{SELECT count(*) FROM durable.get_history(CASE WHEN durable_citus.owned_elsewhere('default', '$b1')
+	THEN '$b2' ELSE '$b1' END) WHERE event_type = 'WorkflowExecutionSignaled'}),
+	'1,1', 'each workflow got the signal once, on its node');
+my $done_batch = $coord->safe_psql('postgres', q{
+	SELECT batch_id FROM durable_citus.batches() WHERE operation = 'signal' LIMIT 1});
+is($coord->safe_psql('postgres', qq{SELECT durable_citus.cancel_batch('$done_batch')}, @as_app),
+	'f', 'cancel_batch of a completed job, found on its node: false');
+is(sqlstate_of($coord, q{SELECT durable_citus.cancel_batch(gen_random_uuid())}), 'WF002',
+	'a job on no node is WF002, as durable says');
+is(sqlstate_of($coord, q{SELECT * FROM durable_citus.start_batch('explode', workflow_type => 'batchy')}),
+	'22023', 'an unknown operation is 22023');
+is($coord->safe_psql('postgres', q{SELECT count(*) FROM durable_citus.batches()}), '2',
+	'and started no job anywhere');
+
 # ---- purge ----
 is($coord->safe_psql('postgres', q{SELECT durable_citus.purge()}), '0',
 	'purge runs on every node (nothing is past its retention)');
