@@ -110,7 +110,7 @@ is($coord->safe_psql('postgres', q{
 	 WHERE p.pronamespace = 'durable_citus'::regnamespace AND has_function_privilege('nobody', p.oid, 'EXECUTE')
 	   AND p.proname NOT IN ('route_key', 'token_route_key', 'box', 'unbox', 'owner_group', 'check_route',
 	                         'check_node_key', 'nodes', 'task_queues', 'node_task_queues',
-	                         'refuse_shard_transfer')}),
+	                         'refuse_shard_transfer', 'new_workflow_id')}),
 	'0', 'PUBLIC may call only the routing helpers');
 
 done_testing();
