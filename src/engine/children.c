@@ -86,6 +86,7 @@
 #include "utils/jsonb.h"
 #include "utils/numeric.h"
 
+#include "base/backoff.h"
 #include "base/json.h"
 #include "base/util.h"
 #include "store/direct.h"
@@ -225,8 +226,7 @@ payload_float(Jsonb *payload, const char *key)
 
 	if (v == NULL || v->type != jbvNumeric)
 		return 0;
-	return DatumGetFloat8(DirectFunctionCall1(numeric_float8,
-											  NumericGetDatum(v->val.numeric)));
+	return NumericToDouble(v->val.numeric);
 }
 
 static pg_uuid_t *
@@ -1176,6 +1176,10 @@ receive_start_child(Jsonb *request, TimestampTz now)
 					"namespace, workflowId, workflowType, taskQueue, parentClosePolicy, idReusePolicy and initiator's namespace, workflowId, runId and initiatedEventId");
 	policy = ParseParentClosePolicy(policy_name, "parentClosePolicy");
 	parent_run = text_to_uuid(parent_run_text);
+	req.namespace = CheckName(cstring_to_text(req.namespace), "namespace");
+	req.workflow_id = CheckName(cstring_to_text(req.workflow_id), "workflowId");
+	req.workflow_type = CheckName(cstring_to_text(req.workflow_type), "workflowType");
+	req.task_queue = CheckName(cstring_to_text(req.task_queue), "taskQueue");
 
 	if (ReceivedRequestTarget(parent_run, initiated_id, &child_run))
 	{
@@ -1195,21 +1199,39 @@ receive_start_child(Jsonb *request, TimestampTz now)
 	if (payload_bool(request, "parentClosed"))
 		return receive_answer(start_outcome_names[START_NOT_STARTED], NULL, false);
 
+	/* Checked as the parent's node checked the decision: nothing unbounded */
 	req.input = payload_jsonb(request, "input");
+	if (req.input != NULL)
+		CheckPayload(req.input, "input");
 	req.retry_policy = payload_jsonb(request, "retryPolicy");
+	if (req.retry_policy != NULL)
+	{
+		RetryPolicy p;
+
+		ParseRetryPolicy(req.retry_policy, "retryPolicy", &p);
+		req.retry_policy = RetryPolicyToJsonb(&p);
+	}
 	req.id_reuse_policy = ParseIdReusePolicy(reuse_name, "idReusePolicy");
-	req.execution_timeout = payload_float(request, "executionTimeout");
-	req.run_timeout = payload_float(request, "runTimeout");
-	req.decision_timeout = payload_float(request, "decisionTimeout");
-	if (req.decision_timeout <= 0)
+	req.execution_timeout = CheckSeconds(payload_float(request, "executionTimeout"),
+										 "executionTimeout", true);
+	req.run_timeout = CheckSeconds(payload_float(request, "runTimeout"),
+								   "runTimeout", true);
+	req.decision_timeout = CheckSeconds(payload_float(request, "decisionTimeout"),
+										"decisionTimeout", true);
+	if (req.decision_timeout == 0)
 		req.decision_timeout = 10;
 	req.cron_schedule = payload_text(request, "cronSchedule");
 	req.memo = payload_jsonb(request, "memo");
+	if (req.memo != NULL)
+		CheckObject(req.memo, "memo");
 	req.search_attributes = payload_jsonb(request, "searchAttributes");
-	req.priority = (int) payload_int(request, "priority");
-	if (req.priority < 1 || req.priority > 5)
-		req.priority = 3;
+	if (req.search_attributes != NULL)
+		CheckObject(req.search_attributes, "searchAttributes");
+	req.priority = JsonGetField(request, "priority") == NULL ? 3 :
+		CheckPriority(payload_int(request, "priority"), "priority");
 	req.concurrency_key = payload_text(request, "concurrencyKey");
+	if (req.concurrency_key != NULL)
+		req.concurrency_key = CheckConcurrencyKey(req.concurrency_key, "concurrencyKey");
 
 	/* The parent, as much of it as a start reads: it is on another node. */
 	memset(&parent, 0, sizeof(parent));

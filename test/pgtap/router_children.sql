@@ -9,7 +9,7 @@
 -- the parent has its Started, and answered busy before; a close policy relayed to the
 -- child's node is applied there; a start whose parent closed first starts nothing.
 BEGIN;
-SELECT plan(36);
+SELECT plan(39);
 SET LOCAL durable.test_time = '2026-01-01 00:00:00+00';
 
 CREATE SCHEMA rc;
@@ -147,6 +147,18 @@ SELECT throws_ok($$SELECT durable.receive_external('{"kind": "start_child", "nam
 SELECT throws_ok($$SELECT durable.receive_external(jsonb_set(pg_temp.closed('p1', 5, 'kid-1', gen_random_uuid(), 4),
                                                               '{eventType}', '"WorkflowExecutionSignaled"'))$$,
     '22023', 'request is not a child_closed request', 'a close with an event that is not a child''s close is 22023');
+-- A start is checked as the parent's node checked its decision.
+CREATE FUNCTION pg_temp.start_req(extra jsonb) RETURNS jsonb LANGUAGE sql AS $$
+    SELECT jsonb_build_object('kind', 'start_child', 'namespace', 'default', 'workflowId', 'kid-x',
+        'workflowType', 'kid', 'taskQueue', 'kq', 'idReusePolicy', 'allow_duplicate',
+        'parentClosePolicy', 'ABANDON',
+        'initiator', jsonb_build_object('namespace', 'default', 'workflowId', 'px',
+                                        'runId', gen_random_uuid(), 'initiatedEventId', 5)) || extra $$;
+SELECT throws_ok($$SELECT durable.receive_external(pg_temp.start_req('{"decisionTimeout": 1e12}'))$$,
+    '22023', NULL, 'a start with a timeout past 100 years is 22023');
+SELECT throws_ok($$SELECT durable.receive_external(pg_temp.start_req('{"priority": 9}'))$$,
+    '22023', 'priority must be between 1 and 5', 'a start with a priority out of 1..5 is 22023');
+SELECT is((SELECT count(*) FROM durable.runs WHERE workflow_id = 'kid-x'), 0::bigint, 'neither started anything');
 SELECT throws_ok($$SELECT durable.receive_external('{"kind": "launch"}')$$,
     '22023', 'request has an unknown kind', 'an unknown kind is 22023');
 
