@@ -1294,6 +1294,7 @@ receive_child_closed(Jsonb *request, TimestampTz now)
 		!JB_ROOT_IS_OBJECT(attributes))
 		bad_request(REQUEST_CHILD_CLOSED,
 					"parentRunId, parentInitiatedEventId, an eventType of a child's close, its attributes (an object), and initiator's runId and initiatedEventId");
+	CheckPayload(attributes, "attributes");
 	child_run = text_to_uuid(child_run_text);
 	parent_run = text_to_uuid(parent_run_text);
 
