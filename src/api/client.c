@@ -102,15 +102,26 @@ static Jsonb *poller_warnings(RunState *rs);
 	"     'lastWorkerIdentity', a.last_worker_identity)" \
 	"   ORDER BY a.scheduled_event_id)" \
 	"   FROM durable.activities a WHERE a.run_id = r.run_id), '[]')," \
-	" 'pendingChildren', COALESCE((SELECT pg_catalog.jsonb_agg(" \
-	"   pg_catalog.jsonb_build_object('namespace', c.namespace," \
+	" 'pendingChildren', COALESCE((SELECT pg_catalog.jsonb_agg(c.child" \
+	"   ORDER BY c.initiated) FROM (" \
+	"   SELECT c.initiated_event_id AS initiated," \
+	"     pg_catalog.jsonb_build_object('namespace', c.namespace," \
 	"     'workflowId', c.workflow_id, 'runId', c.run_id," \
 	"     'workflowType', c.workflow_type," \
 	"     'initiatedEventId', c.initiated_event_id," \
 	"     'startedEventId', c.started_event_id," \
-	"     'parentClosePolicy', c.parent_close_policy)" \
-	"   ORDER BY c.initiated_event_id)" \
-	"   FROM durable.children c WHERE c.parent_run_id = r.run_id), '[]')," \
+	"     'parentClosePolicy', c.parent_close_policy) AS child" \
+	"   FROM durable.children c WHERE c.parent_run_id = r.run_id" \
+	/* a start in the outbox, for the node that owns the child's id */ \
+	"   UNION ALL SELECT t.ref_id, pg_catalog.jsonb_build_object(" \
+	"     'namespace', t.payload ->> 'namespace'," \
+	"     'workflowId', t.payload ->> 'workflowId', 'runId', NULL," \
+	"     'workflowType', t.payload ->> 'workflowType'," \
+	"     'initiatedEventId', t.ref_id, 'startedEventId', NULL," \
+	"     'parentClosePolicy', t.payload ->> 'parentClosePolicy')" \
+	"   FROM durable.timers t WHERE t.run_id = r.run_id" \
+	"   AND t.kind = 'external' AND r.status = 'running'" \
+	"   AND t.payload ->> 'kind' = 'start_child') c), '[]')," \
 	" 'pendingTimers', COALESCE((SELECT pg_catalog.jsonb_agg(" \
 	"   pg_catalog.jsonb_build_object('timerId', t.timer_id," \
 	"     'startedEventId', t.started_event_id, 'fireTime', t.fire_time)" \

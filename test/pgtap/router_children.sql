@@ -9,7 +9,7 @@
 -- the parent has its Started, and answered busy before; a close policy relayed to the
 -- child's node is applied there; a start whose parent closed first starts nothing.
 BEGIN;
-SELECT plan(39);
+SELECT plan(41);
 SET LOCAL durable.test_time = '2026-01-01 00:00:00+00';
 
 CREATE SCHEMA rc;
@@ -48,6 +48,10 @@ SELECT is(t.events('p1', from_id => 5), '{StartChildWorkflowExecutionInitiated}'
 SELECT is((SELECT count(*) FROM durable.timers WHERE run_id = :'p1run' AND kind = 'external'), 1::bigint,
     'one request in the parent''s outbox');
 SELECT is((SELECT count(*) FROM durable.runs WHERE workflow_id = 'kid-1'), 0::bigint, 'no child yet');
+SELECT is(durable.describe_workflow('p1')->'pendingChildren',
+    '[{"runId": null, "namespace": "default", "workflowId": "kid-1", "workflowType": "kid",
+       "startedEventId": null, "initiatedEventId": 5, "parentClosePolicy": "TERMINATE"}]',
+    'describe_workflow shows the pending child, without a run yet');
 SELECT ok(durable.tick() >= 1, 'tick relays it');
 SELECT is(t.events('p1', from_id => 5),
     '{StartChildWorkflowExecutionInitiated,ChildWorkflowExecutionStarted,DecisionTaskScheduled}',
@@ -58,6 +62,8 @@ SELECT is(durable.describe_workflow('kid-1')->'parent'->>'runId', :'p1run', 'the
 SELECT is(t.attrs('kid-1', 'WorkflowExecutionStarted')->'input', '{"n": 1}', 'and has its input');
 SELECT is((SELECT started_event_id FROM durable.children WHERE parent_run_id = :'p1run'), 6::bigint,
     'the parent waits for the child, its Started noted');
+SELECT is(durable.describe_workflow('p1')->'pendingChildren'->0->>'runId', durable.resolve_run_id('kid-1')::text,
+    'describe_workflow shows the child once, with its run');
 SELECT is((SELECT count(*) FROM durable.timers WHERE run_id = :'p1run' AND kind = 'external'), 0::bigint,
     'the outbox is empty');
 SELECT is(rc.relay((SELECT req FROM rc.relayed WHERE req->>'workflowId' = 'kid-1')) - 'runId',
