@@ -208,15 +208,25 @@ payload_bool(Jsonb *payload, const char *key)
 	return v != NULL && v->type == jbvBool && v->val.boolean;
 }
 
+/* An integer field of a payload, or 0: 22023 naming it past bigint's range. */
 static int64
 payload_int(Jsonb *payload, const char *key)
 {
 	JsonbValue *v = JsonGetField(payload, key);
+	Datum		n;
 
 	if (v == NULL || v->type != jbvNumeric)
 		return 0;
-	return DatumGetInt64(DirectFunctionCall1(numeric_int8,
-											 NumericGetDatum(v->val.numeric)));
+	n = NumericGetDatum(v->val.numeric);
+	if (DatumGetBool(DirectFunctionCall2(numeric_lt, n,
+										 NumericGetDatum(int64_to_numeric(PG_INT64_MIN)))) ||
+		DatumGetBool(DirectFunctionCall2(numeric_gt, n,
+										 NumericGetDatum(int64_to_numeric(PG_INT64_MAX)))))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s is out of range", key),
+				 errdetail("It must be an integer of bigint's range.")));
+	return DatumGetInt64(DirectFunctionCall1(numeric_int8, n));
 }
 
 static double
@@ -229,11 +239,20 @@ payload_float(Jsonb *payload, const char *key)
 	return NumericToDouble(v->val.numeric);
 }
 
+/* A uuid of a payload's field, or NULL: 22023 naming the field if it is not one. */
 static pg_uuid_t *
-text_to_uuid(const char *s)
+text_to_uuid(const char *s, const char *field)
 {
-	return s == NULL ? NULL :
-		DatumGetUUIDP(DirectFunctionCall1(uuid_in, CStringGetDatum(s)));
+	pg_uuid_t  *u;
+
+	if (s == NULL)
+		return NULL;
+	u = palloc(sizeof(pg_uuid_t));
+	if (!ParseCanonicalUuid(s, u))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s is not a uuid: \"%s\"", field, s)));
+	return u;
 }
 
 static bool
@@ -829,7 +848,7 @@ FireClosePolicyTimer(pg_uuid_t *run_id, int64 ref_id, Jsonb *payload,
 		return false;
 	outcome = apply_close_policy(payload_text(payload, "namespace"),
 								 payload_text(payload, "workflowId"),
-								 text_to_uuid(payload_text(payload, "runId")),
+								 text_to_uuid(payload_text(payload, "runId"), "runId"),
 								 ParseParentClosePolicy(payload_text(payload, "policy"),
 														"policy"),
 								 payload_jsonb(payload, "parent"), now);
@@ -1020,7 +1039,7 @@ external_request_of(Jsonb *payload, ExternalRequest *req)
 	req->cancel = payload_bool(payload, "cancel");
 	req->namespace = payload_text(payload, "namespace");
 	req->workflow_id = payload_text(payload, "workflowId");
-	req->run_id = text_to_uuid(payload_text(payload, "runId"));
+	req->run_id = text_to_uuid(payload_text(payload, "runId"), "runId");
 	req->signal_name = payload_text(payload, "signalName");
 	req->input = payload_jsonb(payload, "input");
 	req->control = payload_jsonb(payload, "control");
@@ -1084,7 +1103,7 @@ fire_start_child(pg_uuid_t *run_id, int64 initiated_id, Jsonb *payload,
 					  payload_jsonb(payload, "control"),
 					  payload_int(payload, "decisionTaskCompletedEventId"),
 					  outcome == START_STARTED ?
-					  text_to_uuid(payload_text(answer, "runId")) : NULL);
+					  text_to_uuid(payload_text(answer, "runId"), "runId") : NULL);
 	SaveRun(&parent);
 	return true;
 }
@@ -1175,7 +1194,7 @@ receive_start_child(Jsonb *request, TimestampTz now)
 		bad_request(REQUEST_START_CHILD,
 					"namespace, workflowId, workflowType, taskQueue, parentClosePolicy, idReusePolicy and initiator's namespace, workflowId, runId and initiatedEventId");
 	policy = ParseParentClosePolicy(policy_name, "parentClosePolicy");
-	parent_run = text_to_uuid(parent_run_text);
+	parent_run = text_to_uuid(parent_run_text, "initiator.runId");
 	req.namespace = CheckName(cstring_to_text(req.namespace), "namespace");
 	req.workflow_id = CheckName(cstring_to_text(req.workflow_id), "workflowId");
 	req.workflow_type = CheckName(cstring_to_text(req.workflow_type), "workflowType");
@@ -1295,8 +1314,8 @@ receive_child_closed(Jsonb *request, TimestampTz now)
 		bad_request(REQUEST_CHILD_CLOSED,
 					"parentRunId, parentInitiatedEventId, an eventType of a child's close, its attributes (an object), and initiator's runId and initiatedEventId");
 	CheckPayload(attributes, "attributes");
-	child_run = text_to_uuid(child_run_text);
-	parent_run = text_to_uuid(parent_run_text);
+	child_run = text_to_uuid(child_run_text, "initiator.runId");
+	parent_run = text_to_uuid(parent_run_text, "parentRunId");
 
 	if (ReceivedRequestTarget(child_run, close_id, &target))
 		return receive_answer(external_outcome_names[EXTERNAL_DONE], &target, true);
@@ -1342,7 +1361,7 @@ receive_close_policy(Jsonb *request, TimestampTz now)
 		policy == NULL || parent == NULL || !JB_ROOT_IS_OBJECT(parent))
 		bad_request(REQUEST_CLOSE_POLICY,
 					"namespace, workflowId, runId, policy and parent (an object)");
-	switch (apply_close_policy(namespace, workflow_id, text_to_uuid(first_run),
+	switch (apply_close_policy(namespace, workflow_id, text_to_uuid(first_run, "runId"),
 							   ParseParentClosePolicy(policy, "policy"),
 							   parent, now))
 	{
@@ -1399,7 +1418,7 @@ ReceiveExternal(Jsonb *request, TimestampTz now)
 		(!req.cancel && req.signal_name == NULL))
 		bad_request("signal or cancel",
 					"namespace, workflowId, initiator.runId, initiator.initiatedEventId, and signalName unless cancel is true");
-	initiator_run = text_to_uuid(initiator_run_text);
+	initiator_run = text_to_uuid(initiator_run_text, "initiator.runId");
 
 	if (ReceivedRequestTarget(initiator_run, initiated_id, &target))
 	{

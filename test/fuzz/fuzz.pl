@@ -545,6 +545,56 @@ sub gen_decision
 	return \%d;
 }
 
+# A jsonb expression for durable.receive_external's request: a relayed request of each
+# kind (a signal or cancel, a child's start, a child's close, a close policy, or an
+# unknown kind), aimed at workflows and runs of this database, its fields now and then
+# missing or wrong.
+sub gen_request
+{
+	my $maybe = sub { my ($v) = @_; return chance(0.15) ? wrong() : $v; };
+	my $run = sub { return @run_ids && chance(0.7) ? pick(@run_ids) : pick('00000000-0000-0000-0000-000000000001', 'nope'); };
+	my $kind = pick(undef, 'start_child', 'start_child', 'child_closed', 'child_closed', 'close_policy', 'launch');
+	my %r;
+	$r{kind} = $kind if defined $kind;
+	$r{namespace} = $maybe->(pick(@NAMESPACES));
+	$r{workflowId} = $maybe->(wid());
+	$r{initiator} = $maybe->({ namespace => 'default', workflowId => wid(), runId => $maybe->($run->()),
+		initiatedEventId => $maybe->(rint(1, 40)) });
+	if (!defined $kind)
+	{
+		$r{cancel} = $maybe->(chance(0.5) ? JSON::PP::true : JSON::PP::false);
+		$r{signalName} = $maybe->(pick(@SIGNALS));
+		$r{input} = rand_json() if chance(0.5);
+	}
+	elsif ($kind eq 'start_child')
+	{
+		$r{workflowType} = $maybe->(pick(@TYPES));
+		$r{taskQueue} = $maybe->(pick(@QUEUES));
+		$r{idReusePolicy} = $maybe->(pick(@REUSE));
+		$r{parentClosePolicy} = $maybe->(pick('TERMINATE', 'REQUEST_CANCEL', 'ABANDON'));
+		$r{$_} = $maybe->(secs()) for grep { chance(0.5) } qw(executionTimeout runTimeout decisionTimeout);
+		$r{priority} = $maybe->(rint(1, 5)) if chance(0.5);
+		$r{memo} = rand_json() if chance(0.2);
+		$r{retryPolicy} = rand_json() if chance(0.2);
+		$r{parentClosed} = JSON::PP::true if chance(0.2);
+	}
+	elsif ($kind eq 'child_closed')
+	{
+		$r{parentRunId} = $maybe->($run->());
+		$r{parentInitiatedEventId} = $maybe->(rint(1, 40));
+		$r{eventType} = $maybe->(pick('ChildWorkflowExecutionCompleted', 'ChildWorkflowExecutionFailed',
+			'ChildWorkflowExecutionTerminated', 'WorkflowExecutionSignaled'));
+		$r{attributes} = $maybe->({ result => rand_json(), namespace => 'default', workflowId => wid() });
+	}
+	elsif ($kind eq 'close_policy')
+	{
+		$r{runId} = $maybe->($run->());
+		$r{policy} = $maybe->(pick('TERMINATE', 'REQUEST_CANCEL', 'ABANDON', 'EXPLODE'));
+		$r{parent} = $maybe->({ namespace => 'default', workflowId => wid() });
+	}
+	return lit(jenc(\%r)) . '::jsonb';
+}
+
 # A jsonb expression for the decisions argument.
 sub gen_decisions
 {
@@ -869,6 +919,7 @@ sub gen_arg
 	if ($type eq 'jsonb')
 	{
 		return gen_decisions() if $name eq 'decisions';
+		return gen_request() if $name eq 'request' && chance(0.8);
 		return gen_policy() if $name =~ /retry_policy/;
 		return "jsonb_build_object('ops', " . lit(jenc(gen_ops())) . "::jsonb)" if $name eq 'input' && chance(0.2);
 		return gen_payload();
