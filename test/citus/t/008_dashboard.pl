@@ -166,8 +166,11 @@ like($r->{content}, qr/127\.0\.0\.1:@{[ $w2->port ]}<\/td><td>default<\/td><td>d
 like($r->{content}, qr/per node on a Citus cluster.*durable_citus\.nodes\(\)/s,
 	'the task queues page says the keys and stuck tasks are per node');
 $r = get_page('/metrics');
-like($r->{content}, qr/durable\.metrics<\/code>\s*is per node|durable\.metrics is per node/,
-	'the metrics page says the metrics are per node');
+like($r->{content}, qr/durable\.metrics is per node/, 'the metrics page says the metrics are per node');
+$r = get_page('/batches');
+unlike($r->{content}, qr/class="error"/, 'the batches page (durable_citus.batches()) shows no error')
+  or diag($r->{content} =~ /(<div class="error".*?<\/div>)/s);
+like($r->{content}, qr/durable\.batch_errors is per node/, 'the batches page says the errors are per node');
 
 $ui->kill_kill;
 unlike(slurp_file($ui_log), qr/internal error|TypeError|ReferenceError/,
