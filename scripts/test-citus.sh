@@ -18,6 +18,11 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 if is_root && [ "${DURABLE_RERUN:-}" != 1 ]; then
     # shellcheck disable=SC2119  # durable's packages, not the script's arguments
     ensure_packages
+    # node and npm for the dashboard's test (008), when missing (a Node.js from
+    # elsewhere, with its own npm, conflicts with Debian's npm)
+    ui_missing=$(command -v node >/dev/null || echo nodejs; command -v npm >/dev/null || echo npm)
+    # shellcheck disable=SC2086  # one package a word
+    [ -z "$ui_missing" ] || ensure_packages $ui_missing || warn "could not install $ui_missing"
     if ! "$ROOT/scripts/build-citus.sh"; then
         echo "building Citus failed: no test ran"
         echo "0 passed, 1 failed"
@@ -75,6 +80,20 @@ if ! cp -a "$CITUS_INSTALL/." "$TMP_INSTALL/" ||
     exit 1
 fi
 [ -f "$("$TMP_BINDIR/pg_config" --pkglibdir)/citus.so" ] || die "no citus.so in the temp install"
+
+# The dashboard's packages for 008_dashboard (ui/package-lock.json, as scripts/test.sh's
+# ui layer installs them): without node the test skips itself.
+if command -v node >/dev/null && command -v npm >/dev/null &&
+    ! (cd "$ROOT/ui" && node -e "require('pg')" >/dev/null 2>&1); then
+    log "ui: npm ci (for the dashboard's test)"
+    mkdir -p "$ROOT/tmp_check"
+    if (cd "$ROOT/ui" && npm_config_cache="$ROOT/tmp_check/npm-cache" npm ci --no-audit --no-fund \
+        >"$ROOT/tmp_check/citus-npm-ci.log" 2>&1); then
+        cp "$ROOT/ui/package-lock.json" "$ROOT/ui/node_modules/.durable-lock"
+    else
+        warn "npm ci in ui/ failed (tmp_check/citus-npm-ci.log): 008_dashboard will fail"
+    fi
+fi
 
 # The crash lines of a server log (scripts/test.sh's; kill -9 is never used here).
 TAP_CRASH_RE='PANIC:|TRAP:|terminated by signal'

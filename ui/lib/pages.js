@@ -13,7 +13,7 @@ const EVENTS_PER_PAGE = 100;
 
 function layout(ctx, f, title, body, { live = false, nav = '' } = {}) {
   const who = f ? html`<span class="who" title="the database role the dashboard connects as">
-      ${f.role}@${f.database}${f.version ? html` · durable ${f.version}` : ''}</span>` : '';
+      ${f.role}@${f.database}${f.version ? html` · durable ${f.version}` : ''}${f.cluster ? html` · Citus coordinator` : ''}</span>` : '';
   const link = (href, label, show) => (show ? html`<a href="${href}" ${nav === href ? html`aria-current="page"` : ''}>${label}</a>` : '');
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -26,9 +26,9 @@ function layout(ctx, f, title, body, { live = false, nav = '' } = {}) {
 <a class="skip" href="#main">Skip to content</a>
 <header><nav aria-label="Pages">
   <strong class="brand">durable</strong>
-  ${link('/workflows', 'Workflows', !f || f.rel.workflows.may)}
-  ${link('/task-queues', 'Task queues', !f || !f.rel.task_queues.exists || f.rel.task_queues.may || f.rel.stuck_tasks.may)}
-  ${link('/batches', 'Batches', !!f && f.rel.batches.exists && f.rel.batches.may)}
+  ${link('/workflows', 'Workflows', !f || f.rel.workflows.may || (f.cluster && f.fn.list_workflows.may))}
+  ${link('/task-queues', 'Task queues', !f || f.cluster || !f.rel.task_queues.exists || f.rel.task_queues.may || f.rel.stuck_tasks.may)}
+  ${link('/batches', 'Batches', !!f && (f.cluster ? f.clusterBatches.may : f.rel.batches.exists && f.rel.batches.may))}
   ${link('/metrics', 'Metrics', !f || !f.rel.metrics.exists || f.rel.metrics.may)}
 </nav>${who}</header>
 <main id="main" tabindex="-1" ${live ? html`data-live="1"` : ''}>
@@ -49,6 +49,13 @@ function errorBox(e) {
 function missing(what, needs) {
   return html`<p class="missing" role="note">${what} needs ${needs}, which this database
     does not have (<code>ALTER EXTENSION durable UPDATE</code> brings it).</p>`;
+}
+
+// On a Citus coordinator (f.cluster): what durable_citus does not gather from the nodes.
+function perNode(what) {
+  return html`<p class="missing per-node" role="note">${what} is per node on a Citus cluster:
+    point the dashboard at a node to see it (<code>SELECT * FROM durable_citus.nodes()</code>
+    lists them).</p>`;
 }
 
 function statusBadge(s) {
@@ -166,7 +173,15 @@ async function workflowsPage(ctx, f) {
       <a href="/workflows">Clear</a></div>
   </form>`);
 
-  if (!f.rel.workflows.may && !f.fn.list_workflows.may) {
+  if (f.cluster) {
+    // the nodes asked, so that a missing one shows
+    try {
+      const nodes = await db.nodes(ctx.pool);
+      parts.push(html`<p class="muted cluster-nodes">The workflows of every node of the Citus
+        cluster: ${nodes.map((n, i) => html`${i ? ', ' : ''}<span class="node">${n.node_name}:${n.node_port}</span>`)}.</p>`);
+    } catch (e) { parts.push(errorBox(e)); }
+  }
+  if (f.cluster ? !f.fn.list_workflows.may : !f.rel.workflows.may && !f.fn.list_workflows.may) {
     parts.push(html`<p class="missing">The role ${f.role} may not read workflows
       (it needs <code>durable_client</code>).</p>`);
     return { body: layout(ctx, f, 'Workflows', parts, { nav: '/workflows' }) };
@@ -189,7 +204,7 @@ async function workflowsPage(ctx, f) {
     const { rows, next } = await db.listWorkflows(ctx.pool, f, flt, PAGE_SIZE, after);
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
     // The priority column (durable 0.9.0's durable.workflows), read for the page's runs.
-    const withPriority = f.columns.has('priority') && f.rel.workflows.may;
+    const withPriority = !f.cluster && f.columns.has('priority') && f.rel.workflows.may;
     let order = new Map();
     if (withPriority) {
       try { order = await db.runOrder(ctx.pool, f, rows.map((r) => r.run_id)); } catch (e) { parts.push(errorBox(e)); }
@@ -345,7 +360,7 @@ async function workflowPage(ctx, f) {
       <div class="table-wrap"><table><thead><tr><th scope="col">Run</th><th scope="col">How it began</th>
       <th scope="col">Status</th><th scope="col">Attempt</th><th scope="col">Started</th><th scope="col">Closed</th></tr></thead>
       <tbody>${runs.map((r, i) => html`<tr ${r.run_id === runId ? html`class="current" aria-current="true"` : ''}>
-        <td>${wfLink(ns, wid, r.run_id, r.run_id)}</td><td>${initiator(r, runs[i + 1])}</td>
+        <td>${wfLink(ns, wid, r.run_id, r.run_id)}</td><td>${f.cluster ? html`<span class="muted">see its history</span>` : initiator(r, runs[i + 1])}</td>
         <td>${statusBadge(r.status)}</td><td>${r.attempt}</td><td>${time(r.start_time)}</td><td>${time(r.close_time)}</td></tr>`)}
       </tbody></table></div></section>`);
   } catch (e) {
@@ -373,7 +388,10 @@ async function workflowPage(ctx, f) {
         <td>${time(a.nextAttemptScheduledTime)}</td>
         <td>${a.lastHeartbeatTime ? html`${time(a.lastHeartbeatTime)}${json(a.heartbeatDetails)}` : html`<span class="muted">none</span>`}</td></tr>`;
   })}</tbody></table></div>` : html`<p class="muted">None.</p>`}</section>`);
-  if (f.rel.activity_attempts.may) {
+  if (f.cluster) {
+    live.push(html`<section aria-labelledby="aa-h"><h2 id="aa-h">Activity attempts</h2>
+      ${perNode('durable.activity_attempts')}</section>`);
+  } else if (f.rel.activity_attempts.may) {
     try {
       const att = await db.activityAttempts(ctx.pool, runId);
       live.push(html`<section aria-labelledby="aa-h"><h2 id="aa-h">Activity attempts (${att.length})</h2>
@@ -390,7 +408,9 @@ async function workflowPage(ctx, f) {
   live.push(html`<section aria-labelledby="pt-h"><h2 id="pt-h">Pending timers (${timers.length})</h2>
     ${timers.length ? html`<ul>${timers.map((t) => html`<li>${t.timerId}: fires ${time(t.fireTime)}</li>`)}</ul>` : html`<p class="muted">None.</p>`}</section>`);
   try {
-    const kids = await db.children(ctx.pool, runId);
+    // on a coordinator the pending children only (describe_workflow's): a child's run is
+    // on the node that owns its id
+    const kids = f.cluster ? [] : await db.children(ctx.pool, runId);
     const pendingKids = (d.pendingChildren || []).filter((c) => !kids.some((k) => k.run_id === c.runId));
     live.push(html`<section aria-labelledby="ch-h"><h2 id="ch-h">Children (${kids.length + pendingKids.length})</h2>
       ${kids.length + pendingKids.length ? html`<ul>${kids.map((c) => html`<li>${wfLink(c.namespace, c.workflow_id, c.run_id)}
@@ -672,6 +692,27 @@ async function taskQueuesPage(ctx, f) {
   const parts = [];
   const flash = ctx.url.searchParams.get('done');
   if (flash) parts.push(html`<div class="flash" role="status">${flash}</div>`);
+  if (f.cluster) {
+    try {
+      const rows = await db.taskQueues(ctx.pool, f);
+      parts.push(rows.length ? html`<div class="table-wrap"><table class="cluster-queues"><thead><tr>
+        <th scope="col">Node</th><th scope="col">Namespace</th><th scope="col">Task queue</th><th scope="col">Kind</th>
+        <th scope="col">Ready</th><th scope="col">Oldest ready</th><th scope="col">Waiting on a timer</th>
+        <th scope="col">Pollers (last poll)</th><th scope="col">Started</th><th scope="col">Paused</th></tr></thead><tbody>
+        ${rows.map((r, i) => html`<tr${r.paused_at ? html` class="paused-queue"` : ''}><td>${r.node_name}:${r.node_port}</td><td>${r.namespace}</td><td>${r.task_queue}</td><td>${r.kind}</td>
+          <td>${r.ready_tasks}${Number(r.held_tasks) > 0 ? html` <span class="muted held">(${r.held_tasks} held: paused workflows)</span>` : ''}</td><td>${r.oldest_ready_age !== null ? html`${seconds(r.oldest_ready_age)} <span class="muted">(${time(r.oldest_ready_time)})</span>` : ''}</td>
+          <td>${r.waiting_on_timer}</td>
+          <td>${(r.pollers || []).length ? html`<ul class="pollers">${r.pollers.map((p) => html`<li>${p.identity} ${time(p.lastPollTime)}</li>`)}</ul>` : html`<span class="warn">none</span>`}</td>
+          <td>${r.started_tasks}</td>
+          <td>${r.paused_at ? html`<span class="warn paused">paused</span> at ${time(r.paused_at)}` : ''}
+            ${i === 0 || rows[i - 1].namespace !== r.namespace || rows[i - 1].task_queue !== r.task_queue ? queuePauseForm(ctx, f, r) : ''}</td></tr>`)}</tbody></table></div>
+        <p class="muted">A queue's pause and resume are made on every node (durable_citus.pause_task_queue).</p>`
+        : html`<p class="empty">No queue has tasks or pollers on any node.</p>`);
+    } catch (e) { parts.push(errorBox(e)); }
+    parts.push(html`<h2>Concurrency keys, stuck tasks</h2>
+      ${perNode('durable.task_queue_keys and durable.stuck_tasks: each')}`);
+    return { body: layout(ctx, f, 'Task queues', parts, { nav: '/task-queues' }) };
+  }
   if (!f.rel.task_queues.exists) {
     parts.push(missing('The task queue view (backlog, pollers, executor types)', "durable 0.4.0's durable.task_queues"));
   } else if (!f.rel.task_queues.may) {
@@ -717,23 +758,31 @@ async function taskQueuesPage(ctx, f) {
 // canceled in SQL.
 async function batchesPage(ctx, f) {
   const parts = [];
-  if (!f.rel.batches.exists) {
+  if (f.cluster && !f.clusterBatches.exists) {
+    parts.push(perNode('durable.batches'));
+    return { body: layout(ctx, f, 'Batches', parts, { nav: '/batches' }) };
+  }
+  if (f.cluster && !f.clusterBatches.may) {
+    parts.push(html`<p class="missing">The role ${f.role} may not call durable_citus.batches().</p>`);
+    return { body: layout(ctx, f, 'Batches', parts, { nav: '/batches' }) };
+  }
+  if (!f.cluster && !f.rel.batches.exists) {
     parts.push(missing('Batch operations', "durable 0.8.0's durable.batches"));
     return { body: layout(ctx, f, 'Batches', parts, { nav: '/batches' }) };
   }
-  if (!f.rel.batches.may) {
+  if (!f.cluster && !f.rel.batches.may) {
     parts.push(html`<p class="missing">The role ${f.role} may not read durable.batches.</p>`);
     return { body: layout(ctx, f, 'Batches', parts, { nav: '/batches' }) };
   }
   try {
-    const rows = await db.batches(ctx.pool);
+    const rows = await db.batches(ctx.pool, f);
     parts.push(rows.length ? html`<div class="table-wrap"><table class="batches"><thead><tr>
-      <th scope="col">Started</th><th scope="col">Namespace</th><th scope="col">Operation</th>
+      ${f.cluster ? html`<th scope="col">Node</th>` : ''}<th scope="col">Started</th><th scope="col">Namespace</th><th scope="col">Operation</th>
       <th scope="col">Filters</th><th scope="col">Reason</th><th scope="col">State</th>
       <th scope="col" class="num">Done / total</th><th scope="col" class="num">Touched</th>
       <th scope="col" class="num">Skipped</th><th scope="col" class="num">Failed</th>
       <th scope="col">By</th><th scope="col">Id</th></tr></thead><tbody>
-      ${rows.map((r) => html`<tr><td>${time(r.start_time)}</td><td>${r.namespace}</td>
+      ${rows.map((r) => html`<tr>${f.cluster ? html`<td>${r.node_name}:${r.node_port}</td>` : ''}<td>${time(r.start_time)}</td><td>${r.namespace}</td>
         <td>${r.operation}${r.signal_name ? ` ${r.signal_name}` : ''}${r.reset_to ? ` to ${r.reset_to}` : ''}</td>
         <td><code>${JSON.stringify(r.filters)}</code></td><td>${r.reason}</td>
         <td>${statusBadge(r.state)}${r.close_time ? html` <span class="muted">${time(r.close_time)}</span>` : ''}</td>
@@ -744,7 +793,9 @@ async function batchesPage(ctx, f) {
         <td><code>${r.batch_id}</code></td></tr>`)}</tbody></table></div>`
       : html`<p class="empty">No batch operation.</p>`);
   } catch (e) { parts.push(errorBox(e)); }
-  if (f.rel.batch_errors.may) {
+  if (f.cluster) {
+    parts.push(html`<h2>Errors</h2>${perNode('durable.batch_errors')}`);
+  } else if (f.rel.batch_errors.may) {
     try {
       const rows = await db.batchErrors(ctx.pool);
       parts.push(html`<h2>Errors (${rows.length})</h2>
@@ -762,6 +813,10 @@ async function batchesPage(ctx, f) {
 
 async function metricsPage(ctx, f) {
   const parts = [];
+  if (f.cluster) {
+    parts.push(perNode('durable.metrics'));
+    return { body: layout(ctx, f, 'Metrics', parts, { nav: '/metrics' }) };
+  }
   if (!f.rel.metrics.exists) {
     parts.push(missing('Metrics', "durable 0.4.0's durable.metrics view"));
     return { body: layout(ctx, f, 'Metrics', parts, { nav: '/metrics' }) };
