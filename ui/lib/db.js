@@ -262,9 +262,11 @@ async function describe(pool, ns, workflowId, runId) {
 async function runsOf(pool, f, ns, workflowId) {
   if (f.cluster) {
     // list_workflows by prefix, this id's runs kept (a run's links to the others are
-    // in its node's durable.workflows, which list_workflows does not return)
+    // in its node's durable.workflows, which list_workflows does not return); at most
+    // 10 pages, so that an id that prefixes many others does not walk the whole list
     const runs = [];
     let after = null;
+    let pages = 0;
     do {
       const { rows } = await pool.query(`
         SELECT run_id, status, attempt, start_time, close_time, cursor, workflow_id
@@ -273,7 +275,7 @@ async function runsOf(pool, f, ns, workflowId) {
       [ns, workflowId, after]);
       runs.push(...rows.filter((r) => r.workflow_id === workflowId));
       after = rows.length === 200 ? rows[rows.length - 1].cursor : null;
-    } while (after && runs.length < 50);
+    } while (after && runs.length < 50 && ++pages < 10);
     return runs.slice(0, 50);
   }
   const extra = ['origin', 'reset_from', 'restarted_from'].filter((c) => f.columns.has(c));
