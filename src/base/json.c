@@ -192,6 +192,15 @@ JsonbArray(Jsonb **items, int n)
 	return JsonbValueToJsonb(res);
 }
 
+/* obj with the fields of another object set (obj || fields). */
+Jsonb *
+JsonbMerge(Jsonb *obj, Jsonb *fields)
+{
+	return DatumGetJsonbP(DirectFunctionCall2(jsonb_concat,
+											  JsonbPGetDatum(obj),
+											  JsonbPGetDatum(fields)));
+}
+
 /* obj with key set to an integer (obj || {key: value}). */
 Jsonb *
 JsonbSetInt(Jsonb *obj, const char *key, int64 value)
@@ -200,9 +209,7 @@ JsonbSetInt(Jsonb *obj, const char *key, int64 value)
 
 	JsonBegin(&jb);
 	JsonAddInt(&jb, key, value);
-	return DatumGetJsonbP(DirectFunctionCall2(jsonb_concat,
-											  JsonbPGetDatum(obj),
-											  JsonbPGetDatum(JsonFinish(&jb))));
+	return JsonbMerge(obj, JsonFinish(&jb));
 }
 
 /* Push a key of an object being built. */

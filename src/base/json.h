@@ -35,6 +35,7 @@ extern void JsonEndArray(JsonBuilder *jb);
 extern Jsonb *JsonFinish(JsonBuilder *jb);
 
 extern JsonbValue *JsonGetField(Jsonb *obj, const char *key);
+extern Jsonb *JsonbMerge(Jsonb *obj, Jsonb *fields);
 extern Jsonb *JsonbSetInt(Jsonb *obj, const char *key, int64 value);
 extern Jsonb *JsonbArray(Jsonb **items, int n);
 

@@ -372,9 +372,7 @@ deliver_to_locked(RunState *rs, TimestampTz now, const char *event_type,
 		JsonBegin(&jb);
 		JsonAddInt(&jb, "initiatedEventId", child_initiated_id);
 		JsonAddInt(&jb, "startedEventId", started_id);
-		attributes = DatumGetJsonbP(DirectFunctionCall2(jsonb_concat,
-														JsonbPGetDatum(JsonFinish(&jb)),
-														JsonbPGetDatum(attributes)));
+		attributes = JsonbMerge(JsonFinish(&jb), attributes);
 	}
 	AppendEventOrBuffer(rs, now, event_type, attributes);
 	ScheduleDecisionTask(rs, now);
@@ -522,49 +520,29 @@ write_child_start(RunState *rs, TimestampTz now, bool from_outside,
 
 /*
  * A child whose id another node owns: the start goes to the parent's outbox
- * (an external timer keyed by the initiated event), with the request as the
- * owner needs it, the parent's priority and key resolved.  No decision task
- * is scheduled: the owner's answer, ChildWorkflowExecutionStarted or
- * StartChildWorkflowExecutionFailed, brings one.
+ * (an external timer keyed by the initiated event): the request is the
+ * StartChildWorkflowExecutionInitiated attributes, with the parent (the
+ * initiator) and its priority and key applied as a local start applies them.
+ * No decision task is scheduled: the owner's answer,
+ * ChildWorkflowExecutionStarted or StartChildWorkflowExecutionFailed,
+ * brings one.
  */
 static void
 queue_remote_child(RunState *rs, TimestampTz now, StartRequest *req,
-				   ParentClosePolicy policy, Jsonb *control,
-				   int64 initiated_id, int64 completed_id)
+				   Jsonb *initiated, int64 initiated_id)
 {
 	JsonBuilder jb;
 
 	JsonBegin(&jb);
 	JsonAddText(&jb, "kind", REQUEST_START_CHILD);
-	JsonAddText(&jb, "namespace", req->namespace);
-	JsonAddText(&jb, "workflowId", req->workflow_id);
-	JsonAddText(&jb, "workflowType", req->workflow_type);
-	JsonAddText(&jb, "taskQueue", req->task_queue);
-	JsonAddJsonb(&jb, "input", req->input);
-	JsonAddFloat(&jb, "executionTimeout", req->execution_timeout);
-	JsonAddFloat(&jb, "runTimeout", req->run_timeout);
-	JsonAddFloat(&jb, "decisionTimeout", req->decision_timeout);
-	JsonAddText(&jb, "idReusePolicy", IdReusePolicyName(req->id_reuse_policy));
-	if (req->retry_policy != NULL)
-		JsonAddJsonb(&jb, "retryPolicy", req->retry_policy);
-	if (req->cron_schedule != NULL)
-		JsonAddText(&jb, "cronSchedule", req->cron_schedule);
-	if (req->memo != NULL)
-		JsonAddJsonb(&jb, "memo", req->memo);
-	if (req->search_attributes != NULL)
-		JsonAddJsonb(&jb, "searchAttributes", req->search_attributes);
 	JsonAddInt(&jb, "priority", req->priority > 0 ? req->priority : rs->priority);
 	if (req->concurrency_key != NULL || rs->concurrency_key != NULL)
 		JsonAddText(&jb, "concurrencyKey", req->concurrency_key != NULL ?
 					req->concurrency_key : rs->concurrency_key);
-	JsonAddText(&jb, "parentClosePolicy", ParentClosePolicyName(policy));
-	if (control != NULL)
-		JsonAddJsonb(&jb, "control", control);
 	JsonAddJsonb(&jb, "initiator", external_of(rs->namespace, rs->workflow_id,
 											   &rs->run_id, initiated_id));
-	JsonAddInt(&jb, "decisionTaskCompletedEventId", completed_id);
 	CreateTimerWithPayload(&rs->run_id, TIMER_EXTERNAL, now, initiated_id,
-						   JsonFinish(&jb));
+						   JsonbMerge(initiated, JsonFinish(&jb)));
 }
 
 /*
@@ -579,6 +557,7 @@ StartChildWorkflow(RunState *rs, TimestampTz now, StartRequest *req,
 				   ParentClosePolicy policy, Jsonb *control, int64 completed_id)
 {
 	JsonBuilder jb;
+	Jsonb	   *initiated;
 	int64		initiated_id;
 	pg_uuid_t  *child_run_id = NULL;
 
@@ -606,13 +585,13 @@ StartChildWorkflow(RunState *rs, TimestampTz now, StartRequest *req,
 	if (control != NULL)
 		JsonAddJsonb(&jb, "control", control);
 	JsonAddInt(&jb, "decisionTaskCompletedEventId", completed_id);
+	initiated = JsonFinish(&jb);
 	initiated_id = AppendEvent(rs, now, "StartChildWorkflowExecutionInitiated",
-							   JsonFinish(&jb));
+							   initiated);
 
 	if (RouterOwnedElsewhere(req->namespace, req->workflow_id))
 	{
-		queue_remote_child(rs, now, req, policy, control, initiated_id,
-						   completed_id);
+		queue_remote_child(rs, now, req, initiated, initiated_id);
 		return;
 	}
 
@@ -860,9 +839,7 @@ FireClosePolicyTimer(pg_uuid_t *run_id, int64 ref_id, Jsonb *payload,
 
 		JsonBegin(&jb);
 		JsonAddText(&jb, "kind", REQUEST_CLOSE_POLICY);
-		request = DatumGetJsonbP(DirectFunctionCall2(jsonb_concat,
-													 JsonbPGetDatum(payload),
-													 JsonbPGetDatum(JsonFinish(&jb))));
+		request = JsonbMerge(payload, JsonFinish(&jb));
 		if (relay_request(request, external_outcome_names,
 						  lengthof(external_outcome_names), &answer) == EXTERNAL_BUSY)
 			outcome = POLICY_BUSY;
@@ -1078,9 +1055,7 @@ fire_start_child(pg_uuid_t *run_id, int64 initiated_id, Jsonb *payload,
 
 		JsonBegin(&jb);
 		JsonAddBool(&jb, "parentClosed", true);
-		request = DatumGetJsonbP(DirectFunctionCall2(jsonb_concat,
-													 JsonbPGetDatum(payload),
-													 JsonbPGetDatum(JsonFinish(&jb))));
+		request = JsonbMerge(payload, JsonFinish(&jb));
 	}
 	outcome = (StartOutcome) relay_request(request, start_outcome_names,
 										   lengthof(start_outcome_names),
@@ -1171,7 +1146,7 @@ receive_start_child(Jsonb *request, TimestampTz now)
 	char	   *parent_run_text = initiator != NULL ? payload_text(initiator, "runId") : NULL;
 	int64		initiated_id = initiator != NULL ? payload_int(initiator, "initiatedEventId") : 0;
 	char	   *policy_name = payload_text(request, "parentClosePolicy");
-	char	   *reuse_name = payload_text(request, "idReusePolicy");
+	char	   *reuse_name = payload_text(request, "workflowIdReusePolicy");
 	StartRequest req;
 	RunState	parent;
 	pg_uuid_t  *parent_run;
@@ -1192,7 +1167,7 @@ receive_start_child(Jsonb *request, TimestampTz now)
 		payload_text(initiator, "namespace") == NULL ||
 		payload_text(initiator, "workflowId") == NULL)
 		bad_request(REQUEST_START_CHILD,
-					"namespace, workflowId, workflowType, taskQueue, parentClosePolicy, idReusePolicy and initiator's namespace, workflowId, runId and initiatedEventId");
+					"namespace, workflowId, workflowType, taskQueue, parentClosePolicy, workflowIdReusePolicy and initiator's namespace, workflowId, runId and initiatedEventId");
 	policy = ParseParentClosePolicy(policy_name, "parentClosePolicy");
 	parent_run = text_to_uuid(parent_run_text, "initiator.runId");
 	req.namespace = CheckName(cstring_to_text(req.namespace), "namespace");
@@ -1230,13 +1205,13 @@ receive_start_child(Jsonb *request, TimestampTz now)
 		ParseRetryPolicy(req.retry_policy, "retryPolicy", &p);
 		req.retry_policy = RetryPolicyToJsonb(&p);
 	}
-	req.id_reuse_policy = ParseIdReusePolicy(reuse_name, "idReusePolicy");
-	req.execution_timeout = CheckSeconds(payload_float(request, "executionTimeout"),
-										 "executionTimeout", true);
-	req.run_timeout = CheckSeconds(payload_float(request, "runTimeout"),
-								   "runTimeout", true);
-	req.decision_timeout = CheckSeconds(payload_float(request, "decisionTimeout"),
-										"decisionTimeout", true);
+	req.id_reuse_policy = ParseIdReusePolicy(reuse_name, "workflowIdReusePolicy");
+	req.execution_timeout = CheckSeconds(payload_float(request, "workflowExecutionTimeoutSeconds"),
+										 "workflowExecutionTimeoutSeconds", true);
+	req.run_timeout = CheckSeconds(payload_float(request, "workflowRunTimeoutSeconds"),
+								   "workflowRunTimeoutSeconds", true);
+	req.decision_timeout = CheckSeconds(payload_float(request, "taskStartToCloseTimeoutSeconds"),
+										"taskStartToCloseTimeoutSeconds", true);
 	if (req.decision_timeout == 0)
 		req.decision_timeout = 10;
 	req.cron_schedule = payload_text(request, "cronSchedule");

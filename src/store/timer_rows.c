@@ -74,6 +74,23 @@ CreateTimerWithPayload(pg_uuid_t *run_id, const char *kind,
 	RunPlan(&insert_timer_payload, values, NULL, false, 0);
 }
 
+/* Whether a statement on one timer row (run, kind, ref) returns it. */
+static bool
+timer_row_found(KeptPlan *kp, bool read_only, pg_uuid_t *run_id,
+				const char *kind, int64 ref_id)
+{
+	Datum		values[3];
+	int			n;
+
+	values[0] = UUIDPGetDatum(run_id);
+	values[1] = CStringGetTextDatum(kind);
+	values[2] = Int64GetDatum(ref_id);
+	n = RunPlan(kp, values, NULL, read_only, 1);
+	if (n > 0)
+		SPI_freetuptable(SPI_tuptable);
+	return n > 0;
+}
+
 /*
  * Lock a timer row without waiting: false when it is gone or another ticker
  * holds it.  For the timers whose handler takes no lock on their run.
@@ -81,32 +98,14 @@ CreateTimerWithPayload(pg_uuid_t *run_id, const char *kind,
 bool
 ClaimTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id)
 {
-	Datum		values[3];
-	int			n;
-
-	values[0] = UUIDPGetDatum(run_id);
-	values[1] = CStringGetTextDatum(kind);
-	values[2] = Int64GetDatum(ref_id);
-	n = RunPlan(&claim_timer, values, NULL, false, 1);
-	if (n > 0)
-		SPI_freetuptable(SPI_tuptable);
-	return n > 0;
+	return timer_row_found(&claim_timer, false, run_id, kind, ref_id);
 }
 
 /* Whether a timer is there, locked by another transaction or not. */
 bool
 TimerExists(pg_uuid_t *run_id, const char *kind, int64 ref_id)
 {
-	Datum		values[3];
-	int			n;
-
-	values[0] = UUIDPGetDatum(run_id);
-	values[1] = CStringGetTextDatum(kind);
-	values[2] = Int64GetDatum(ref_id);
-	n = RunPlan(&timer_exists, values, NULL, true, 1);
-	if (n > 0)
-		SPI_freetuptable(SPI_tuptable);
-	return n > 0;
+	return timer_row_found(&timer_exists, true, run_id, kind, ref_id);
 }
 
 /* Delete a timer; false when it is already gone (fired or dropped). */

@@ -570,9 +570,9 @@ sub gen_request
 	{
 		$r{workflowType} = $maybe->(pick(@TYPES));
 		$r{taskQueue} = $maybe->(pick(@QUEUES));
-		$r{idReusePolicy} = $maybe->(pick(@REUSE));
+		$r{workflowIdReusePolicy} = $maybe->(pick(@REUSE));
 		$r{parentClosePolicy} = $maybe->(pick('TERMINATE', 'REQUEST_CANCEL', 'ABANDON'));
-		$r{$_} = $maybe->(secs()) for grep { chance(0.5) } qw(executionTimeout runTimeout decisionTimeout);
+		$r{$_} = $maybe->(secs()) for grep { chance(0.5) } qw(workflowExecutionTimeoutSeconds workflowRunTimeoutSeconds taskStartToCloseTimeoutSeconds);
 		$r{priority} = $maybe->(rint(1, 5)) if chance(0.5);
 		$r{memo} = rand_json() if chance(0.2);
 		$r{retryPolicy} = rand_json() if chance(0.2);

@@ -156,11 +156,11 @@ SELECT throws_ok($$SELECT durable.receive_external(jsonb_set(pg_temp.closed('p1'
 -- A start is checked as the parent's node checked its decision.
 CREATE FUNCTION pg_temp.start_req(extra jsonb) RETURNS jsonb LANGUAGE sql AS $$
     SELECT jsonb_build_object('kind', 'start_child', 'namespace', 'default', 'workflowId', 'kid-x',
-        'workflowType', 'kid', 'taskQueue', 'kq', 'idReusePolicy', 'allow_duplicate',
+        'workflowType', 'kid', 'taskQueue', 'kq', 'workflowIdReusePolicy', 'allow_duplicate',
         'parentClosePolicy', 'ABANDON',
         'initiator', jsonb_build_object('namespace', 'default', 'workflowId', 'px',
                                         'runId', gen_random_uuid(), 'initiatedEventId', 5)) || extra $$;
-SELECT throws_ok($$SELECT durable.receive_external(pg_temp.start_req('{"decisionTimeout": 1e12}'))$$,
+SELECT throws_ok($$SELECT durable.receive_external(pg_temp.start_req('{"taskStartToCloseTimeoutSeconds": 1e12}'))$$,
     '22023', NULL, 'a start with a timeout past 100 years is 22023');
 SELECT throws_ok($$SELECT durable.receive_external(pg_temp.start_req('{"priority": 9}'))$$,
     '22023', 'priority must be between 1 and 5', 'a start with a priority out of 1..5 is 22023');

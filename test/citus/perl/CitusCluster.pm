@@ -10,7 +10,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Exporter 'import';
 
-our @EXPORT = qw(citus_cluster sqlstate_of owner_port holders);
+our @EXPORT = qw(citus_cluster sqlstate_of owner_port holders id_owned_by count_events);
 
 # citus_cluster(%opts): ($coordinator, $worker1, $worker2), started, Citus set up (the
 # coordinator in the metadata, both workers added), durable and durable_citus created
@@ -90,6 +90,28 @@ sub holders
 			 WHERE namespace = '$ns' AND workflow_id = '$id'}) > 0;
 	}
 	return join(',', @ports);
+}
+
+
+# id_owned_by($coord, $node, $prefix): the first id "$prefix-N" (in namespace default)
+# that the node owns.
+sub id_owned_by
+{
+	my ($coord, $node, $prefix) = @_;
+	foreach my $i (1 .. 500)
+	{
+		return "$prefix-$i" if owner_port($coord, 'default', "$prefix-$i") eq $node->port;
+	}
+	die "no id $prefix-N owned by port " . $node->port;
+}
+
+# count_events($node, $workflow_id, $event_type): how many events of the type the
+# workflow's latest run has in its history on the node.
+sub count_events
+{
+	my ($node, $id, $type) = @_;
+	return $node->safe_psql('postgres', qq{
+		SELECT count(*) FROM durable.get_history('$id') WHERE event_type = '$type'});
 }
 
 1;

@@ -18,36 +18,45 @@ use CitusCluster;
 
 my ($coord, $w1, $w2) = citus_cluster();
 
-# An id with this prefix that the node owns.
-sub id_on
+# Poll the next decision task of a queue on a node, once it is ready: its token.
+sub poll_decision
 {
-	my ($node, $prefix) = @_;
-	foreach my $i (1 .. 500)
-	{
-		return "$prefix-$i" if owner_port($coord, 'default', "$prefix-$i") eq $node->port;
-	}
-	die "no id $prefix-N owned by port " . $node->port;
-}
-
-sub count_events
-{
-	my ($node, $id, $type) = @_;
-	return $node->safe_psql('postgres', qq{
-		SELECT count(*) FROM durable.get_history('$id') WHERE event_type = '$type'});
+	my ($node, $queue) = @_;
+	ok($node->poll_query_until('postgres', qq{
+		SELECT count(*) > 0 FROM durable.ready_tasks t JOIN durable.runs r USING (run_id)
+		 WHERE r.task_queue = '$queue' AND t.kind = 'd'}),
+		"a decision task of $queue is ready on port " . $node->port);
+	return $node->safe_psql('postgres',
+		qq{SELECT durable.poll_decision_task('$queue')->>'taskToken'});
 }
 
 # Complete the next decision task of a queue on a node, through the coordinator.
 sub decide
 {
 	my ($node, $queue, $decisions) = @_;
-	ok($node->poll_query_until('postgres', qq{
-		SELECT count(*) > 0 FROM durable.ready_tasks t JOIN durable.runs r USING (run_id)
-		 WHERE r.task_queue = '$queue' AND t.kind = 'd'}),
-		"a decision task of $queue is ready on port " . $node->port);
-	my $tok = $node->safe_psql('postgres',
-		qq{SELECT durable.poll_decision_task('$queue')->>'taskToken'});
+	my $tok = poll_decision($node, $queue);
 	$coord->safe_psql('postgres',
 		qq{SELECT durable_citus.complete_decision_task('$tok', '$decisions')});
+}
+
+# A crash with a request in the sender's outbox, its receiver stopped: the relay is put
+# off; the sender is stopped with -m immediate; both start again, and a tick past the
+# put-off relays the request and empties the outbox.
+sub crash_with_request_in_outbox
+{
+	my ($sender, $receiver, $what) = @_;
+	ok($sender->poll_query_until('postgres', q{
+		SELECT count(*) = 1 AND bool_and(due_at > now() + interval '30 seconds')
+		  FROM durable.timers WHERE kind = 'external'}),
+		"the $what waits in the outbox of port " . $sender->port . ', its relay to the stopped node put off');
+	$sender->stop('immediate');
+	$receiver->start;
+	$sender->start;
+	is($sender->safe_psql('postgres', q{
+		SET durable.test_time = '2100-01-01 00:00:00+00';
+		SELECT durable.tick() >= 1;
+		SELECT count(*) FROM durable.timers WHERE kind = 'external';}),
+		"t\n0", "after the crash tick relays the $what and empties the outbox");
 }
 
 # Wait until a workflow's history on a node has an event of a type.
@@ -60,8 +69,8 @@ sub wait_for_event
 }
 
 # ---- A child started on the owner of its id, and its close told to its parent ----
-my $parent = id_on($w1, 'parent');
-my $child = id_on($w2, 'child');
+my $parent = id_owned_by($coord, $w1, 'parent');
+my $child = id_owned_by($coord, $w2, 'child');
 $coord->safe_psql('postgres', qq{SELECT durable_citus.start_workflow('parent', NULL, '$parent', 'kids')});
 decide($w1, 'kids', qq{[{"decisionType": "StartChildWorkflowExecution", "workflowId": "$child",
 	"workflowType": "kid", "taskQueue": "kid_q", "input": {"n": 7}, "control": "c1"}]});
@@ -92,7 +101,7 @@ is($coord->safe_psql('postgres', q{SELECT count(*) FROM durable_citus.misplaced_
 # answered from worker 2's note, with the same run, and starts nothing.
 my $parent_run = $w1->safe_psql('postgres', qq{SELECT durable.resolve_run_id('$parent')});
 my $again = qq({"kind": "start_child", "namespace": "default", "workflowId": "$child",
-	"workflowType": "kid", "taskQueue": "kid_q", "idReusePolicy": "allow_duplicate_failed_only",
+	"workflowType": "kid", "taskQueue": "kid_q", "workflowIdReusePolicy": "allow_duplicate_failed_only",
 	"parentClosePolicy": "TERMINATE",
 	"initiator": {"namespace": "default", "workflowId": "$parent", "runId": "$parent_run", "initiatedEventId": 5}});
 is($w2->safe_psql('postgres', qq{SELECT durable.receive_external('$again')::text}),
@@ -117,7 +126,7 @@ is($w1->safe_psql('postgres', qq{
 	'0', 'the parent waits for no child any more');
 
 # ---- A child id that is taken on its owner: StartChildWorkflowExecutionFailed ----
-my $taken = id_on($w2, 'taken');
+my $taken = id_owned_by($coord, $w2, 'taken');
 $coord->safe_psql('postgres', qq{SELECT durable_citus.start_workflow('other', NULL, '$taken', 'other_q')});
 decide($w1, 'kids', qq{[{"decisionType": "StartChildWorkflowExecution", "workflowId": "$taken",
 	"workflowType": "kid", "control": "c2"}]});
@@ -130,8 +139,8 @@ is($w2->safe_psql('postgres', qq{SELECT count(*) FROM durable.runs WHERE workflo
 	'1', 'and the running workflow of that id is left alone');
 
 # ---- Close policies applied on the child's node ----
-my $p2 = id_on($w1, 'policy-parent');
-my ($k_term, $k_cancel, $k_abandon) = (id_on($w2, 'k-term'), id_on($w2, 'k-cancel'), id_on($w2, 'k-abandon'));
+my $p2 = id_owned_by($coord, $w1, 'policy-parent');
+my ($k_term, $k_cancel, $k_abandon) = (id_owned_by($coord, $w2, 'k-term'), id_owned_by($coord, $w2, 'k-cancel'), id_owned_by($coord, $w2, 'k-abandon'));
 $coord->safe_psql('postgres', qq{SELECT durable_citus.start_workflow('parent', NULL, '$p2', 'kids2')});
 decide($w1, 'kids2', qq{[
 	{"decisionType": "StartChildWorkflowExecution", "workflowId": "$k_term", "workflowType": "kid",
@@ -160,54 +169,26 @@ ok($w1->poll_query_until('postgres', q{SELECT count(*) = 0 FROM durable.timers W
 	'nothing is left to apply');
 
 # ---- A crash with a start in the outbox ----
-my $p3 = id_on($w1, 'crash-parent');
-my $k3 = id_on($w2, 'crash-kid');
+my $p3 = id_owned_by($coord, $w1, 'crash-parent');
+my $k3 = id_owned_by($coord, $w2, 'crash-kid');
 $coord->safe_psql('postgres', qq{SELECT durable_citus.start_workflow('parent', NULL, '$p3', 'kids3')});
-ok($w1->poll_query_until('postgres', q{
-	SELECT count(*) > 0 FROM durable.ready_tasks t JOIN durable.runs r USING (run_id)
-	 WHERE r.task_queue = 'kids3' AND t.kind = 'd'}), 'the crash parent has a decision task');
-my $tok = $w1->safe_psql('postgres', q{SELECT durable.poll_decision_task('kids3')->>'taskToken'});
+my $tok = poll_decision($w1, 'kids3');
 $w2->stop('immediate');
 $w1->safe_psql('postgres', qq{
 	SELECT durable.complete_decision_task('$tok', '[{"decisionType": "StartChildWorkflowExecution",
 		"workflowId": "$k3", "workflowType": "kid", "taskQueue": "kid_q3"}]')});
-ok($w1->poll_query_until('postgres', q{
-	SELECT count(*) = 1 AND bool_and(due_at > now() + interval '30 seconds')
-	  FROM durable.timers WHERE kind = 'external'}),
-	'the start waits in worker 1\'s outbox, its relay to the stopped node put off');
-$w1->stop('immediate');
-$w2->start;
-$w1->start;
-is($w1->safe_psql('postgres', q{
-	SET durable.test_time = '2100-01-01 00:00:00+00';
-	SELECT durable.tick() >= 1;
-	SELECT count(*) FROM durable.timers WHERE kind = 'external';}),
-	"t\n0", 'after the crash tick relays the start and empties the outbox');
+crash_with_request_in_outbox($w1, $w2, 'start');
 is($w2->safe_psql('postgres', qq{SELECT count(*) FROM durable.runs WHERE workflow_id = '$k3'}),
 	'1', 'the child started once');
 is(count_events($w1, $p3, 'ChildWorkflowExecutionStarted'), '1', 'and its parent has Started once');
 
 # ---- A crash with a child's close in the outbox ----
-ok($w2->poll_query_until('postgres', q{
-	SELECT count(*) > 0 FROM durable.ready_tasks t JOIN durable.runs r USING (run_id)
-	 WHERE r.task_queue = 'kid_q3' AND t.kind = 'd'}), 'the crash child has a decision task');
-$tok = $w2->safe_psql('postgres', q{SELECT durable.poll_decision_task('kid_q3')->>'taskToken'});
+$tok = poll_decision($w2, 'kid_q3');
 $w1->stop('immediate');
 $w2->safe_psql('postgres', qq{
 	SELECT durable.complete_decision_task('$tok', '[{"decisionType": "FailWorkflowExecution",
 		"reason": "kid broke"}]')});
-ok($w2->poll_query_until('postgres', q{
-	SELECT count(*) = 1 AND bool_and(due_at > now() + interval '30 seconds')
-	  FROM durable.timers WHERE kind = 'external'}),
-	'the close waits in worker 2\'s outbox, its relay to the stopped node put off');
-$w2->stop('immediate');
-$w1->start;
-$w2->start;
-is($w2->safe_psql('postgres', q{
-	SET durable.test_time = '2100-01-01 00:00:00+00';
-	SELECT durable.tick() >= 1;
-	SELECT count(*) FROM durable.timers WHERE kind = 'external';}),
-	"t\n0", 'after the crash tick relays the close and empties the outbox');
+crash_with_request_in_outbox($w2, $w1, 'close');
 is($w1->safe_psql('postgres', qq{
 	SELECT count(*) || ' ' || min(attributes->>'reason') FROM durable.get_history('$p3')
 	 WHERE event_type = 'ChildWorkflowExecutionFailed'}),
@@ -235,8 +216,8 @@ $coord->safe_psql('postgres', q{
 	SELECT durable_citus.register_workflow('kid_sql', 'public.kid_sql(jsonb)', 'sql_kids');
 	SELECT durable_citus.register_workflow('fanout_sql', 'public.fanout_sql(jsonb)', 'sql_kids');},
 	extra_params => [ '-U', 'kids_app' ]);
-my $fan = id_on($w1, 'fan');
-my ($fan_a, $fan_b) = (id_on($w1, 'fan-a'), id_on($w2, 'fan-b'));
+my $fan = id_owned_by($coord, $w1, 'fan');
+my ($fan_a, $fan_b) = (id_owned_by($coord, $w1, 'fan-a'), id_owned_by($coord, $w2, 'fan-b'));
 $coord->safe_psql('postgres', qq{
 	SELECT durable_citus.start_workflow('fanout_sql', '{"a": "$fan_a", "b": "$fan_b"}', '$fan', 'sql_kids')});
 is($coord->safe_psql('postgres', qq{

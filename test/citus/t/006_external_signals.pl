@@ -17,25 +17,6 @@ use CitusCluster;
 
 my ($coord, $w1, $w2) = citus_cluster();
 
-# An id with this prefix that the node owns.
-sub id_on
-{
-	my ($node, $prefix) = @_;
-	foreach my $i (1 .. 500)
-	{
-		return "$prefix-$i" if owner_port($coord, 'default', "$prefix-$i") eq $node->port;
-	}
-	die "no id $prefix-N owned by port " . $node->port;
-}
-
-# How many events of a type a workflow's history on a node has.
-sub count_events
-{
-	my ($node, $id, $type) = @_;
-	return $node->safe_psql('postgres', qq{
-		SELECT count(*) FROM durable.get_history('$id') WHERE event_type = '$type'});
-}
-
 foreach my $n ($w1, $w2)
 {
 	is($n->safe_psql('postgres', q{
@@ -44,10 +25,10 @@ foreach my $n ($w1, $w2)
 		'durable_citus registered its router on worker port ' . $n->port);
 }
 
-my $sender = id_on($w1, 'sender');
-my $target = id_on($w2, 'target');
-my $victim = id_on($w2, 'victim');
-my $nobody = id_on($w2, 'nobody');
+my $sender = id_owned_by($coord, $w1, 'sender');
+my $target = id_owned_by($coord, $w2, 'target');
+my $victim = id_owned_by($coord, $w2, 'victim');
+my $nobody = id_owned_by($coord, $w2, 'nobody');
 $coord->safe_psql('postgres', qq{
 	SELECT durable_citus.start_workflow('sender', NULL, '$sender', 'xs');
 	SELECT durable_citus.start_workflow('target', NULL, '$target', 'xt');
@@ -127,8 +108,8 @@ is(sqlstate_of($w1, qq{SELECT durable_citus.relay('$again')}, user => 'xs_client
 
 # A child workflow is started on the node that owns its id (005_children.pl): its
 # parent's signal and cancel, childWorkflowOnly included, reach it there.
-my $parent = id_on($w1, 'parent');
-my $kid = id_on($w2, 'kid');
+my $parent = id_owned_by($coord, $w1, 'parent');
+my $kid = id_owned_by($coord, $w2, 'kid');
 $coord->safe_psql('postgres', qq{SELECT durable_citus.start_workflow('parent', NULL, '$parent', 'xp')});
 $tok = $w1->safe_psql('postgres', q{SELECT durable.poll_decision_task('xp')->>'taskToken'});
 $w1->safe_psql('postgres', qq{
@@ -153,8 +134,8 @@ is(count_events($w2, $kid, 'WorkflowExecutionSignaled') . ' '
 # A crash.  Worker 2, the target's node, is down when the decision commits: the request
 # waits in worker 1's outbox (its relay fails and is put off), and worker 1 is stopped
 # with -m immediate with it there.  Both start again, and the relay delivers it once.
-my $sender2 = id_on($w1, 'sender2');
-my $target2 = id_on($w2, 'target2');
+my $sender2 = id_owned_by($coord, $w1, 'sender2');
+my $target2 = id_owned_by($coord, $w2, 'target2');
 $coord->safe_psql('postgres', qq{
 	SELECT durable_citus.start_workflow('sender', NULL, '$sender2', 'xs2');
 	SELECT durable_citus.start_workflow('target', NULL, '$target2', 'xt');});

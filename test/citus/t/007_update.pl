@@ -20,16 +20,6 @@ sub versions
 	} @all);
 }
 
-sub id_on
-{
-	my ($node, $prefix) = @_;
-	foreach my $i (1 .. 500)
-	{
-		return "$prefix-$i" if owner_port($coord, 'default', "$prefix-$i") eq $node->port;
-	}
-	die "no id $prefix-N owned by port " . $node->port;
-}
-
 # The functions of durable_citus on a node, with their definitions and privileges.
 my $functions = q{
 	SELECT md5(string_agg(p.oid::regprocedure::text || ' ' || pg_get_functiondef(p.oid)
@@ -47,8 +37,8 @@ foreach my $n ($w1, $w2)
 		'the router is registered on worker port ' . $n->port);
 }
 
-my $sender = id_on($w1, 'sender');
-my $target = id_on($w2, 'target');
+my $sender = id_owned_by($coord, $w1, 'sender');
+my $target = id_owned_by($coord, $w2, 'target');
 $coord->safe_psql('postgres', qq{
 	SELECT durable_citus.start_workflow('sender', NULL, '$sender', 'xs');
 	SELECT durable_citus.start_workflow('target', NULL, '$target', 'xt');});
@@ -66,7 +56,7 @@ is($w2->safe_psql('postgres', qq{
 
 # A workflow in flight (its decision task started) when 0.2.0 is updated to the current
 # version.
-my $inflight = id_on($w2, 'inflight');
+my $inflight = id_owned_by($coord, $w2, 'inflight');
 $coord->safe_psql('postgres', qq{SELECT durable_citus.start_workflow('flight', NULL, '$inflight', 'xf')});
 $tok = $w2->safe_psql('postgres', q{SELECT durable.poll_decision_task('xf')->>'taskToken'});
 $coord->safe_psql('postgres', 'ALTER EXTENSION durable_citus UPDATE');

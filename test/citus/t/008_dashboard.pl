@@ -29,19 +29,8 @@ if (system("cd '$root/ui' && '$node_bin' -e \"require('pg')\" >/dev/null 2>&1") 
 
 my ($coord, $w1, $w2) = citus_cluster();
 
-# An id with this prefix that the node owns.
-sub id_on
-{
-	my ($node, $prefix) = @_;
-	foreach my $i (1 .. 500)
-	{
-		return "$prefix-$i" if owner_port($coord, 'default', "$prefix-$i") eq $node->port;
-	}
-	die "no id $prefix-N owned by port " . $node->port;
-}
-
-my $on1 = id_on($w1, 'dash');
-my $on2 = id_on($w2, 'dash');
+my $on1 = id_owned_by($coord, $w1, 'dash');
+my $on2 = id_owned_by($coord, $w2, 'dash');
 my ($n1, $n2) = (0, 0);
 foreach my $i (1 .. 60)
 {

@@ -11,16 +11,6 @@ use CitusCluster;
 
 my ($coord, $w1, $w2) = citus_cluster();
 
-sub id_on
-{
-	my ($node, $prefix) = @_;
-	foreach my $i (1 .. 500)
-	{
-		return "$prefix-$i" if owner_port($coord, 'default', "$prefix-$i") eq $node->port;
-	}
-	die "no id $prefix-N owned by port " . $node->port;
-}
-
 sub on_workers
 {
 	my ($sql) = @_;
@@ -74,7 +64,7 @@ is(on_workers(q{SELECT max_concurrent || ' ' || weight FROM durable.task_key_lim
 
 # ---- replay_check over both workers' histories ----
 $coord->safe_psql('postgres', q{SELECT durable_citus.register_workflow('nap', 'public.nap_v1(jsonb)', 'napq')}, @as_app);
-my ($nap1, $nap2) = (id_on($w1, 'nap'), id_on($w2, 'nap'));
+my ($nap1, $nap2) = (id_owned_by($coord, $w1, 'nap'), id_owned_by($coord, $w2, 'nap'));
 foreach my $id ($nap1, $nap2)
 {
 	$coord->safe_psql('postgres', qq{SELECT durable_citus.start_workflow('nap', NULL, '$id', 'napq')}, @as_app);
@@ -100,7 +90,7 @@ is(sqlstate_of($coord, q{SELECT * FROM durable_citus.replay_check('nap', 'public
 	'22023', 'max_runs 0 gets durable\'s 22023');
 
 # ---- Batch operations over both workers ----
-my ($b1, $b2) = (id_on($w1, 'batchy'), id_on($w2, 'batchy'));
+my ($b1, $b2) = (id_owned_by($coord, $w1, 'batchy'), id_owned_by($coord, $w2, 'batchy'));
 foreach my $id ($b1, $b2)
 {
 	$coord->safe_psql('postgres', qq{SELECT durable_citus.start_workflow('batchy', NULL, '$id', 'bq')}, @as_app);
@@ -126,6 +116,8 @@ is($coord->safe_psql('postgres', qq{SELECT durable_citus.cancel_batch('$done_bat
 	'f', 'cancel_batch of a completed job, found on its node: false');
 is(sqlstate_of($coord, q{SELECT durable_citus.cancel_batch(gen_random_uuid())}), 'WF002',
 	'a job on no node is WF002, as durable says');
+is(sqlstate_of($coord, q{SELECT durable_citus.cancel_batch(NULL)}), '22004',
+	'a NULL batch id is 22004, as durable says');
 is(sqlstate_of($coord, q{SELECT * FROM durable_citus.start_batch('explode', workflow_type => 'batchy')}),
 	'22023', 'an unknown operation is 22023');
 is($coord->safe_psql('postgres', q{SELECT count(*) FROM durable_citus.batches()}), '2',
