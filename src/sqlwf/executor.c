@@ -165,60 +165,6 @@ static KeptPlan claim_executor_task_v3 = {
 	0, {InvalidOid}
 };
 /*
- * The next executor task of one run, for a chain (see execute_tasks).  The
- * kinds are a parameter so that the plan cannot use the partial index of
- * all executor tasks (a bitmap AND with it costs a scan of every queued
- * task); the run's few tasks are found by ready_tasks_by_run.
- */
-static KeptPlan claim_run_task = {
-	NULL, "DELETE FROM durable.ready_tasks WHERE ctid ="
-	" (SELECT ctid FROM durable.ready_tasks WHERE run_id = $1"
-	"   AND kind = ANY ($2) ORDER BY task_id LIMIT 1 FOR UPDATE SKIP LOCKED)"
-	CLAIM_RETURNING,
-	2, {UUIDOID, CHARARRAYOID}
-};
-static KeptPlan claim_run_task_v3 = {
-	NULL, "DELETE FROM durable.ready_tasks WHERE ctid ="
-	" (SELECT ctid FROM durable.ready_tasks WHERE run_id = $1"
-	"   AND kind = ANY ($2) AND not_before IS NULL"
-	"   ORDER BY task_id LIMIT 1 FOR UPDATE SKIP LOCKED)" CLAIM_RETURNING,
-	2, {UUIDOID, CHARARRAYOID}
-};
-/* The same from 0.7.0: not while its queue is paused (queue_pause.c) */
-static KeptPlan claim_run_task_v7 = {
-	NULL, "DELETE FROM durable.ready_tasks WHERE ctid ="
-	" (SELECT t.ctid FROM durable.ready_tasks t WHERE t.run_id = $1"
-	"   AND t.kind = ANY ($2) AND t.not_before IS NULL"
-	"   AND NOT EXISTS (SELECT 1 FROM durable.paused_task_queues p"
-	"     WHERE p.namespace = t.namespace AND p.task_queue = t.task_queue)"
-	"   ORDER BY t.task_id LIMIT 1 FOR UPDATE OF t SKIP LOCKED)"
-	CLAIM_RETURNING,
-	2, {UUIDOID, CHARARRAYOID}
-};
-/*
- * The same from 0.10.0: not of a queue with limits, of its own or of its
- * concurrency keys, whose tasks are claimed through those limits
- * (ExecutorClaimLimitedRunTask) when this finds none.
- */
-#define LIMIT_KIND \
-	" CASE t.kind WHEN 'w' THEN 'decision' ELSE 'activity' END"
-static KeptPlan claim_run_task_v10 = {
-	NULL, "DELETE FROM durable.ready_tasks WHERE ctid ="
-	" (SELECT t.ctid FROM durable.ready_tasks t WHERE t.run_id = $1"
-	"   AND t.kind = ANY ($2) AND t.not_before IS NULL"
-	"   AND NOT EXISTS (SELECT 1 FROM durable.paused_task_queues p"
-	"     WHERE p.namespace = t.namespace AND p.task_queue = t.task_queue)"
-	"   AND NOT EXISTS (SELECT 1 FROM durable.task_queue_limits l"
-	"     WHERE l.namespace = t.namespace AND l.task_queue = t.task_queue"
-	"       AND l.kind =" LIMIT_KIND ")"
-	"   AND NOT EXISTS (SELECT 1 FROM durable.task_key_limits k"
-	"     WHERE k.namespace = t.namespace AND k.task_queue = t.task_queue"
-	"       AND k.kind =" LIMIT_KIND ")"
-	"   ORDER BY t.task_id LIMIT 1 FOR UPDATE OF t SKIP LOCKED)"
-	CLAIM_RETURNING,
-	2, {UUIDOID, CHARARRAYOID}
-};
-/*
  * failures counts the put-offs in a row of one cause: engine failures, or
  * waits for a locked run (last_error 55P03).  A put-off of the other cause
  * counts from 0 again, so that waits for a client's lock do not lengthen
@@ -795,16 +741,6 @@ execute_claimed_task(const ExecutorClaimedTask *claimed, pg_uuid_t *run_id,
 							  claimed->task_queue);
 }
 
-/* '{w,x}' as a "char"[] */
-static Datum
-executor_kinds(void)
-{
-	Datum		kinds[2] = {CharGetDatum('w'), CharGetDatum('x')};
-
-	return PointerGetDatum(construct_array(kinds, 2, CHAROID, 1, true,
-										   TYPALIGN_CHAR));
-}
-
 /*
  * Claim and run a ready executor task in the current transaction,
  * then (chain) the tasks it made ready for the same run, as long as the
@@ -852,21 +788,9 @@ execute_tasks(int max_tasks, int chain_limit, TaskInHand *hand)
 			chain_limit = 1;
 		while (n < Min(max_tasks, chain_limit) &&
 			   !TimestampDifferenceExceeds(began, GetCurrentTimestamp(),
-										   EXECUTOR_CHAIN_MS))
+										   EXECUTOR_CHAIN_MS) &&
+			   ExecutorClaimRunTask(&run_id, &task) > 0)
 		{
-			Datum		values[2];
-
-			values[0] = UUIDPGetDatum(&run_id);
-			values[1] = executor_kinds();
-			if (RunPlan(ExecutorClaimsByQueue() ? &claim_run_task_v10 :
-						TaskQueuePausesStored() ? &claim_run_task_v7 :
-						hand->can_put_off ? &claim_run_task_v3 :
-						&claim_run_task, values, NULL, false, 1) > 0)
-				ExecutorTaskFromSPI(&task);
-			/* A task of a queue with limits: through them (executor_share.c) */
-			else if (!ExecutorClaimsByQueue() ||
-					 ExecutorClaimLimitedRunTask(&run_id, values[1], &task) == 0)
-				break;
 			execute_claimed_task(&task, &run_id, hand, n, history);
 			n++;
 		}

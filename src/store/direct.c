@@ -1307,6 +1307,235 @@ DirectClaimReadyTask(const char *namespace, const char *task_queue, char kind,
 	return claimed;
 }
 
+/* A task of the run seen by DirectClaimRunTask's snapshot */
+typedef struct RunTaskEntry
+{
+	int64		task_id;
+	ItemPointerData tid;
+	char	   *namespace;
+	char	   *task_queue;
+	char		kind;
+	bool		paused;			/* its queue is paused */
+	bool		limited;		/* its queue and kind have limits */
+} RunTaskEntry;
+
+static int
+run_task_cmp(const void *a, const void *b)
+{
+	int64		x = ((const RunTaskEntry *) a)->task_id;
+	int64		y = ((const RunTaskEntry *) b)->task_id;
+
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/* The columns of durable.ready_tasks a run's claim reads */
+typedef struct RunTaskColumns
+{
+	int			c_ns;
+	int			c_queue;
+	int			c_kind;
+	int			c_run;
+	int			c_sched;
+	int			c_attempt;
+	int			c_id;
+	int			c_priority;		/* -1: none (before 0.9.0) */
+	int			c_key;			/* -1: none (before 0.9.0) */
+	int			c_not_before;	/* -1: none (before 0.3.0) */
+} RunTaskColumns;
+
+/* Whether a version of a task's row is an executor task of run, not put off */
+static bool
+run_task_qualifies(const RunTaskColumns *c, TupleTableSlot *slot,
+				   pg_uuid_t *run_id)
+{
+	char		kind;
+
+	slot_getallattrs(slot);
+	kind = DatumGetChar(slot->tts_values[c->c_kind]);
+	return (kind == 'w' || kind == 'x') &&
+		(c->c_not_before < 0 || slot->tts_isnull[c->c_not_before]) &&
+		memcmp(DatumGetUUIDP(slot->tts_values[c->c_run]), run_id,
+			   sizeof(pg_uuid_t)) == 0;
+}
+
+/*
+ * Claim the next executor task of one run for a chain (sqlwf/executor.c),
+ * as
+ *   DELETE FROM durable.ready_tasks WHERE ctid = (SELECT ctid FROM
+ *     durable.ready_tasks WHERE run_id = $1 AND kind IN ('w', 'x')
+ *     AND not_before IS NULL AND <its queue not paused>
+ *     AND NOT <limited(its queue, kind)>
+ *     ORDER BY task_id LIMIT 1 FOR UPDATE SKIP LOCKED)
+ * does, through ready_tasks_by_run (a run has few tasks): a task changed
+ * since the snapshot is rechecked in its latest version.  Returns 1 with
+ * the task claimed (deleted) in *task; 0 when the run has none free; -1
+ * when its first free task is of a queue that limited() says has limits
+ * (NULL: none has): that task is locked, not deleted, for the caller to
+ * pass through the limits and then delete (DirectDeleteHeldTask) or leave.
+ */
+int
+DirectClaimRunTask(pg_uuid_t *run_id, RunTaskLimited limited, RunTask *task)
+{
+	Relation	rel;
+	Relation	index;
+	Oid			indexid;
+	Snapshot	snapshot;
+	ScanKeyData key;
+	IndexScanDesc scan;
+	TupleTableSlot *slot;
+	RunTaskColumns c;
+	RunTaskEntry *entries = NULL;
+	int			nentries = 0;
+	int			maxentries = 0;
+	int			result = 0;
+
+	CommandCounterIncrement();
+	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	rel = DurableOpenTable("ready_tasks", RowExclusiveLock);
+	(void) direct_check_table(rel); /* a DELETE checks no constraint */
+	CheckCmdReplicaIdentity(rel, CMD_DELETE);
+	indexid = get_relname_relid("ready_tasks_by_run",
+								RelationGetNamespace(rel));
+	if (!OidIsValid(indexid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("index \"durable.ready_tasks_by_run\" does not exist"),
+				 errhint("durable needs its tables as its extension script made them.")));
+	index = index_open(indexid, AccessShareLock);
+	c.c_ns = column_index_typed(rel, "namespace", TEXTOID);
+	c.c_queue = column_index_typed(rel, "task_queue", TEXTOID);
+	c.c_kind = column_index_typed(rel, "kind", CHAROID);
+	c.c_run = column_index_typed(rel, "run_id", UUIDOID);
+	c.c_sched = column_index_typed(rel, "scheduled_event_id", INT8OID);
+	c.c_attempt = column_index_typed(rel, "attempt", INT4OID);
+	c.c_id = column_index_typed(rel, "task_id", INT8OID);
+	c.c_priority = column_index_optional(rel, "priority", INT2OID);
+	c.c_key = column_index_optional(rel, "concurrency_key", TEXTOID);
+	c.c_not_before = column_index_optional(rel, "not_before", TIMESTAMPTZOID);
+	if (index_column_of(index, c.c_run) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("the index durable.ready_tasks_by_run does not start with run_id"),
+				 errhint("durable needs its tables as its extension script made them.")));
+	slot = table_slot_create(rel, NULL);
+
+	/* The run's executor tasks the snapshot sees, in task id order */
+	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_UUID_EQ,
+				UUIDPGetDatum(run_id));
+	scan = index_beginscan(rel, index, snapshot, 1, 0);
+	index_rescan(scan, &key, 1, NULL, 0);
+	while (index_getnext_slot(scan, ForwardScanDirection, slot))
+	{
+		RunTaskEntry *e;
+
+		if (!run_task_qualifies(&c, slot, run_id))
+			continue;
+		if (nentries == maxentries)
+		{
+			maxentries = Max(8, maxentries * 2);
+			entries = entries == NULL ?
+				palloc(sizeof(RunTaskEntry) * maxentries) :
+				repalloc(entries, sizeof(RunTaskEntry) * maxentries);
+		}
+		e = &entries[nentries++];
+		e->task_id = DatumGetInt64(slot->tts_values[c.c_id]);
+		e->tid = slot->tts_tid;
+		e->namespace = TextDatumGetCString(slot->tts_values[c.c_ns]);
+		e->task_queue = TextDatumGetCString(slot->tts_values[c.c_queue]);
+		e->kind = DatumGetChar(slot->tts_values[c.c_kind]);
+		e->paused = false;
+		e->limited = false;
+	}
+	index_endscan(scan);
+	if (nentries > 1)
+		qsort(entries, nentries, sizeof(RunTaskEntry), run_task_cmp);
+
+	/*
+	 * Those of a paused queue are left out; of a queue with limits, kept
+	 * for after the others.  A run's tasks are nearly always of one queue.
+	 */
+	for (int i = 0; i < nentries; i++)
+	{
+		RunTaskEntry *e = &entries[i];
+		RunTaskEntry *prev = i > 0 ? &entries[i - 1] : NULL;
+
+		if (prev != NULL && prev->kind == e->kind &&
+			strcmp(prev->namespace, e->namespace) == 0 &&
+			strcmp(prev->task_queue, e->task_queue) == 0)
+		{
+			e->paused = prev->paused;
+			e->limited = prev->limited;
+			continue;
+		}
+		e->paused = TaskQueuePaused(e->namespace, e->task_queue, snapshot);
+		e->limited = !e->paused && limited != NULL &&
+			limited(e->namespace, e->task_queue, e->kind);
+	}
+
+	/* The first free one without limits, else the first with them */
+	for (int pass = 0; pass < 2 && result == 0; pass++)
+	{
+		for (int i = 0; i < nentries && result == 0; i++)
+		{
+			RunTaskEntry *e = &entries[i];
+			ItemPointerData tid = e->tid;
+			TM_FailureData tmfd;
+
+			if (e->paused || e->limited != (pass == 1))
+				continue;
+			if (lock_row(rel, &tid, snapshot, slot, LockWaitSkip,
+						 &tmfd) != TM_Ok)
+				continue;		/* locked by another, or gone meanwhile */
+			if (tmfd.traversed && !run_task_qualifies(&c, slot, run_id))
+				continue;
+			slot_getallattrs(slot);
+			memset(task, 0, sizeof(*task));
+			task->claimed.run_id = *run_id;
+			task->claimed.scheduled_event_id =
+				DatumGetInt64(slot->tts_values[c.c_sched]);
+			task->claimed.attempt =
+				DatumGetInt32(slot->tts_values[c.c_attempt]);
+			task->claimed.task_id = DatumGetInt64(slot->tts_values[c.c_id]);
+			task->claimed.priority = c.c_priority >= 0 ?
+				DatumGetInt16(slot->tts_values[c.c_priority]) : 3;
+			if (c.c_key >= 0 && !slot->tts_isnull[c.c_key])
+				text_to_cstring_buffer(DatumGetTextPP(slot->tts_values[c.c_key]),
+									   task->claimed.concurrency_key,
+									   CLAIM_KEY_MAX);
+			task->namespace = TextDatumGetCString(slot->tts_values[c.c_ns]);
+			task->task_queue = TextDatumGetCString(slot->tts_values[c.c_queue]);
+			task->kind = DatumGetChar(slot->tts_values[c.c_kind]);
+			task->tid = slot->tts_tid;
+			if (pass == 0)
+			{
+				simple_heap_delete(rel, &slot->tts_tid);
+				result = 1;
+			}
+			else
+				result = -1;
+		}
+	}
+
+	ExecDropSingleTupleTableSlot(slot);
+	index_close(index, NoLock);
+	table_close(rel, NoLock);
+	UnregisterSnapshot(snapshot);
+	return result;
+}
+
+/*
+ * Delete the task DirectClaimRunTask held for its limits (locked by this
+ * transaction since, so it is still there): the claim.
+ */
+void
+DirectDeleteHeldTask(RunTask *task)
+{
+	Relation	rel = DurableOpenTable("ready_tasks", RowExclusiveLock);
+
+	simple_heap_delete(rel, &task->tid);
+	table_close(rel, NoLock);
+}
+
 /*
  * Whether durable.<relname> has a row, visible now, whose primary key starts
  * with this run id.  A probe of the index, to skip a statement that would

@@ -10,6 +10,7 @@
 
 #include "access/htup.h"
 #include "access/tupdesc.h"
+#include "storage/itemptr.h"
 #include "storage/lockdefs.h"
 #include "utils/jsonb.h"
 #include "utils/relcache.h"
@@ -55,6 +56,23 @@ typedef struct ClaimKeyPolicy
 extern bool DirectClaimReadyTask(const char *namespace, const char *task_queue,
 								 char kind, const ClaimKeyPolicy *policy,
 								 ClaimedTask *task);
+/* A run's next executor task, for a chain (DirectClaimRunTask) */
+typedef struct RunTask
+{
+	ClaimedTask claimed;
+	char	   *namespace;
+	char	   *task_queue;
+	char		kind;			/* 'w' or 'x' */
+	ItemPointerData tid;		/* its row (a task held for its limits) */
+} RunTask;
+
+/* Whether a queue's tasks of a kind pass limits before a chain takes one */
+typedef bool (*RunTaskLimited) (const char *namespace, const char *task_queue,
+								char kind);
+
+extern int	DirectClaimRunTask(pg_uuid_t *run_id, RunTaskLimited limited,
+							   RunTask *task);
+extern void DirectDeleteHeldTask(RunTask *task);
 extern bool DirectRunHasRows(const char *relname, pg_uuid_t *run_id);
 extern int	DirectWorkflowHasRuns(const char *namespace,
 								  const char *workflow_id);

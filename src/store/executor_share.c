@@ -39,7 +39,7 @@
  *	 again (ExecutorClaimRetryMs); a task that ends under a concurrency limit
  *	 wakes the executors.  The next tasks of the claimed task's run, which
  *	 executor.c runs in the same transaction (a chain), pass the same limits
- *	 when their queue has any (ExecutorClaimLimitedRunTask).
+ *	 when their queue has any (ExecutorClaimRunTask).
  *
  * A database updated to 0.5.0 but not to 0.10.0 has the index
  * ready_tasks_executor_namespace, (namespace, task_id) or from 0.9.0
@@ -203,26 +203,6 @@ static KeptPlan claim_namespace_task_v9 = {
 	"   ORDER BY t.priority, t.task_id LIMIT 1 FOR UPDATE OF t SKIP LOCKED)"
 	EXECUTOR_CLAIM_RETURNING,
 	3, {TEXTOID, INT8OID, INT2OID}
-};
-/*
- * The next executor task of one run that a chain may take only through the
- * limits of its queue (executor.c leaves them out of its own claim): read
- * and locked, not yet claimed; then deleted once the limits admit it.
- */
-static KeptPlan peek_run_task = {
-	NULL, "SELECT t.ctid, t.namespace, t.task_queue, t.kind, t.scheduled_event_id,"
-	" t.attempt, t.task_id, t.concurrency_key"
-	" FROM durable.ready_tasks t WHERE t.run_id = $1"
-	"   AND t.kind = ANY ($2) AND t.not_before IS NULL"
-	"   AND NOT EXISTS (SELECT 1 FROM durable.paused_task_queues p"
-	"     WHERE p.namespace = t.namespace AND p.task_queue = t.task_queue)"
-	" ORDER BY t.task_id LIMIT 1 FOR UPDATE OF t SKIP LOCKED",
-	2, {UUIDOID, CHARARRAYOID}
-};
-static KeptPlan delete_task_at = {
-	NULL, "DELETE FROM durable.ready_tasks WHERE ctid = $1"
-	EXECUTOR_CLAIM_RETURNING,
-	1, {TIDOID}
 };
 static KeptPlan load_limits = {
 	NULL, "SELECT name, COALESCE(max_executors, 0),"
@@ -776,68 +756,60 @@ ExecutorTaskFromSPI(ExecutorClaimedTask *task)
 	SPI_freetuptable(SPI_tuptable);
 }
 
+/* Whether a chain takes a task of this queue and kind only through limits */
+static bool
+queue_limited(const char *namespace, const char *task_queue, char kind)
+{
+	return TaskQueueLimited(namespace, task_queue, kind == 'w' ? 'd' : 'a');
+}
+
 /*
- * Claim the next task of a run's chain that the chain's own statement left
- * out because its queue has limits (executor.c), through those limits and
- * its key's, as ExecutorShareClaim would: 1 when it was claimed (in *task),
- * 0 when the run has none or the limits hold it back (the chain ends; the
- * task is claimed later, and its commit wakes the executors).  kinds: the
- * executor kinds, as a "char"[].
+ * Claim the next task of a run's chain (executor.c): its first free task in
+ * task id order (DirectClaimRunTask).  After a claim by queue (0.10.0), a
+ * task of a queue with limits, of its own or of its concurrency keys, is
+ * taken only after the run's other tasks and through those limits, as
+ * ExecutorShareClaim would take it.  Returns 1 when one was claimed (in
+ * *task), 0 when the run has none or the limits hold it back (the chain
+ * ends; the task is claimed later, and its commit wakes the executors).
  */
 int
-ExecutorClaimLimitedRunTask(pg_uuid_t *run_id, Datum kinds,
-							ExecutorClaimedTask *task)
+ExecutorClaimRunTask(pg_uuid_t *run_id, ExecutorClaimedTask *task)
 {
-	Datum		values[2];
-	Datum		tid;
-	bool		isnull;
-	char	   *namespace;
-	char	   *task_queue;
-	char		kind;
-	char	   *key;
-	TaskLimitClaim tc;
-	ClaimKeyPolicy policy;
-	ClaimedTask claimed;
-	long		retry_ms;
+	RunTask		rt;
+	int			r;
 
-	values[0] = UUIDPGetDatum(run_id);
-	values[1] = kinds;
-	if (RunPlan(&peek_run_task, values, NULL, false, 1) == 0)
-		return 0;
-	tid = SPIGetDatum(0, 1, &isnull);
-	tid = PointerGetDatum(memcpy(palloc(sizeof(ItemPointerData)),
-								 DatumGetPointer(tid), sizeof(ItemPointerData)));
-	namespace = SPIGetText(0, 2);
-	task_queue = SPIGetText(0, 3);
-	kind = DatumGetChar(SPIGetDatum(0, 4, &isnull));
-	memset(&claimed, 0, sizeof(claimed));
-	claimed.run_id = *run_id;
-	claimed.scheduled_event_id = DatumGetInt64(SPIGetDatum(0, 5, &isnull));
-	claimed.attempt = DatumGetInt32(SPIGetDatum(0, 6, &isnull));
-	claimed.task_id = DatumGetInt64(SPIGetDatum(0, 7, &isnull));
-	key = SPIGetText(0, 8);
-	strlcpy(claimed.concurrency_key, key != NULL ? key : "", CLAIM_KEY_MAX);
-	SPI_freetuptable(SPI_tuptable);
+	r = DirectClaimRunTask(run_id, claims_by_queue ? queue_limited : NULL, &rt);
+	if (r < 0)
+	{
+		TaskLimitClaim tc;
+		ClaimKeyPolicy policy;
+		long		retry_ms;
 
-	if (!TaskLimitAdmit(&tc, namespace, task_queue, kind == 'w' ? 'd' : 'a',
-						DurableNow(), &retry_ms))
-		return 0;
-	tc.ends_in_transaction = true;
-	TaskLimitKeyPolicy(&tc, &policy);
-	if (claimed.concurrency_key[0] != '\0' &&
-		!policy.admit(claimed.concurrency_key, policy.arg))
-	{
-		TaskLimitAbandon(&tc);
-		return 0;
+		if (!TaskLimitAdmit(&tc, rt.namespace, rt.task_queue,
+							rt.kind == 'w' ? 'd' : 'a', DurableNow(),
+							&retry_ms))
+			return 0;
+		tc.ends_in_transaction = true;
+		TaskLimitKeyPolicy(&tc, &policy);
+		if (rt.claimed.concurrency_key[0] != '\0' &&
+			!policy.admit(rt.claimed.concurrency_key, policy.arg))
+		{
+			TaskLimitAbandon(&tc);
+			return 0;
+		}
+		DirectDeleteHeldTask(&rt);
+		TaskLimitClaimed(&tc, &rt.claimed);
+		r = 1;
 	}
-	if (RunPlan(&delete_task_at, &tid, NULL, false, 1) == 0)
-	{
-		TaskLimitAbandon(&tc);
+	if (r == 0)
 		return 0;
-	}
-	/* Read before the start is written (its statement replaces the result) */
-	ExecutorTaskFromSPI(task);
-	TaskLimitClaimed(&tc, &claimed);
+	task->namespace = rt.namespace;
+	task->task_queue = rt.task_queue;
+	task->kind = rt.kind;
+	task->run_id = rt.claimed.run_id;
+	task->scheduled_event_id = rt.claimed.scheduled_event_id;
+	task->attempt = rt.claimed.attempt;
+	task->task_id = rt.claimed.task_id;
 	return 1;
 }
 

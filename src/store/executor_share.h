@@ -37,8 +37,7 @@ typedef struct ExecutorClaimedTask
 extern void ExecutorShareShmemRequest(void);
 extern void ExecutorShareShmemInit(void);
 extern int	ExecutorShareClaim(ExecutorClaimedTask *task);
-extern int	ExecutorClaimLimitedRunTask(pg_uuid_t *run_id, Datum kinds,
-										ExecutorClaimedTask *task);
+extern int	ExecutorClaimRunTask(pg_uuid_t *run_id, ExecutorClaimedTask *task);
 extern bool ExecutorClaimsByQueue(void);
 extern long ExecutorClaimRetryMs(void);
 extern void ExecutorTaskFromSPI(ExecutorClaimedTask *task);
