@@ -24,6 +24,13 @@ typedef struct ClaimMark
 	int64		max_seen;		/* largest task id passed, or -1 */
 } ClaimMark;
 
+/*
+ * The kind under which a mark keeps the executors' walk of a queue's tasks
+ * of kind 'w' or 'x' in their own index (executor_share.c), priority 3, all
+ * keys: not the same tasks as the poll's walk of the primary key covers.
+ */
+#define CLAIM_MARK_EXECUTOR_KIND(kind)	((kind) == 'w' ? 'W' : 'X')
+
 extern Size ClaimMarkShmemSize(void);
 extern void ClaimMarkShmemInit(void);
 extern int64 ClaimMarkBegin(ClaimMark *cm, Relation rel,

@@ -577,10 +577,16 @@ DirectInsertReadyTasks(const char *namespace, pg_uuid_t *run_id, int n,
 		vals[att[1]] = CStringGetTextDatum(queues[i]);
 		vals[att[2]] = CharGetDatum(kinds[i]);
 		task_id = nextval_internal(seq, false);
-		/* The marks keep the walk of the tasks of priority 3 and no key. */
-		if ((kinds[i] == 'd' || kinds[i] == 'a') &&
-			((priority == 3 && key[0] == '\0') || c_priority < 0))
+		/*
+		 * The marks keep the walk of the tasks of priority 3 and no key, and
+		 * the executors' walk of their tasks of priority 3.
+		 */
+		if ((priority == 3 && key[0] == '\0') || c_priority < 0)
 			ClaimMarkNoteInsert(namespace, queues[i], kinds[i], task_id);
+		if ((kinds[i] == 'w' || kinds[i] == 'x') &&
+			(priority == 3 || c_priority < 0))
+			ClaimMarkNoteInsert(namespace, queues[i],
+								CLAIM_MARK_EXECUTOR_KIND(kinds[i]), task_id);
 		vals[att[3]] = Int64GetDatum(task_id);
 		vals[att[5]] = Int64GetDatum(scheduled[i]);
 		vals[att[6]] = Int32GetDatum(attempts[i]);

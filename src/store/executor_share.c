@@ -96,6 +96,7 @@
 #include "base/clock.h"
 #include "base/invalidation.h"
 #include "base/util.h"
+#include "store/claim_mark.h"
 #include "store/direct.h"
 #include "store/executor_share.h"
 #include "store/spi.h"
@@ -499,15 +500,22 @@ share_index_shape(ShareIndex *si, bool by_queue)
  * each, the deepest first.  The scan always has one key for each column of
  * a group (index_rescan takes as many as the scan began with): equal to
  * after's before the level, greater at the level, and IS NOT NULL, which
- * each row is, after it.
+ * each row is, after it.  The group found goes to *found (its names
+ * palloc'd), with the priority of its first entry.
+ *
+ * On the queue index the entry found may be of a task claimed since the
+ * last VACUUM: only its key is read (group_first_task then looks for the
+ * group's first live task).  On the older namespace index the first entry
+ * the snapshot sees is found, as the claim that follows needs its task id.
  */
 static bool
 next_group(ShareIndex *si, IndexScanDesc scan, TupleTableSlot *slot,
-		   const Candidate *after)
+		   const Candidate *after, Candidate *found)
 {
 	for (int level = after != NULL ? si->depth : 0; level >= 0; level--)
 	{
 		ScanKeyData keys[3];
+		bool		isnull;
 
 		if (after != NULL && level == 0)
 			break;				/* after the last namespace */
@@ -537,10 +545,133 @@ next_group(ShareIndex *si, IndexScanDesc scan, TupleTableSlot *slot,
 									   CharGetDatum(after->kind));
 		}
 		index_rescan(scan, keys, si->depth, NULL, 0);
-		if (index_getnext_slot(scan, ForwardScanDirection, slot))
+		memset(found, 0, sizeof(*found));
+		if (si->depth == 3)
+		{
+			if (index_getnext_tid(scan, ForwardScanDirection) == NULL)
+				continue;
+			found->namespace = TextDatumGetCString(index_getattr(scan->xs_itup, 1,
+																 scan->xs_itupdesc,
+																 &isnull));
+			found->task_queue = TextDatumGetCString(index_getattr(scan->xs_itup, 2,
+																  scan->xs_itupdesc,
+																  &isnull));
+			found->kind = DatumGetChar(index_getattr(scan->xs_itup, 3,
+													 scan->xs_itupdesc,
+													 &isnull));
+			found->priority = DatumGetInt16(index_getattr(scan->xs_itup, 4,
+														  scan->xs_itupdesc,
+														  &isnull));
 			return true;
+		}
+		if (index_getnext_slot(scan, ForwardScanDirection, slot))
+		{
+			found->namespace = TextDatumGetCString(slot_getattr(slot, si->c_ns,
+																&isnull));
+			found->oldest = DatumGetInt64(slot_getattr(slot, si->c_id,
+													   &isnull));
+			found->priority = si->ordered ?
+				DatumGetInt16(slot_getattr(slot, si->c_priority, &isnull)) : 3;
+			return true;
+		}
 	}
 	return false;
+}
+
+/*
+ * Walk the queue index's entries of group c at a priority below, at or
+ * above 3 (strategy), for the first task the snapshot sees; with a mark
+ * (priority 3), from the group's low-water mark on, telling it what the walk
+ * passed.  True when found: its task id and priority go to c.
+ */
+static bool
+group_walk(ShareIndex *si, Snapshot snapshot, TupleTableSlot *slot,
+		   Candidate *c, StrategyNumber strategy, bool marked)
+{
+	ScanKeyData keys[5];
+	int			nkeys = 0;
+	IndexScanDesc scan;
+	ClaimMark	cm;
+	bool		found = false;
+
+	ScanKeyEntryInitialize(&keys[nkeys++], 0, 1, BTEqualStrategyNumber,
+						   InvalidOid, si->ns_collation, F_TEXTEQ,
+						   PointerGetDatum(cstring_to_text(c->namespace)));
+	ScanKeyEntryInitialize(&keys[nkeys++], 0, 2, BTEqualStrategyNumber,
+						   InvalidOid, si->queue_collation, F_TEXTEQ,
+						   PointerGetDatum(cstring_to_text(c->task_queue)));
+	ScanKeyEntryInitialize(&keys[nkeys++], 0, 3, BTEqualStrategyNumber,
+						   InvalidOid, InvalidOid, F_CHAREQ,
+						   CharGetDatum(c->kind));
+	ScanKeyEntryInitialize(&keys[nkeys++], 0, 4, strategy, InvalidOid,
+						   InvalidOid,
+						   strategy == BTEqualStrategyNumber ? F_INT2EQ :
+						   strategy == BTLessStrategyNumber ? F_INT2LT :
+						   F_INT2GT, Int16GetDatum(3));
+	if (marked)
+	{
+		int64		start = ClaimMarkBegin(&cm, si->rel, c->namespace,
+										   c->task_queue,
+										   CLAIM_MARK_EXECUTOR_KIND(c->kind),
+										   snapshot);
+
+		if (start > 0)
+			ScanKeyEntryInitialize(&keys[nkeys++], 0, 5,
+								   BTGreaterEqualStrategyNumber, InvalidOid,
+								   InvalidOid, F_INT8GE,
+								   Int64GetDatum(start));
+	}
+	scan = index_beginscan(si->rel, si->index, snapshot, nkeys, 0);
+	scan->xs_want_itup = true;	/* the task id of each entry */
+	index_rescan(scan, keys, nkeys, NULL, 0);
+	while (index_getnext_tid(scan, ForwardScanDirection) != NULL)
+	{
+		bool		isnull;
+		int64		task_id = DatumGetInt64(index_getattr(scan->xs_itup, 5,
+														  scan->xs_itupdesc,
+														  &isnull));
+		bool		visible = index_fetch_heap(scan, slot);
+
+		if (marked)
+			ClaimMarkSaw(&cm, task_id, visible);
+		if (visible)
+		{
+			c->oldest = task_id;
+			c->priority = DatumGetInt16(index_getattr(scan->xs_itup, 4,
+													  scan->xs_itupdesc,
+													  &isnull));
+			found = true;
+			break;
+		}
+	}
+	index_endscan(scan);
+	if (marked)
+		ClaimMarkEnd(&cm);
+	return found;
+}
+
+/*
+ * The first task of group c (of the queue index) in the claim order that
+ * the snapshot sees, into c; false when it has none.  first_priority: the
+ * priority of the group's first entry, live or not, so that the tasks of
+ * priorities 1 and 2, which few queues have, are looked for only when there
+ * are entries of them.  The tasks of priority 3 are walked from the group's
+ * low-water mark (claim_mark.c), as a poll's claim walks its queue: the
+ * entries of the tasks claimed since the last VACUUM stay in the index in
+ * front of the live ones, and walking them on every claim was most of the
+ * claim's cost, and all of it under a held vacuum horizon.
+ */
+static bool
+group_first_task(ShareIndex *si, Snapshot snapshot, TupleTableSlot *slot,
+				 Candidate *c, int first_priority)
+{
+	if (first_priority < 3 &&
+		group_walk(si, snapshot, slot, c, BTLessStrategyNumber, false))
+		return true;
+	if (first_priority <= 3 &&
+		group_walk(si, snapshot, slot, c, BTEqualStrategyNumber, true))
+		return true;
+	return group_walk(si, snapshot, slot, c, BTGreaterStrategyNumber, false);
 }
 
 /* The same group: namespace, and for the queue index task queue and kind */
@@ -564,11 +695,13 @@ scan_groups(ShareIndex *si, Snapshot snapshot, Candidate *out, int max)
 	TupleTableSlot *slot;
 	IndexScanDesc scan;
 	Candidate  *cursor = scan_cursor.namespace != NULL ? &scan_cursor : NULL;
+	Candidate	skipped;
 	int			n = 0;
 	int			first_wrapped = -1;
 
 	slot = table_slot_create(si->rel, NULL);
 	scan = index_beginscan(si->rel, si->index, snapshot, si->depth, 0);
+	scan->xs_want_itup = (si->depth == 3);
 
 	/* After the cursor to the end, then (wrapped) from the start. */
 	for (int phase = 0; phase < 2 && n < max; phase++)
@@ -581,28 +714,22 @@ scan_groups(ShareIndex *si, Snapshot snapshot, Candidate *out, int max)
 				break;			/* the first phase began at the start */
 			first_wrapped = n;
 		}
-		while (n < max && next_group(si, scan, slot, after))
+		while (n < max && next_group(si, scan, slot, after, &out[n]))
 		{
 			Candidate  *c = &out[n];
-			bool		isnull;
 
-			memset(c, 0, sizeof(*c));
-			c->namespace = TextDatumGetCString(slot_getattr(slot, si->c_ns,
-															&isnull));
-			if (si->depth == 3)
-			{
-				c->task_queue = TextDatumGetCString(slot_getattr(slot,
-																 si->c_queue,
-																 &isnull));
-				c->kind = DatumGetChar(slot_getattr(slot, si->c_kind, &isnull));
-			}
 			/* Wrapped round to where the first phase began: all seen. */
 			if (phase == 1 && first_wrapped > 0 && same_group(c, &out[0]))
 				break;
+			/* Only entries of tasks claimed: on to the next group */
+			if (si->depth == 3 &&
+				!group_first_task(si, snapshot, slot, c, c->priority))
+			{
+				skipped = *c;
+				after = &skipped;
+				continue;
+			}
 			c->hash = namespace_hash(c->namespace);
-			c->oldest = DatumGetInt64(slot_getattr(slot, si->c_id, &isnull));
-			c->priority = si->ordered ?
-				DatumGetInt16(slot_getattr(slot, si->c_priority, &isnull)) : 3;
 			n++;
 			after = c;
 		}
