@@ -5,7 +5,7 @@
 # claimed tasks cannot be removed.  A poll must not walk all of them (each
 # claim would cost O(tasks claimed since)), and no task may be lost on the way:
 # one committed after later tasks were claimed, one whose claim rolled back,
-# and, after a server restart (which empties shared memory), tasks below and
+# the same for the executors' claims of SQL workflows' tasks, and, after a server restart (which empties shared memory), tasks below and
 # above the point the claims had reached are all still delivered, once each.
 use strict;
 use warnings;
@@ -121,6 +121,58 @@ $sp->query_safe('COMMIT');
 $sp->quit;
 is_deeply([ drain('sp') ], [ 's-2', 's-3', 's-4' ], 'and the others are still there');
 is(scalar(drain('elsewhere')), 3, 'the tasks of the other sessions too');
+
+# 3c. The executors' claims (SQL workflows, here run by durable.run_tasks())
+# have marks of their own, in their own index: 300 decision tasks run under
+# the held horizon, then the next claim reads a few entries of that index, not
+# 300; and a task committed after later ones were run is still run.
+$node->safe_psql('postgres', q{
+	CREATE ROLE xapp;
+	CREATE FUNCTION public.xwf(input jsonb) RETURNS jsonb LANGUAGE sql AS 'SELECT input';
+	SELECT durable.register_workflow('xwf', 'public.xwf(jsonb)', 'xq', run_as => 'xapp');});
+
+# Start n SQL workflows on queue xq, one transaction each.
+sub start_sql_workflows
+{
+	my ($prefix, $n) = @_;
+	$node->safe_psql('postgres', join('',
+		map { "SELECT durable.start_workflow('xwf', '{}', '$prefix-$_', 'xq');\n" } 1 .. $n));
+}
+
+# Run the executor tasks one a transaction until none is left; returns how many ran.
+sub run_all
+{
+	my $ran = 0;
+	while ($node->safe_psql('postgres', 'SELECT durable.run_tasks(1)') == 1)
+	{
+		$ran++;
+	}
+	return $ran;
+}
+
+start_sql_workflows('sx', 300);
+is(run_all(), 300, '300 executor tasks run one by one');
+start_sql_workflows('xlast', 1);
+$read = $node->safe_psql('postgres', q{
+	BEGIN;
+	SELECT durable.run_tasks(1);
+	SELECT pg_stat_get_xact_tuples_returned('durable.ready_tasks_executor_queue'::regclass);
+	COMMIT;});
+($claimed, $entries) = split /\n/, $read;
+is($claimed, '1', 'the new executor task is run');
+cmp_ok($entries, '<', 50,
+	"the executors' claim read $entries entries of their index, not the 300 run before it");
+my $xslow = $node->background_psql('postgres');
+$xslow->query_safe('BEGIN');
+$xslow->query_safe(q{SELECT durable.start_workflow('xwf', '{}', 'xslow', 'xq')});
+start_sql_workflows('xfast', 20);
+is(run_all(), 20, 'the committed executor tasks run while the slow one is not committed');
+$xslow->query_safe('COMMIT');
+$xslow->quit;
+is(run_all(), 1, 'the executor task committed last, with an older id, is still run');
+is($node->safe_psql('postgres', q{
+	SELECT count(*) FROM durable.runs WHERE workflow_type = 'xwf' AND status = 'completed'}),
+	'322', 'every SQL workflow completed, once');
 
 # 4. A restart empties shared memory.  Tasks queued before the claims got past
 # them (held back in an open transaction), tasks claimed, and tasks queued after:
