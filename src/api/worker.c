@@ -555,31 +555,32 @@ load_decision(text *token_text, TaskToken *t, RunState *rs)
 		report_stale(token_text, "It was not issued for the current attempt of its task.");
 }
 
-static KeptPlan started_identity_plan = {
-	NULL, "SELECT attributes ->> 'identity' FROM durable.history"
-	" WHERE run_id = $1 AND event_id = $2",
-	2, {UUIDOID, INT8OID}
-};
-
 /*
  * The identity a decision task's answer is recorded with: the one the worker
  * passes, else the one it polled with (DecisionTaskStarted's), as a Cadence
  * worker sends the same identity to both; the session's role only when
- * neither is known.
+ * neither is known.  DecisionTaskStarted is read by one probe of the
+ * history's primary key.
  */
 static const char *
 decision_identity(const char *passed, RunState *rs)
 {
-	Datum		values[2];
+	HistoryScan hs;
+	HistoryEvent ev;
 	char	   *identity = NULL;
 
 	if (passed != NULL)
 		return passed;
-	values[0] = UUIDPGetDatum(&rs->run_id);
-	values[1] = Int64GetDatum(rs->decision_started_id);
-	if (RunPlan(&started_identity_plan, values, NULL, false, 1) == 1)
-		identity = SPIGetText(0, 1);
-	SPI_freetuptable(SPI_tuptable);
+	BeginHistoryScanAfter(&hs, &rs->run_id, rs->decision_started_id - 1);
+	if (HistoryScanNext(&hs, &ev) && ev.event_id == rs->decision_started_id &&
+		ev.attributes != NULL)
+	{
+		JsonbValue *v = JsonGetField(ev.attributes, "identity");
+
+		if (v != NULL && v->type == jbvString)
+			identity = pnstrdup(v->val.string.val, v->val.string.len);
+	}
+	EndHistoryScan(&hs);
 	return identity != NULL ? identity : CallerIdentity();
 }
 
