@@ -64,8 +64,10 @@
 #include "access/relscan.h"
 #include "access/htup_details.h"
 #include "access/stratnum.h"
+#include "access/sysattr.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/transam.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_trigger.h"
@@ -803,6 +805,176 @@ run_column_type(const char *name)
 			return run_columns[i].type;
 	elog(ERROR, "durable.runs.%s is not a column DirectUpdateRun knows", name);
 	return InvalidOid;			/* keep compiler quiet */
+}
+
+/* The columns of durable.runs a new run's row is inserted with */
+static const DirectColumn run_insert_columns[] = {
+	{"run_id", UUIDOID}, {"run_seq", INT8OID}, {"namespace", TEXTOID},
+	{"workflow_id", TEXTOID}, {"workflow_type", TEXTOID},
+	{"task_queue", TEXTOID}, {"status", TEXTOID}, {"attempt", INT4OID},
+	{"first_run_id", UUIDOID}, {"chain_start_time", TIMESTAMPTZOID},
+	{"start_time", TIMESTAMPTZOID}, {"retry_policy", JSONBOID},
+	{"execution_timeout", FLOAT8OID}, {"run_timeout", FLOAT8OID},
+	{"decision_timeout", FLOAT8OID}, {"execution_deadline", TIMESTAMPTZOID},
+	{"cron_schedule", TEXTOID}, {"memo", JSONBOID},
+	{"last_event_id", INT8OID}, {"decision_scheduled_id", INT8OID},
+	{"decision_attempt", INT4OID}, {"parent_namespace", TEXTOID},
+	{"parent_workflow_id", TEXTOID}, {"parent_run_id", UUIDOID},
+	{"parent_initiated_id", INT8OID}, {"continued_from", UUIDOID},
+	{"priority", INT2OID}, {"concurrency_key", TEXTOID},
+	{"cancel_requested", BOOLOID}, {"decision_started_id", INT8OID},
+	{"previous_started_id", INT8OID}, {"activity_attempts", INT4OID},
+	{"has_buffered", BOOLOID}
+};
+
+/*
+ * Under REPEATABLE READ and SERIALIZABLE, the row that made an ON CONFLICT
+ * DO NOTHING do nothing must be visible to the transaction's snapshot, else
+ * the insert is a serialization failure, as the executor has it
+ * (nodeModifyTable.c).
+ */
+static void
+check_conflict_visible(Relation rel, ItemPointer tid)
+{
+	TupleTableSlot *slot;
+	bool		isnull;
+	TransactionId xmin;
+
+	if (!IsolationUsesXactSnapshot())
+		return;
+	slot = table_slot_create(rel, NULL);
+	if (!table_tuple_fetch_row_version(rel, tid, SnapshotAny, slot))
+		elog(ERROR, "failed to fetch conflicting tuple for ON CONFLICT");
+	if (!table_tuple_satisfies_snapshot(rel, slot, GetTransactionSnapshot()))
+	{
+		xmin = DatumGetTransactionId(slot_getsysattr(slot,
+													 MinTransactionIdAttributeNumber,
+													 &isnull));
+		if (!TransactionIdIsCurrentTransactionId(xmin))
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("could not serialize access due to concurrent update")));
+	}
+	ExecDropSingleTupleTableSlot(slot);
+}
+
+/*
+ * Insert a new run's row (columns by name, of run_insert_columns; run_seq
+ * is drawn here) as
+ *   INSERT INTO durable.runs (...) VALUES (..., nextval('durable.run_seq'), ...)
+ *   ON CONFLICT ON <arbiter> DO NOTHING
+ * does, arbiter being the unique index that allows one running run a
+ * workflow id: false, writing nothing, when that index has the row's key
+ * already.  As the executor does it, the row is inserted speculatively: a
+ * conflicting insert in progress is waited for, and an insert that races
+ * with another is undone and tried again, so that of two starts at once
+ * exactly one inserts and the other does nothing.  Other columns get their
+ * defaults, as an INSERT would give them.
+ */
+bool
+DirectInsertRun(int n, const char *const *names, const Datum *values,
+				const bool *isnull, const char *arbiter)
+{
+	DirectTable dt;
+	DirectColumn cols[lengthof(run_insert_columns)];
+	int			att[lengthof(run_insert_columns)];
+	Datum	   *vals;
+	bool	   *nulls;
+	Oid			seq;
+	Oid			arbiter_oid;
+	List	   *arbiters;
+	TupleTableSlot *slot;
+	bool		inserted = false;
+	int			i;
+
+	Assert(n < lengthof(run_insert_columns));
+	for (i = 0; i < n; i++)
+	{
+		int			j;
+
+		for (j = 0; j < lengthof(run_insert_columns); j++)
+			if (strcmp(run_insert_columns[j].name, names[i]) == 0)
+				break;
+		if (j == lengthof(run_insert_columns))
+			elog(ERROR, "durable.runs.%s is not a column DirectInsertRun knows",
+				 names[i]);
+		cols[i] = run_insert_columns[j];
+	}
+	cols[n].name = "run_seq";
+	cols[n].type = INT8OID;
+	direct_open_with(&dt, "runs", n + 1, cols, att, 0, NULL, NULL);
+	arbiter_oid = get_relname_relid(arbiter, RelationGetNamespace(dt.rel));
+	seq = get_relname_relid("run_seq", RelationGetNamespace(dt.rel));
+	if (!OidIsValid(arbiter_oid) || !OidIsValid(seq))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("durable.%s does not exist",
+						OidIsValid(seq) ? arbiter : "run_seq"),
+				 errhint("durable needs its tables as its extension script made them.")));
+	/* The unique indexes' entries are checked before the row is written */
+	ExecCloseIndices(dt.rri);
+	ExecOpenIndices(dt.rri, true);
+	arbiters = list_make1_oid(arbiter_oid);
+
+	vals = palloc0(sizeof(Datum) * dt.natts);
+	nulls = palloc(sizeof(bool) * dt.natts);
+	memset(nulls, true, sizeof(bool) * dt.natts);
+	for (i = 0; i < n; i++)
+	{
+		vals[att[i]] = values[i];
+		nulls[att[i]] = isnull[i];
+	}
+	vals[att[n]] = Int64GetDatum(nextval_internal(seq, false));
+	nulls[att[n]] = false;
+
+	slot = dt.slot;
+	ExecClearTuple(slot);
+	memcpy(slot->tts_values, vals, sizeof(Datum) * dt.natts);
+	memcpy(slot->tts_isnull, nulls, sizeof(bool) * dt.natts);
+	for (i = 0; i < dt.ndefaults; i++)
+	{
+		int			a = dt.default_att[i];
+
+		slot->tts_values[a] =
+			ExecEvalExprSwitchContext(dt.default_expr[i],
+									  GetPerTupleExprContext(dt.estate),
+									  &slot->tts_isnull[a]);
+	}
+	ExecStoreVirtualTuple(slot);
+	check_not_null(dt.rel, slot);
+	if (dt.user_checks)
+		ExecConstraints(dt.rri, slot, dt.estate);
+
+	for (;;)
+	{
+		ItemPointerData conflict;
+		uint32		token;
+		bool		spec_conflict = false;
+		List	   *recheck;
+
+		if (!ExecCheckIndexConstraints(dt.rri, slot, dt.estate, &conflict,
+									   arbiters))
+		{
+			check_conflict_visible(dt.rel, &conflict);
+			break;				/* DO NOTHING */
+		}
+		token = SpeculativeInsertionLockAcquire(GetCurrentTransactionId());
+		table_tuple_insert_speculative(dt.rel, slot, dt.cid, 0, NULL, token);
+		recheck = ExecInsertIndexTuples(dt.rri, slot, dt.estate, false, true,
+										&spec_conflict, arbiters);
+		table_tuple_complete_speculative(dt.rel, slot, token, !spec_conflict);
+		SpeculativeInsertionLockRelease(GetCurrentTransactionId());
+		list_free(recheck);
+		if (!spec_conflict)
+		{
+			inserted = true;
+			break;
+		}
+		/* Another insert got there meanwhile: look again. */
+	}
+	ResetPerTupleExprContext(dt.estate);
+	direct_close(&dt);
+	return inserted;
 }
 
 /*

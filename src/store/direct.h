@@ -100,6 +100,9 @@ extern int	DirectScanTextIndex(const char *relname, const char *indexname,
 								bool (*each) (struct TupleTableSlot *slot,
 											  Snapshot snapshot, void *arg),
 								void *arg);
+extern bool DirectInsertRun(int n, const char *const *names,
+							const Datum *values, const bool *isnull,
+							const char *arbiter);
 extern void DirectUpdateRun(pg_uuid_t *run_id, int n,
 							const char *const *names, const Datum *values,
 							const bool *isnull);
