@@ -69,6 +69,7 @@
 #include "access/tableam.h"
 #include "access/transam.h"
 #include "access/xact.h"
+#include "catalog/index.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
@@ -911,9 +912,19 @@ DirectInsertRun(int n, const char *const *names, const Datum *values,
 				 errmsg("durable.%s does not exist",
 						OidIsValid(seq) ? arbiter : "run_seq"),
 				 errhint("durable needs its tables as its extension script made them.")));
-	/* The unique indexes' entries are checked before the row is written */
-	ExecCloseIndices(dt.rri);
-	ExecOpenIndices(dt.rri, true);
+	/* The arbiter's entries are checked before the row is written */
+	for (i = 0; i < dt.rri->ri_NumIndices; i++)
+		if (RelationGetRelid(dt.rri->ri_IndexRelationDescs[i]) == arbiter_oid)
+			break;
+	if (i == dt.rri->ri_NumIndices ||
+		!dt.rri->ri_IndexRelationInfo[i]->ii_Unique)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("durable.%s is not a unique index of durable.runs",
+						arbiter),
+				 errhint("durable needs its tables as its extension script made them.")));
+	BuildSpeculativeIndexInfo(dt.rri->ri_IndexRelationDescs[i],
+							  dt.rri->ri_IndexRelationInfo[i]);
 	arbiters = list_make1_oid(arbiter_oid);
 
 	vals = palloc0(sizeof(Datum) * dt.natts);
