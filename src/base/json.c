@@ -3,9 +3,8 @@
  * json.c
  *	  Building jsonb values (event attributes, tasks) and reading their fields.
  *
- * The builder writes JSON text into a StringInfo and parses it once at the
- * end, which is simpler than pushing JsonbValues and fast enough for the few
- * keys an event has.
+ * The builder pushes JsonbValues (no JSON text is written and parsed again:
+ * an event's payload, often the largest part of it, is copied once).
  *
  *-------------------------------------------------------------------------
  */
@@ -22,82 +21,164 @@
 
 #include "base/json.h"
 
+/*
+ * A string value of the builder: copied, as the value pushed keeps only a
+ * pointer to it until JsonFinish, and callers pass strings of any lifetime.
+ */
+static void
+set_string(JsonbValue *v, const char *str, int len)
+{
+	v->type = jbvString;
+	v->val.string.val = pnstrdup(str, len);
+	v->val.string.len = len;
+}
+
+/* Push a value: an object's (after its key) or an array's element. */
+static void
+push_value(JsonBuilder *jb, JsonbValue *v)
+{
+	(void) pushJsonbValue(&jb->state,
+						  jb->in_array[jb->depth] ? WJB_ELEM : WJB_VALUE, v);
+}
+
 /* Start a builder with an open top-level object. */
 void
 JsonBegin(JsonBuilder *jb)
 {
-	initStringInfo(&jb->buf);
-	appendStringInfoChar(&jb->buf, '{');
+	jb->state = NULL;
+	(void) pushJsonbValue(&jb->state, WJB_BEGIN_OBJECT, NULL);
 	jb->depth = 0;
-	jb->need_comma[0] = false;
+	jb->in_array[0] = false;
 }
 
-/* Write the separator and, inside an object, the key. */
+/* Inside an object, push the key of the next value (NULL in an array). */
 void
 JsonKey(JsonBuilder *jb, const char *key)
 {
-	if (jb->need_comma[jb->depth])
-		appendStringInfoChar(&jb->buf, ',');
-	jb->need_comma[jb->depth] = true;
-	if (key != NULL)
-	{
-		escape_json(&jb->buf, key);
-		appendStringInfoChar(&jb->buf, ':');
-	}
+	JsonbValue	v;
+
+	if (key == NULL || jb->in_array[jb->depth])
+		return;
+	set_string(&v, key, strlen(key));
+	(void) pushJsonbValue(&jb->state, WJB_KEY, &v);
 }
 
 /* A string value; NULL writes null. */
 void
 JsonAddText(JsonBuilder *jb, const char *key, const char *value)
 {
+	JsonbValue	v;
+
 	JsonKey(jb, key);
 	if (value == NULL)
-		appendStringInfoString(&jb->buf, "null");
+		v.type = jbvNull;
 	else
-		escape_json(&jb->buf, value);
+		set_string(&v, value, strlen(value));
+	push_value(jb, &v);
 }
 
 void
 JsonAddInt(JsonBuilder *jb, const char *key, int64 value)
 {
+	JsonbValue	v;
+
 	JsonKey(jb, key);
-	appendStringInfo(&jb->buf, INT64_FORMAT, value);
+	v.type = jbvNumeric;
+	v.val.numeric = int64_to_numeric(value);
+	push_value(jb, &v);
 }
 
-/* A number of seconds or a coefficient, in its shortest exact form. */
+/*
+ * A number of seconds or a coefficient, in its shortest exact form: the
+ * numeric that its shortest text (float8out) reads as, as jsonb_in would
+ * read it.
+ */
 void
 JsonAddFloat(JsonBuilder *jb, const char *key, double value)
 {
+	JsonbValue	v;
+
 	JsonKey(jb, key);
 	if (isnan(value) || isinf(value))
-		appendStringInfoString(&jb->buf, "null");
+		v.type = jbvNull;
 	else
-		appendStringInfoString(&jb->buf, float8out_internal(value));
+	{
+		v.type = jbvNumeric;
+		v.val.numeric =
+			DatumGetNumeric(DirectFunctionCall3(numeric_in,
+												CStringGetDatum(float8out_internal(value)),
+												ObjectIdGetDatum(InvalidOid),
+												Int32GetDatum(-1)));
+	}
+	push_value(jb, &v);
 }
 
 void
 JsonAddBool(JsonBuilder *jb, const char *key, bool value)
 {
+	JsonbValue	v;
+
 	JsonKey(jb, key);
-	appendStringInfoString(&jb->buf, value ? "true" : "false");
+	v.type = jbvBool;
+	v.val.boolean = value;
+	push_value(jb, &v);
 }
 
 void
 JsonAddNull(JsonBuilder *jb, const char *key)
 {
+	JsonbValue	v;
+
 	JsonKey(jb, key);
-	appendStringInfoString(&jb->buf, "null");
+	v.type = jbvNull;
+	push_value(jb, &v);
 }
 
-/* An embedded jsonb value (payloads); NULL writes null. */
+/*
+ * An embedded jsonb value (payloads); NULL writes null.  Its scalars are
+ * copied as they are pushed: a value read from a table may live in a buffer
+ * or an SPI result that goes away before JsonFinish.
+ */
 void
 JsonAddJsonb(JsonBuilder *jb, const char *key, Jsonb *value)
 {
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+
 	JsonKey(jb, key);
 	if (value == NULL)
-		appendStringInfoString(&jb->buf, "null");
-	else
-		(void) JsonbToCString(&jb->buf, &value->root, VARSIZE(value));
+	{
+		v.type = jbvNull;
+		push_value(jb, &v);
+		return;
+	}
+	it = JsonbIteratorInit(&value->root);
+	if (JB_ROOT_IS_SCALAR(value))
+	{
+		/* [scalar] as stored: the scalar alone */
+		(void) JsonbIteratorNext(&it, &v, false);	/* WJB_BEGIN_ARRAY */
+		(void) JsonbIteratorNext(&it, &v, false);	/* WJB_ELEM */
+		if (v.type == jbvString)
+			set_string(&v, v.val.string.val, v.val.string.len);
+		else if (v.type == jbvNumeric)
+			v.val.numeric = DatumGetNumericCopy(NumericGetDatum(v.val.numeric));
+		push_value(jb, &v);
+		return;
+	}
+	while ((tok = JsonbIteratorNext(&it, &v, false)) != WJB_DONE)
+	{
+		if (tok == WJB_KEY || tok == WJB_VALUE || tok == WJB_ELEM)
+		{
+			if (v.type == jbvString)
+				set_string(&v, v.val.string.val, v.val.string.len);
+			else if (v.type == jbvNumeric)
+				v.val.numeric = DatumGetNumericCopy(NumericGetDatum(v.val.numeric));
+			(void) pushJsonbValue(&jb->state, tok, &v);
+		}
+		else
+			(void) pushJsonbValue(&jb->state, tok, NULL);
+	}
 }
 
 /* A timestamp, written as to_jsonb() writes one. */
@@ -105,26 +186,28 @@ void
 JsonAddTimestamp(JsonBuilder *jb, const char *key, TimestampTz value)
 {
 	char		buf[MAXDATELEN + 1];
+	JsonbValue	v;
 
 	JsonKey(jb, key);
 	JsonEncodeDateTime(buf, TimestampTzGetDatum(value), TIMESTAMPTZOID, NULL);
-	escape_json(&jb->buf, buf);
+	set_string(&v, buf, strlen(buf));
+	push_value(jb, &v);
 }
 
 void
 JsonBeginObject(JsonBuilder *jb, const char *key)
 {
 	JsonKey(jb, key);
-	appendStringInfoChar(&jb->buf, '{');
-	if (jb->depth + 1 >= lengthof(jb->need_comma))
+	if (jb->depth + 1 >= lengthof(jb->in_array))
 		elog(ERROR, "JSON builder nested too deeply");
-	jb->need_comma[++jb->depth] = false;
+	(void) pushJsonbValue(&jb->state, WJB_BEGIN_OBJECT, NULL);
+	jb->in_array[++jb->depth] = false;
 }
 
 void
 JsonEndObject(JsonBuilder *jb)
 {
-	appendStringInfoChar(&jb->buf, '}');
+	(void) pushJsonbValue(&jb->state, WJB_END_OBJECT, NULL);
 	jb->depth--;
 }
 
@@ -132,31 +215,28 @@ void
 JsonBeginArray(JsonBuilder *jb, const char *key)
 {
 	JsonKey(jb, key);
-	appendStringInfoChar(&jb->buf, '[');
-	if (jb->depth + 1 >= lengthof(jb->need_comma))
+	if (jb->depth + 1 >= lengthof(jb->in_array))
 		elog(ERROR, "JSON builder nested too deeply");
-	jb->need_comma[++jb->depth] = false;
+	(void) pushJsonbValue(&jb->state, WJB_BEGIN_ARRAY, NULL);
+	jb->in_array[++jb->depth] = true;
 }
 
 void
 JsonEndArray(JsonBuilder *jb)
 {
-	appendStringInfoChar(&jb->buf, ']');
+	(void) pushJsonbValue(&jb->state, WJB_END_ARRAY, NULL);
 	jb->depth--;
 }
 
-/* Close the top-level object and parse it into a jsonb value. */
+/* Close the top-level object: the jsonb value built. */
 Jsonb *
 JsonFinish(JsonBuilder *jb)
 {
-	Jsonb	   *result;
+	JsonbValue *res;
 
 	Assert(jb->depth == 0);
-	appendStringInfoChar(&jb->buf, '}');
-	result = DatumGetJsonbP(DirectFunctionCall1(jsonb_in,
-												CStringGetDatum(jb->buf.data)));
-	pfree(jb->buf.data);
-	return result;
+	res = pushJsonbValue(&jb->state, WJB_END_OBJECT, NULL);
+	return JsonbValueToJsonb(res);
 }
 
 /* The value of key in a jsonb object, or NULL when absent or not an object. */

@@ -14,9 +14,9 @@
 
 typedef struct JsonBuilder
 {
-	StringInfoData buf;
-	int			depth;
-	bool		need_comma[16];
+	JsonbParseState *state;
+	int			depth;			/* 0: the top-level object */
+	bool		in_array[16];	/* the container at each depth is an array */
 } JsonBuilder;
 
 extern void JsonBegin(JsonBuilder *jb);
