@@ -99,24 +99,6 @@ static KeptPlan load_activity_by_id = {
 	" WHERE run_id = $1 AND activity_id = $2 FOR UPDATE",
 	2, {UUIDOID, TEXTOID}
 };
-static KeptPlan insert_activity = {
-	NULL, "INSERT INTO durable.activities (run_id, scheduled_event_id, namespace,"
-	" workflow_id, activity_id, activity_type, task_queue, input, retry_policy,"
-	" schedule_to_start_timeout, start_to_close_timeout,"
-	" schedule_to_close_timeout, heartbeat_timeout, first_scheduled_time,"
-	" scheduled_time) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,"
-	" $12, $13, $14, $14)"
-	" ON CONFLICT (run_id, activity_id) DO NOTHING RETURNING 1",
-	14, {UUIDOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
-		JSONBOID, JSONBOID, FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
-	TIMESTAMPTZOID}
-};
-/* An activity's own priority and concurrency key (0.9.0), for its retries */
-static KeptPlan set_activity_order = {
-	NULL, "UPDATE durable.activities SET priority = $3, concurrency_key = $4"
-	" WHERE run_id = $1 AND scheduled_event_id = $2",
-	4, {UUIDOID, INT8OID, INT2OID, TEXTOID}
-};
 static KeptPlan get_activity_order = {
 	NULL, "SELECT priority, concurrency_key FROM durable.activities"
 	" WHERE run_id = $1 AND scheduled_event_id = $2",
@@ -161,7 +143,7 @@ static KeptPlan count_pending = {
 #define TS_NONE DT_NOEND
 
 /* The columns of ACTIVITY_COLUMNS, by name, in that order */
-#define N_ACTIVITY_COLUMNS 25
+#define N_ACTIVITY_COLUMNS DIRECT_ACTIVITY_NCOLUMNS
 static const char *const activity_column_names[N_ACTIVITY_COLUMNS] = {
 	"run_id", "scheduled_event_id", "namespace", "workflow_id", "activity_id",
 	"activity_type", "task_queue", "input", "state", "attempt", "retry_policy",
@@ -519,8 +501,9 @@ ScheduleActivity(RunState *rs, TimestampTz now, ActivityRequest *req,
 	double		stc = req->start_to_close;
 	double		s2c = req->schedule_to_close;
 	double		extend = 0;
-	Datum		values[14];
-	char		nulls[14];
+	Datum		values[1];
+	Datum		row[N_ACTIVITY_COLUMNS];
+	bool		row_null[N_ACTIVITY_COLUMNS];
 	JsonBuilder jb;
 	ActivityState a;
 	int			priority;
@@ -602,40 +585,50 @@ ScheduleActivity(RunState *rs, TimestampTz now, ActivityRequest *req,
 	a.scheduled_event_id = AppendEvent(rs, now, "ActivityTaskScheduled",
 									   JsonFinish(&jb));
 
-	memset(nulls, ' ', sizeof(nulls));
-	values[0] = UUIDPGetDatum(&rs->run_id);
-	values[1] = Int64GetDatum(a.scheduled_event_id);
-	values[2] = CStringGetTextDatum(rs->namespace);
-	values[3] = CStringGetTextDatum(rs->workflow_id);
-	values[4] = CStringGetTextDatum(req->activity_id);
-	values[5] = CStringGetTextDatum(req->activity_type);
-	values[6] = CStringGetTextDatum(req->task_queue);
-	JSONB_DATUM(7, req->input);
-	values[8] = JsonbPGetDatum(policy_json);
-	values[9] = Float8GetDatum(s2s);
-	nulls[9] = s2s > 0 ? ' ' : 'n';
-	values[10] = Float8GetDatum(stc);
-	values[11] = Float8GetDatum(s2c);
-	nulls[11] = s2c > 0 ? ' ' : 'n';
-	values[12] = Float8GetDatum(req->heartbeat_timeout);
-	nulls[12] = req->heartbeat_timeout > 0 ? ' ' : 'n';
-	values[13] = TimestampTzGetDatum(now);
-	if (RunPlan(&insert_activity, values, nulls, false, 1) == 0)
+	/*
+	 * The row, as an INSERT ... ON CONFLICT (run_id, activity_id) DO NOTHING
+	 * of the columns below (the others get their defaults: SCHEDULED,
+	 * attempt 1, not cancel_requested) would make it, without a statement
+	 * (direct.c).  Its own priority and concurrency key (0.9.0), for its
+	 * retries, are written with it when they are not the defaults.
+	 */
+	priority = req->priority > 0 ? req->priority : rs->priority;
+	key = req->concurrency_key != NULL ? req->concurrency_key :
+		rs->concurrency_key;
+	memset(row_null, true, sizeof(row_null));
+	row[0] = UUIDPGetDatum(&rs->run_id);
+	row[1] = Int64GetDatum(a.scheduled_event_id);
+	row[2] = CStringGetTextDatum(rs->namespace);
+	row[3] = CStringGetTextDatum(rs->workflow_id);
+	row[4] = CStringGetTextDatum(req->activity_id);
+	row[5] = CStringGetTextDatum(req->activity_type);
+	row[6] = CStringGetTextDatum(req->task_queue);
+	row[7] = req->input != NULL ? JsonbPGetDatum(req->input) : (Datum) 0;
+	row[8] = CStringGetTextDatum("SCHEDULED");
+	row[9] = Int32GetDatum(1);
+	row[10] = JsonbPGetDatum(policy_json);
+	row[11] = Float8GetDatum(s2s);
+	row[12] = Float8GetDatum(stc);
+	row[13] = Float8GetDatum(s2c);
+	row[14] = Float8GetDatum(req->heartbeat_timeout);
+	row[15] = TimestampTzGetDatum(now);
+	row[16] = TimestampTzGetDatum(now);
+	row[24] = BoolGetDatum(false);
+	row_null[0] = row_null[1] = row_null[2] = row_null[3] = false;
+	row_null[4] = row_null[5] = row_null[6] = false;
+	row_null[7] = req->input == NULL;
+	row_null[8] = row_null[9] = row_null[10] = false;
+	row_null[11] = !(s2s > 0);
+	row_null[12] = false;
+	row_null[13] = !(s2c > 0);
+	row_null[14] = !(req->heartbeat_timeout > 0);
+	row_null[15] = row_null[16] = row_null[24] = false;
+	if (!DirectInsertActivity(row, row_null, priority != 3 || key != NULL,
+							  (int16) priority, key))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("decisions[%d].activityId \"%s\" is already pending",
 						req->index, req->activity_id)));
-	SPI_freetuptable(SPI_tuptable);
-	priority = req->priority > 0 ? req->priority : rs->priority;
-	key = req->concurrency_key != NULL ? req->concurrency_key :
-		rs->concurrency_key;
-	if (priority != 3 || key != NULL)
-	{
-		values[2] = Int16GetDatum((int16) priority);
-		values[3] = key != NULL ? CStringGetTextDatum(key) : (Datum) 0;
-		nulls[3] = key != NULL ? ' ' : 'n';
-		RunPlan(&set_activity_order, values, nulls, false, 0);
-	}
 
 	/* One attempt more for the run's cap (engine rule 9). */
 	rs->activity_attempts++;

@@ -62,6 +62,7 @@
 #include "access/heapam.h"
 #include "access/itup.h"
 #include "access/relscan.h"
+#include "catalog/pg_index.h"
 #include "access/htup_details.h"
 #include "access/stratnum.h"
 #include "access/table.h"
@@ -1671,6 +1672,147 @@ DirectStartActivityAttempt(pg_uuid_t *run_id, int64 scheduled_event_id,
 	table_close(rel, NoLock);
 	UnregisterSnapshot(snapshot);
 	return result;
+}
+
+/*
+ * The columns of durable.activities the engine reads and writes, in the
+ * order of ACTIVITY_COLUMNS (engine/activities.c), and those a database not
+ * yet updated lacks: task_secret (0.3.0), priority and concurrency_key
+ * (0.9.0).
+ */
+static const DirectColumn activity_columns[DIRECT_ACTIVITY_NCOLUMNS] = {
+	{"run_id", UUIDOID}, {"scheduled_event_id", INT8OID},
+	{"namespace", TEXTOID}, {"workflow_id", TEXTOID},
+	{"activity_id", TEXTOID}, {"activity_type", TEXTOID},
+	{"task_queue", TEXTOID}, {"input", JSONBOID}, {"state", TEXTOID},
+	{"attempt", INT4OID}, {"retry_policy", JSONBOID},
+	{"schedule_to_start_timeout", FLOAT8OID},
+	{"start_to_close_timeout", FLOAT8OID},
+	{"schedule_to_close_timeout", FLOAT8OID},
+	{"heartbeat_timeout", FLOAT8OID},
+	{"first_scheduled_time", TIMESTAMPTZOID},
+	{"scheduled_time", TIMESTAMPTZOID}, {"started_time", TIMESTAMPTZOID},
+	{"last_heartbeat_time", TIMESTAMPTZOID},
+	{"heartbeat_details", JSONBOID}, {"last_failure_reason", TEXTOID},
+	{"last_failure_details", JSONBOID},
+	{"next_attempt_time", TIMESTAMPTZOID},
+	{"last_worker_identity", TEXTOID}, {"cancel_requested", BOOLOID}
+};
+static const DirectColumn activity_optional_columns[] = {
+	{"task_secret", INT8OID}, {"priority", INT2OID},
+	{"concurrency_key", TEXTOID}
+};
+
+/*
+ * The unique index of durable.activities on (run_id, activity_id), which an
+ * INSERT ... ON CONFLICT (run_id, activity_id) infers as its arbiter.
+ */
+static Oid
+activity_id_index(Relation rel, int c_run, int c_id)
+{
+	List	   *indexes = RelationGetIndexList(rel);
+	ListCell   *lc;
+	Oid			found = InvalidOid;
+
+	foreach(lc, indexes)
+	{
+		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
+		Form_pg_index form = index->rd_index;
+
+		if (form->indisunique && form->indimmediate && form->indisvalid &&
+			form->indnkeyatts == 2 &&
+			RelationGetIndexPredicate(index) == NIL &&
+			RelationGetIndexExpressions(index) == NIL &&
+			((form->indkey.values[0] == c_run + 1 &&
+			  form->indkey.values[1] == c_id + 1) ||
+			 (form->indkey.values[0] == c_id + 1 &&
+			  form->indkey.values[1] == c_run + 1)))
+			found = RelationGetRelid(index);
+		index_close(index, AccessShareLock);
+		if (OidIsValid(found))
+			break;
+	}
+	list_free(indexes);
+	if (!OidIsValid(found))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_COLUMN_REFERENCE),
+				 errmsg("there is no unique or exclusion constraint matching the ON CONFLICT specification")));
+	return found;
+}
+
+/*
+ * Insert the row of an activity just scheduled, as
+ *   INSERT INTO durable.activities (...) VALUES (...)
+ *     ON CONFLICT (run_id, activity_id) DO NOTHING
+ * does; values and isnull are its DIRECT_ACTIVITY_NCOLUMNS columns in the
+ * order of ACTIVITY_COLUMNS (engine/activities.c).  With set_order, priority
+ * and concurrency_key (NULL: none) are written too, where the schema has
+ * them (0.9.0); task_secret is left NULL.  Returns false, writing nothing,
+ * when the run has a pending activity of this activity_id.  The caller holds
+ * the run's row lock, under which every activity of the run is inserted and
+ * deleted: the probe of the unique index sees every row that could conflict.
+ */
+bool
+DirectInsertActivity(const Datum *values, const bool *isnull, bool set_order,
+					 int16 priority, const char *concurrency_key)
+{
+	DirectTable dt;
+	int			att[DIRECT_ACTIVITY_NCOLUMNS];
+	int			opt[lengthof(activity_optional_columns)];
+	Datum	   *vals;
+	bool	   *nulls;
+	Oid			index;
+	ScanKeyData keys[2];
+	SysScanDesc scan;
+	Snapshot	snapshot;
+	bool		conflict;
+	int			i;
+
+	direct_open_with(&dt, "activities", DIRECT_ACTIVITY_NCOLUMNS,
+					 activity_columns, att,
+					 lengthof(activity_optional_columns),
+					 activity_optional_columns, opt);
+	index = activity_id_index(dt.rel, att[0], att[4]);
+	ScanKeyInit(&keys[0], att[0] + 1, BTEqualStrategyNumber, F_UUID_EQ,
+				values[0]);
+	ScanKeyEntryInitialize(&keys[1], 0, att[4] + 1, BTEqualStrategyNumber,
+						   InvalidOid,
+						   TupleDescAttr(RelationGetDescr(dt.rel),
+										 att[4])->attcollation,
+						   F_TEXTEQ, values[4]);
+	CommandCounterIncrement();
+	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	scan = systable_beginscan(dt.rel, index, true, snapshot, 2, keys);
+	conflict = HeapTupleIsValid(systable_getnext(scan));
+	systable_endscan(scan);
+	UnregisterSnapshot(snapshot);
+	if (conflict)
+	{
+		direct_close(&dt);
+		return false;
+	}
+
+	vals = palloc0(sizeof(Datum) * dt.natts);
+	nulls = palloc(sizeof(bool) * dt.natts);
+	memset(nulls, true, sizeof(bool) * dt.natts);
+	for (i = 0; i < DIRECT_ACTIVITY_NCOLUMNS; i++)
+	{
+		vals[att[i]] = values[i];
+		nulls[att[i]] = isnull[i];
+	}
+	if (set_order && opt[1] >= 0)
+	{
+		vals[opt[1]] = Int16GetDatum(priority);
+		nulls[opt[1]] = false;
+	}
+	if (set_order && opt[2] >= 0 && concurrency_key != NULL)
+	{
+		vals[opt[2]] = CStringGetTextDatum(concurrency_key);
+		nulls[opt[2]] = false;
+	}
+	direct_insert(&dt, vals, nulls);
+	direct_close(&dt);
+	return true;
 }
 
 /* The OID of durable.paused_task_queues, or InvalidOid before 0.7.0. */

@@ -64,6 +64,11 @@ extern HeapTuple DirectStartActivityAttempt(pg_uuid_t *run_id,
 											const char *identity,
 											int64 secret,
 											TupleDesc *desc_out);
+/* The columns of durable.activities in ACTIVITY_COLUMNS (engine/activities.c) */
+#define DIRECT_ACTIVITY_NCOLUMNS 25
+extern bool DirectInsertActivity(const Datum *values, const bool *isnull,
+								 bool set_order, int16 priority,
+								 const char *concurrency_key);
 extern int	DirectDeleteRunTimers(pg_uuid_t *run_id, const char *except_kind);
 extern void DirectSetTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id,
 						   TimestampTz due_at, bool set_attempt, int32 attempt);
