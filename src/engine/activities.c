@@ -125,16 +125,6 @@ static KeptPlan disarm_timer = {
 	" WHERE run_id = $1 AND kind = 'activity' AND ref_id = $2",
 	2, {UUIDOID, INT8OID}
 };
-static KeptPlan log_attempt = {
-	NULL, "INSERT INTO durable.activity_attempt_log (run_id, scheduled_event_id,"
-	" attempt, activity_id, activity_type, worker_identity, scheduled_time,"
-	" started_time, end_time, outcome, failure_reason, failure_details,"
-	" next_retry_time) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,"
-	" $12, $13)",
-	13, {UUIDOID, INT8OID, INT4OID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID,
-		TIMESTAMPTZOID, TIMESTAMPTZOID, TEXTOID, TEXTOID, JSONBOID,
-	TIMESTAMPTZOID}
-};
 static KeptPlan count_pending = {
 	NULL, "SELECT count(*) FROM durable.activities WHERE run_id = $1",
 	1, {UUIDOID}
@@ -353,6 +343,13 @@ LoadActivityById(pg_uuid_t *run_id, const char *activity_id, ActivityState *a)
 	do { values[i] = (j) ? JsonbPGetDatum(j) : (Datum) 0; nulls[i] = (j) ? ' ' : 'n'; } while (0)
 #define TEXT_DATUM(i, s) \
 	do { values[i] = (s) ? CStringGetTextDatum(s) : (Datum) 0; nulls[i] = (s) ? ' ' : 'n'; } while (0)
+/* The same, for the values of a direct write (direct.c) */
+#define TS_VALUE(i, t) \
+	do { values[i] = TimestampTzGetDatum(t); isnull[i] = (t) == TS_NONE; } while (0)
+#define JSONB_VALUE(i, j) \
+	do { values[i] = (j) ? JsonbPGetDatum(j) : (Datum) 0; isnull[i] = (j) == NULL; } while (0)
+#define TEXT_VALUE(i, s) \
+	do { values[i] = (s) ? CStringGetTextDatum(s) : (Datum) 0; isnull[i] = (s) == NULL; } while (0)
 
 /* Write back the mutable columns of an activity. */
 static void
@@ -463,24 +460,25 @@ static void
 log_activity_attempt(ActivityState *a, TimestampTz now, const char *outcome,
 					 const char *reason, Jsonb *details, TimestampTz next_retry)
 {
-	Datum		values[13];
-	char		nulls[13];
+	Datum		values[DIRECT_ATTEMPT_LOG_NCOLUMNS];
+	bool		isnull[DIRECT_ATTEMPT_LOG_NCOLUMNS];
 
-	memset(nulls, ' ', sizeof(nulls));
+	memset(isnull, false, sizeof(isnull));
 	values[0] = UUIDPGetDatum(&a->run_id);
 	values[1] = Int64GetDatum(a->scheduled_event_id);
 	values[2] = Int32GetDatum(a->attempt);
 	values[3] = CStringGetTextDatum(a->activity_id);
 	values[4] = CStringGetTextDatum(a->activity_type);
-	TEXT_DATUM(5, a->last_worker_identity);
-	TS_DATUM(6, a->scheduled_time);
-	TS_DATUM(7, a->started_time);
+	TEXT_VALUE(5, a->last_worker_identity);
+	TS_VALUE(6, a->scheduled_time);
+	TS_VALUE(7, a->started_time);
 	values[8] = TimestampTzGetDatum(now);
 	values[9] = CStringGetTextDatum(outcome);
-	TEXT_DATUM(10, reason);
-	JSONB_DATUM(11, details);
-	TS_DATUM(12, next_retry);
-	RunPlan(&log_attempt, values, nulls, false, 0);
+	TEXT_VALUE(10, reason);
+	JSONB_VALUE(11, details);
+	TS_VALUE(12, next_retry);
+	/* The INSERT, without a statement (direct.c) */
+	DirectLogActivityAttempt(values, isnull);
 	/* Its slot under the queue's concurrency limit is free (task_limits.c). */
 	TaskLimitEnded(a->namespace, a->task_queue, 'a', &a->run_id,
 				   a->scheduled_event_id);

@@ -4,7 +4,8 @@
  *	  Rows written and read without the executor, on the hottest paths.
  *
  * Every call that changes a run appends history events and often queues a
- * task.  Through SPI each of those writes is a statement: plan cache checks,
+ * task; an activity's row is inserted, locked, updated and logged on every
+ * attempt.  Through SPI each of those writes is a statement: plan cache checks,
  * executor start-up, a function scan per unnested array, CHECK constraints
  * rebuilt from their stored trees, and executor shutdown, which together
  * cost several times the row itself.  Here the rows go straight to the table
@@ -119,7 +120,7 @@ typedef struct DirectColumn
 static const char *const schema_checks[] = {
 	"runs_status_check", "ready_tasks_kind_check", "activities_state_check",
 	"ready_tasks_priority_check", "runs_priority_check",
-	"activities_priority_check"
+	"activities_priority_check", "activity_attempt_log_outcome_check"
 };
 
 /*
@@ -1813,6 +1814,44 @@ DirectInsertActivity(const Datum *values, const bool *isnull, bool set_order,
 	direct_insert(&dt, vals, nulls);
 	direct_close(&dt);
 	return true;
+}
+
+/* The columns of durable.activity_attempt_log, all of them the engine's */
+static const DirectColumn attempt_log_columns[DIRECT_ATTEMPT_LOG_NCOLUMNS] = {
+	{"run_id", UUIDOID}, {"scheduled_event_id", INT8OID},
+	{"attempt", INT4OID}, {"activity_id", TEXTOID},
+	{"activity_type", TEXTOID}, {"worker_identity", TEXTOID},
+	{"scheduled_time", TIMESTAMPTZOID}, {"started_time", TIMESTAMPTZOID},
+	{"end_time", TIMESTAMPTZOID}, {"outcome", TEXTOID},
+	{"failure_reason", TEXTOID}, {"failure_details", JSONBOID},
+	{"next_retry_time", TIMESTAMPTZOID}
+};
+
+/*
+ * Log an ended attempt of an activity, as an INSERT into
+ * durable.activity_attempt_log of its columns in the order above does.
+ */
+void
+DirectLogActivityAttempt(const Datum *values, const bool *isnull)
+{
+	DirectTable dt;
+	int			att[DIRECT_ATTEMPT_LOG_NCOLUMNS];
+	Datum	   *vals;
+	bool	   *nulls;
+	int			i;
+
+	direct_open(&dt, "activity_attempt_log", DIRECT_ATTEMPT_LOG_NCOLUMNS,
+				attempt_log_columns, att);
+	vals = palloc0(sizeof(Datum) * dt.natts);
+	nulls = palloc(sizeof(bool) * dt.natts);
+	memset(nulls, true, sizeof(bool) * dt.natts);
+	for (i = 0; i < DIRECT_ATTEMPT_LOG_NCOLUMNS; i++)
+	{
+		vals[att[i]] = values[i];
+		nulls[att[i]] = isnull[i];
+	}
+	direct_insert(&dt, vals, nulls);
+	direct_close(&dt);
 }
 
 /* The OID of durable.paused_task_queues, or InvalidOid before 0.7.0. */

@@ -69,6 +69,9 @@ extern HeapTuple DirectStartActivityAttempt(pg_uuid_t *run_id,
 extern bool DirectInsertActivity(const Datum *values, const bool *isnull,
 								 bool set_order, int16 priority,
 								 const char *concurrency_key);
+/* The columns of durable.activity_attempt_log */
+#define DIRECT_ATTEMPT_LOG_NCOLUMNS 13
+extern void DirectLogActivityAttempt(const Datum *values, const bool *isnull);
 extern int	DirectDeleteRunTimers(pg_uuid_t *run_id, const char *except_kind);
 extern void DirectSetTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id,
 						   TimestampTz due_at, bool set_attempt, int32 attempt);
