@@ -58,13 +58,6 @@ int			durable_default_activity_timeout = 600;
  * its task_secret (column 26): each has a form for 0.3.0, with it, and one
  * for a database still at 0.2.0, without (TaskSecretsStored picks).
  */
-#define LOAD_ACTIVITY(cols) \
-	"SELECT " cols " FROM durable.activities" \
-	" WHERE run_id = $1 AND scheduled_event_id = $2 FOR UPDATE"
-static KeptPlan load_activity[2] = {
-	{NULL, LOAD_ACTIVITY(ACTIVITY_COLUMNS), 2, {UUIDOID, INT8OID}},
-	{NULL, LOAD_ACTIVITY(ACTIVITY_COLUMNS ", task_secret"), 2, {UUIDOID, INT8OID}}
-};
 #define TAKE_ACTIVITY(cols) \
 	"DELETE FROM durable.activities" \
 	" WHERE run_id = $1 AND scheduled_event_id = $2 RETURNING " cols
@@ -103,17 +96,6 @@ static KeptPlan get_activity_order = {
 	NULL, "SELECT priority, concurrency_key FROM durable.activities"
 	" WHERE run_id = $1 AND scheduled_event_id = $2",
 	2, {UUIDOID, INT8OID}
-};
-static KeptPlan save_activity = {
-	NULL, "UPDATE durable.activities SET state = $3, attempt = $4,"
-	" scheduled_time = $5, started_time = $6, last_heartbeat_time = $7,"
-	" heartbeat_details = $8, last_failure_reason = $9,"
-	" last_failure_details = $10, next_attempt_time = $11,"
-	" cancel_requested = $12"
-	" WHERE run_id = $1 AND scheduled_event_id = $2",
-	12, {UUIDOID, INT8OID, TEXTOID, INT4OID, TIMESTAMPTZOID, TIMESTAMPTZOID,
-		TIMESTAMPTZOID, JSONBOID, TEXTOID, JSONBOID, TIMESTAMPTZOID,
-	BOOLOID}
 };
 static KeptPlan delete_activity = {
 	NULL, "DELETE FROM durable.activities"
@@ -260,6 +242,47 @@ read_activity_row(ActivityState *a)
 	SPI_freetuptable(SPI_tuptable);
 }
 
+/*
+ * Fill a from a row of durable.activities read directly (direct.c), of the
+ * table's descriptor desc, with its task_secret if the table has the column
+ * (0.3.0).
+ */
+static void
+read_activity_tuple(ActivityState *a, HeapTuple tuple, TupleDesc desc)
+{
+	int			attnums[N_ACTIVITY_COLUMNS];
+	ActivityRow r;
+	int			i;
+
+	for (i = 0; i < N_ACTIVITY_COLUMNS; i++)
+	{
+		int			j;
+
+		attnums[i] = 0;
+		for (j = 0; j < desc->natts; j++)
+			if (!TupleDescAttr(desc, j)->attisdropped &&
+				strcmp(NameStr(TupleDescAttr(desc, j)->attname),
+					   activity_column_names[i]) == 0)
+				attnums[i] = j + 1;
+		if (attnums[i] == 0)
+			elog(ERROR, "durable.activities lacks column \"%s\"",
+				 activity_column_names[i]);
+	}
+	r.tuple = tuple;
+	r.desc = desc;
+	r.attnums = attnums;
+	read_activity(a, &r);
+	for (i = 0; i < desc->natts; i++)
+		if (!TupleDescAttr(desc, i)->attisdropped &&
+			strcmp(NameStr(TupleDescAttr(desc, i)->attname), "task_secret") == 0)
+		{
+			Datum		d = heap_getattr(tuple, i + 1, desc,
+										 &a->task_secret_null);
+
+			a->task_secret = a->task_secret_null ? 0 : DatumGetInt64(d);
+		}
+}
+
 /* Of a pair of statements, the one this database's schema has columns for. */
 static KeptPlan *
 secret_plan(KeptPlan *pair)
@@ -271,13 +294,14 @@ secret_plan(KeptPlan *pair)
 bool
 LoadActivity(pg_uuid_t *run_id, int64 scheduled_event_id, ActivityState *a)
 {
-	Datum		values[2];
+	TupleDesc	desc;
+	HeapTuple	tuple;
 
-	values[0] = UUIDPGetDatum(run_id);
-	values[1] = Int64GetDatum(scheduled_event_id);
-	if (RunPlan(secret_plan(load_activity), values, NULL, false, 1) == 0)
+	/* SELECT ... FOR UPDATE by primary key, without a statement (direct.c) */
+	tuple = DirectLockActivity(run_id, scheduled_event_id, &desc);
+	if (tuple == NULL)
 		return false;
-	read_activity_row(a);
+	read_activity_tuple(a, tuple, desc);
 	return true;
 }
 
@@ -337,13 +361,7 @@ LoadActivityById(pg_uuid_t *run_id, const char *activity_id, ActivityState *a)
 	return true;
 }
 
-#define TS_DATUM(i, t) \
-	do { values[i] = TimestampTzGetDatum(t); nulls[i] = (t) == TS_NONE ? 'n' : ' '; } while (0)
-#define JSONB_DATUM(i, j) \
-	do { values[i] = (j) ? JsonbPGetDatum(j) : (Datum) 0; nulls[i] = (j) ? ' ' : 'n'; } while (0)
-#define TEXT_DATUM(i, s) \
-	do { values[i] = (s) ? CStringGetTextDatum(s) : (Datum) 0; nulls[i] = (s) ? ' ' : 'n'; } while (0)
-/* The same, for the values of a direct write (direct.c) */
+/* A nullable value of a direct write (direct.c) */
 #define TS_VALUE(i, t) \
 	do { values[i] = TimestampTzGetDatum(t); isnull[i] = (t) == TS_NONE; } while (0)
 #define JSONB_VALUE(i, j) \
@@ -355,23 +373,28 @@ LoadActivityById(pg_uuid_t *run_id, const char *activity_id, ActivityState *a)
 static void
 save_activity_row(ActivityState *a)
 {
-	Datum		values[12];
-	char		nulls[12];
+	static const char *const names[10] = {
+		"state", "attempt", "scheduled_time", "started_time",
+		"last_heartbeat_time", "heartbeat_details", "last_failure_reason",
+		"last_failure_details", "next_attempt_time", "cancel_requested"
+	};
+	Datum		values[10];
+	bool		isnull[10];
 
-	memset(nulls, ' ', sizeof(nulls));
-	values[0] = UUIDPGetDatum(&a->run_id);
-	values[1] = Int64GetDatum(a->scheduled_event_id);
-	values[2] = CStringGetTextDatum(a->state);
-	values[3] = Int32GetDatum(a->attempt);
-	TS_DATUM(4, a->scheduled_time);
-	TS_DATUM(5, a->started_time);
-	TS_DATUM(6, a->last_heartbeat_time);
-	JSONB_DATUM(7, a->heartbeat_details);
-	TEXT_DATUM(8, a->last_failure_reason);
-	JSONB_DATUM(9, a->last_failure_details);
-	TS_DATUM(10, a->next_attempt_time);
-	values[11] = BoolGetDatum(a->cancel_requested);
-	RunPlan(&save_activity, values, nulls, false, 0);
+	memset(isnull, false, sizeof(isnull));
+	values[0] = CStringGetTextDatum(a->state);
+	values[1] = Int32GetDatum(a->attempt);
+	TS_VALUE(2, a->scheduled_time);
+	TS_VALUE(3, a->started_time);
+	TS_VALUE(4, a->last_heartbeat_time);
+	JSONB_VALUE(5, a->heartbeat_details);
+	TEXT_VALUE(6, a->last_failure_reason);
+	JSONB_VALUE(7, a->last_failure_details);
+	TS_VALUE(8, a->next_attempt_time);
+	values[9] = BoolGetDatum(a->cancel_requested);
+	/* The UPDATE by primary key, without a statement (direct.c) */
+	DirectUpdateActivity(&a->run_id, a->scheduled_event_id, lengthof(names),
+						 names, values, isnull);
 }
 
 /* The activity's ScheduleToClose deadline, TS_NONE if it has none. */
@@ -724,9 +747,6 @@ StartActivityAttempt(pg_uuid_t *run_id, int64 scheduled_event_id,
 {
 	TupleDesc	desc;
 	HeapTuple	tuple;
-	int			attnums[N_ACTIVITY_COLUMNS];
-	ActivityRow r;
-	int			i;
 
 	/*
 	 * The UPDATE of the attempt, without a statement (direct.c); it keeps
@@ -736,34 +756,8 @@ StartActivityAttempt(pg_uuid_t *run_id, int64 scheduled_event_id,
 									   now, identity, NewTaskSecret(), &desc);
 	if (tuple == NULL)
 		return false;
-	for (i = 0; i < N_ACTIVITY_COLUMNS; i++)
-	{
-		int			j;
-
-		attnums[i] = 0;
-		for (j = 0; j < desc->natts; j++)
-			if (!TupleDescAttr(desc, j)->attisdropped &&
-				strcmp(NameStr(TupleDescAttr(desc, j)->attname),
-					   activity_column_names[i]) == 0)
-				attnums[i] = j + 1;
-		if (attnums[i] == 0)
-			elog(ERROR, "durable.activities lacks column \"%s\"",
-				 activity_column_names[i]);
-	}
-	r.tuple = tuple;
-	r.desc = desc;
-	r.attnums = attnums;
-	read_activity(a, &r);
-	/* The secret just kept, if the table has the column (0.3.0) */
-	for (i = 0; i < desc->natts; i++)
-		if (!TupleDescAttr(desc, i)->attisdropped &&
-			strcmp(NameStr(TupleDescAttr(desc, i)->attname), "task_secret") == 0)
-		{
-			Datum		d = heap_getattr(tuple, i + 1, desc,
-										 &a->task_secret_null);
-
-			a->task_secret = a->task_secret_null ? 0 : DatumGetInt64(d);
-		}
+	/* with the secret just kept, if the table has the column (0.3.0) */
+	read_activity_tuple(a, tuple, desc);
 	arm_activity_timer(a);
 	MetricsAdd(a->namespace, a->task_queue, MV_ACTIVITY_STARTED, 1);
 	MetricsObserve(a->namespace, a->task_queue, MH_ACTIVITY_SCHEDULE_TO_START,

@@ -1816,6 +1816,178 @@ DirectInsertActivity(const Datum *values, const bool *isnull, bool set_order,
 	return true;
 }
 
+/*
+ * Make the index entries of a new version of a row that simple_heap_update
+ * did not make HOT, as an UPDATE does (partial index predicates and unique
+ * checks included).
+ */
+static void
+index_new_version(Relation rel, HeapTuple newtup)
+{
+	EState	   *estate;
+	ResultRelInfo *rri;
+	TupleTableSlot *slot;
+	List	   *recheck;
+
+	if (HeapTupleIsHeapOnly(newtup))
+		return;
+	estate = CreateExecutorState();
+	rri = makeNode(ResultRelInfo);
+	slot = table_slot_create(rel, NULL);
+	InitResultRelInfo(rri, rel, 0, NULL, 0);
+	ExecOpenIndices(rri, false);
+	ExecForceStoreHeapTuple(newtup, slot, false);
+	slot->tts_tid = newtup->t_self;
+	/* a fresh slot names no table; ExecInsertIndexTuples asserts it does */
+	slot->tts_tableOid = RelationGetRelid(rel);
+	recheck = ExecInsertIndexTuples(rri, slot, estate, false, false, NULL,
+									NIL);
+	list_free(recheck);
+	ExecDropSingleTupleTableSlot(slot);
+	ExecCloseIndices(rri);
+	FreeExecutorState(estate);
+}
+
+/* Scan keys of an activity's primary key (run_id, scheduled_event_id). */
+static void
+activity_keys(Relation rel, ScanKey keys, pg_uuid_t *run_id,
+			  int64 scheduled_event_id)
+{
+	ScanKeyInit(&keys[0], column_index_typed(rel, "run_id", UUIDOID) + 1,
+				BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(run_id));
+	ScanKeyInit(&keys[1],
+				column_index_typed(rel, "scheduled_event_id", INT8OID) + 1,
+				BTEqualStrategyNumber, F_INT8EQ,
+				Int64GetDatum(scheduled_event_id));
+}
+
+/*
+ * Lock an activity's row as
+ *   SELECT ... FROM durable.activities
+ *   WHERE run_id = $1 AND scheduled_event_id = $2 FOR UPDATE
+ * does (a holder is waited for, and its latest version locked; under
+ * REPEATABLE READ and SERIALIZABLE a row changed since the snapshot is a
+ * serialization failure), and return a copy of it and of its descriptor;
+ * NULL when there is no such row, or it was deleted meanwhile.
+ */
+HeapTuple
+DirectLockActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
+				   TupleDesc *desc_out)
+{
+	Relation	rel;
+	ScanKeyData keys[2];
+	SysScanDesc scan;
+	Snapshot	snapshot;
+	HeapTuple	tuple;
+	ItemPointerData tid;
+	bool		found = false;
+	TupleTableSlot *slot;
+	TM_FailureData tmfd;
+	TM_Result	res;
+	HeapTuple	result = NULL;
+
+	CommandCounterIncrement();
+	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	rel = DurableOpenTable("activities", RowShareLock);
+	/* FOR UPDATE is a write to a statement: refused in a read-only one. */
+	if (XactReadOnly)
+		PreventCommandIfReadOnly("a lock of a row of durable.activities");
+	activity_keys(rel, keys, run_id, scheduled_event_id);
+	scan = systable_beginscan(rel, primary_key(rel), true, snapshot, 2, keys);
+	if (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		tid = tuple->t_self;
+		found = true;
+	}
+	systable_endscan(scan);
+	if (found)
+	{
+		slot = table_slot_create(rel, NULL);
+		res = lock_row(rel, &tid, snapshot, slot, LockWaitBlock, &tmfd);
+		if (res == TM_Ok)
+		{
+			result = ExecCopySlotHeapTuple(slot);
+			*desc_out = CreateTupleDescCopy(RelationGetDescr(rel));
+		}
+		/* else changed by this very command (as ExecLockRows), or gone */
+		ExecDropSingleTupleTableSlot(slot);
+	}
+	table_close(rel, NoLock);
+	UnregisterSnapshot(snapshot);
+	return result;
+}
+
+/*
+ * Update columns of an activity's row, which this transaction holds locked,
+ * as an UPDATE ... WHERE run_id = $1 AND scheduled_event_id = $2 of those
+ * columns does (names are columns of ACTIVITY_COLUMNS, engine/activities.c).
+ * No row: nothing is done, as such an UPDATE updates none.
+ */
+void
+DirectUpdateActivity(pg_uuid_t *run_id, int64 scheduled_event_id, int n,
+					 const char *const *names, const Datum *values,
+					 const bool *isnull)
+{
+	Relation	rel;
+	ScanKeyData keys[2];
+	SysScanDesc scan;
+	HeapTuple	oldtup = NULL;
+	HeapTuple	tuple;
+	HeapTuple	newtup;
+	TupleDesc	desc;
+	Datum	   *repl;
+	bool	   *repl_null;
+	bool	   *replace;
+	int			i;
+	bool		user_checks;
+
+	/* Our own earlier changes to the row are the version to update. */
+	CommandCounterIncrement();
+	rel = DurableOpenTable("activities", RowExclusiveLock);
+	user_checks = direct_check_table(rel);
+	CheckCmdReplicaIdentity(rel, CMD_UPDATE);
+	desc = RelationGetDescr(rel);
+	activity_keys(rel, keys, run_id, scheduled_event_id);
+	scan = systable_beginscan(rel, primary_key(rel), true, SnapshotSelf, 2,
+							  keys);
+	if (HeapTupleIsValid(tuple = systable_getnext(scan)))
+		oldtup = heap_copytuple(tuple);
+	systable_endscan(scan);
+	if (oldtup == NULL)
+	{
+		table_close(rel, NoLock);
+		return;
+	}
+
+	repl = palloc0(sizeof(Datum) * desc->natts);
+	repl_null = palloc0(sizeof(bool) * desc->natts);
+	replace = palloc0(sizeof(bool) * desc->natts);
+	for (i = 0; i < n; i++)
+	{
+		Oid			type = InvalidOid;
+		int			att;
+		int			k;
+
+		for (k = 0; k < DIRECT_ACTIVITY_NCOLUMNS; k++)
+			if (strcmp(activity_columns[k].name, names[i]) == 0)
+				type = activity_columns[k].type;
+		if (!OidIsValid(type))
+			elog(ERROR, "durable.activities.%s is not a column DirectUpdateActivity knows",
+				 names[i]);
+		att = column_index_typed(rel, names[i], type);
+		repl[att] = values[i];
+		repl_null[att] = isnull[i];
+		replace[att] = true;
+	}
+	newtup = heap_modify_tuple(oldtup, desc, repl, repl_null, replace);
+	check_new_row(rel, newtup, replace, repl_null, user_checks);
+	simple_heap_update(rel, &oldtup->t_self, newtup);
+	index_new_version(rel, newtup);
+	heap_freetuple(newtup);
+	heap_freetuple(oldtup);
+	table_close(rel, NoLock);
+}
+
 /* The columns of durable.activity_attempt_log, all of them the engine's */
 static const DirectColumn attempt_log_columns[DIRECT_ATTEMPT_LOG_NCOLUMNS] = {
 	{"run_id", UUIDOID}, {"scheduled_event_id", INT8OID},

@@ -69,6 +69,12 @@ extern HeapTuple DirectStartActivityAttempt(pg_uuid_t *run_id,
 extern bool DirectInsertActivity(const Datum *values, const bool *isnull,
 								 bool set_order, int16 priority,
 								 const char *concurrency_key);
+extern HeapTuple DirectLockActivity(pg_uuid_t *run_id,
+									int64 scheduled_event_id,
+									TupleDesc *desc_out);
+extern void DirectUpdateActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
+								 int n, const char *const *names,
+								 const Datum *values, const bool *isnull);
 /* The columns of durable.activity_attempt_log */
 #define DIRECT_ATTEMPT_LOG_NCOLUMNS 13
 extern void DirectLogActivityAttempt(const Datum *values, const bool *isnull);
