@@ -53,40 +53,6 @@ int			durable_default_activity_timeout = 600;
 	"last_failure_reason, last_failure_details, next_attempt_time, " \
 	"last_worker_identity, cancel_requested"
 
-/*
- * The statements that read an activity for a task token's check also read
- * its task_secret (column 26): each has a form for 0.3.0, with it, and one
- * for a database still at 0.2.0, without (TaskSecretsStored picks).
- */
-#define TAKE_ACTIVITY(cols) \
-	"DELETE FROM durable.activities" \
-	" WHERE run_id = $1 AND scheduled_event_id = $2 RETURNING " cols
-static KeptPlan take_activity[2] = {
-	{NULL, TAKE_ACTIVITY(ACTIVITY_COLUMNS), 2, {UUIDOID, INT8OID}},
-	{NULL, TAKE_ACTIVITY(ACTIVITY_COLUMNS ", task_secret"), 2, {UUIDOID, INT8OID}}
-};
-/*
- * complete_activity in one statement: delete the started attempt's activity,
- * log the attempt as completed and drop its timer (activity, then timer).
- */
-#define TAKE_COMPLETED_ACTIVITY(cols) \
-	"WITH a AS (DELETE FROM durable.activities" \
-	"   WHERE run_id = $1 AND scheduled_event_id = $2 AND attempt = $3" \
-	"   AND state <> 'SCHEDULED' RETURNING *)," \
-	" l AS (INSERT INTO durable.activity_attempt_log (run_id, scheduled_event_id," \
-	"   attempt, activity_id, activity_type, worker_identity, scheduled_time," \
-	"   started_time, end_time, outcome)" \
-	"   SELECT run_id, scheduled_event_id, attempt, activity_id, activity_type," \
-	"   last_worker_identity, scheduled_time, started_time, $4, 'completed' FROM a)," \
-	" t AS (DELETE FROM durable.timers WHERE run_id = $1 AND kind = 'activity'" \
-	"   AND ref_id = $2 AND EXISTS (SELECT 1 FROM a))" \
-	" SELECT " cols " FROM a"
-static KeptPlan take_completed_activity[2] = {
-	{NULL, TAKE_COMPLETED_ACTIVITY(ACTIVITY_COLUMNS), 4,
-	{UUIDOID, INT8OID, INT4OID, TIMESTAMPTZOID}},
-	{NULL, TAKE_COMPLETED_ACTIVITY(ACTIVITY_COLUMNS ", task_secret"), 4,
-	{UUIDOID, INT8OID, INT4OID, TIMESTAMPTZOID}}
-};
 static KeptPlan load_activity_by_id = {
 	NULL, "SELECT " ACTIVITY_COLUMNS " FROM durable.activities"
 	" WHERE run_id = $1 AND activity_id = $2 FOR UPDATE",
@@ -95,16 +61,6 @@ static KeptPlan load_activity_by_id = {
 static KeptPlan get_activity_order = {
 	NULL, "SELECT priority, concurrency_key FROM durable.activities"
 	" WHERE run_id = $1 AND scheduled_event_id = $2",
-	2, {UUIDOID, INT8OID}
-};
-static KeptPlan delete_activity = {
-	NULL, "DELETE FROM durable.activities"
-	" WHERE run_id = $1 AND scheduled_event_id = $2",
-	2, {UUIDOID, INT8OID}
-};
-static KeptPlan disarm_timer = {
-	NULL, "DELETE FROM durable.timers"
-	" WHERE run_id = $1 AND kind = 'activity' AND ref_id = $2",
 	2, {UUIDOID, INT8OID}
 };
 static KeptPlan count_pending = {
@@ -283,13 +239,6 @@ read_activity_tuple(ActivityState *a, HeapTuple tuple, TupleDesc desc)
 		}
 }
 
-/* Of a pair of statements, the one this database's schema has columns for. */
-static KeptPlan *
-secret_plan(KeptPlan *pair)
-{
-	return &pair[TaskSecretsStored() ? 1 : 0];
-}
-
 /* Lock and load a pending activity by scheduled event id; false if none. */
 bool
 LoadActivity(pg_uuid_t *run_id, int64 scheduled_event_id, ActivityState *a)
@@ -305,43 +254,82 @@ LoadActivity(pg_uuid_t *run_id, int64 scheduled_event_id, ActivityState *a)
 	return true;
 }
 
+/* A nullable value of a direct write (direct.c) */
+#define TS_VALUE(i, t) \
+	do { values[i] = TimestampTzGetDatum(t); isnull[i] = (t) == TS_NONE; } while (0)
+#define JSONB_VALUE(i, j) \
+	do { values[i] = (j) ? JsonbPGetDatum(j) : (Datum) 0; isnull[i] = (j) == NULL; } while (0)
+#define TEXT_VALUE(i, s) \
+	do { values[i] = (s) ? CStringGetTextDatum(s) : (Datum) 0; isnull[i] = (s) == NULL; } while (0)
+
+
+/*
+ * Insert the row of an ended attempt into durable.activity_attempt_log,
+ * without a statement (direct.c).
+ */
+static void
+write_attempt_log(ActivityState *a, TimestampTz now, const char *outcome,
+				  const char *reason, Jsonb *details, TimestampTz next_retry)
+{
+	Datum		values[DIRECT_ATTEMPT_LOG_NCOLUMNS];
+	bool		isnull[DIRECT_ATTEMPT_LOG_NCOLUMNS];
+
+	memset(isnull, false, sizeof(isnull));
+	values[0] = UUIDPGetDatum(&a->run_id);
+	values[1] = Int64GetDatum(a->scheduled_event_id);
+	values[2] = Int32GetDatum(a->attempt);
+	values[3] = CStringGetTextDatum(a->activity_id);
+	values[4] = CStringGetTextDatum(a->activity_type);
+	TEXT_VALUE(5, a->last_worker_identity);
+	TS_VALUE(6, a->scheduled_time);
+	TS_VALUE(7, a->started_time);
+	values[8] = TimestampTzGetDatum(now);
+	values[9] = CStringGetTextDatum(outcome);
+	TEXT_VALUE(10, reason);
+	JSONB_VALUE(11, details);
+	TS_VALUE(12, next_retry);
+	DirectLogActivityAttempt(values, isnull);
+}
+
 /*
  * Delete a pending activity and return it, for an outcome that ends it
- * (completed, canceled): one statement instead of a lock and a delete.
+ * (completed, canceled): a DELETE ... RETURNING instead of a lock and a
+ * delete, without a statement (direct.c).
  */
 bool
 TakeActivity(pg_uuid_t *run_id, int64 scheduled_event_id, ActivityState *a)
 {
-	Datum		values[2];
+	TupleDesc	desc;
+	HeapTuple	tuple;
 
-	values[0] = UUIDPGetDatum(run_id);
-	values[1] = Int64GetDatum(scheduled_event_id);
-	if (RunPlan(secret_plan(take_activity), values, NULL, false, 1) == 0)
+	if (!DirectDeleteActivity(run_id, scheduled_event_id, false, 0, &tuple,
+							  &desc))
 		return false;
-	read_activity_row(a);
+	read_activity_tuple(a, tuple, desc);
 	a->deleted = true;
 	return true;
 }
 
 /*
- * Take the started attempt of an activity that completed: the row deleted,
- * the attempt logged and the timer dropped at once.  False when that attempt
- * is not the current one (stale).
+ * Take the started attempt of an activity that completed: the row deleted
+ * (if that attempt is the current one, started), the attempt logged as
+ * completed and the timer dropped, in that order (activity, then timer),
+ * without a statement (direct.c).  False when that attempt is not the
+ * current one (stale): nothing is written.
  */
 bool
 TakeCompletedActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
 					  int32 attempt, TimestampTz now, ActivityState *a)
 {
-	Datum		values[4];
+	TupleDesc	desc;
+	HeapTuple	tuple;
 
-	values[0] = UUIDPGetDatum(run_id);
-	values[1] = Int64GetDatum(scheduled_event_id);
-	values[2] = Int32GetDatum(attempt);
-	values[3] = TimestampTzGetDatum(now);
-	if (RunPlan(secret_plan(take_completed_activity), values, NULL, false,
-				1) == 0)
+	if (!DirectDeleteActivity(run_id, scheduled_event_id, true, attempt,
+							  &tuple, &desc))
 		return false;
-	read_activity_row(a);
+	read_activity_tuple(a, tuple, desc);
+	write_attempt_log(a, now, "completed", NULL, NULL, TS_NONE);
+	(void) DirectDeleteTimer(run_id, TIMER_ACTIVITY, scheduled_event_id);
 	a->deleted = true;
 	a->finished_in_db = true;
 	return true;
@@ -360,14 +348,6 @@ LoadActivityById(pg_uuid_t *run_id, const char *activity_id, ActivityState *a)
 	read_activity_row(a);
 	return true;
 }
-
-/* A nullable value of a direct write (direct.c) */
-#define TS_VALUE(i, t) \
-	do { values[i] = TimestampTzGetDatum(t); isnull[i] = (t) == TS_NONE; } while (0)
-#define JSONB_VALUE(i, j) \
-	do { values[i] = (j) ? JsonbPGetDatum(j) : (Datum) 0; isnull[i] = (j) == NULL; } while (0)
-#define TEXT_VALUE(i, s) \
-	do { values[i] = (s) ? CStringGetTextDatum(s) : (Datum) 0; isnull[i] = (s) == NULL; } while (0)
 
 /* Write back the mutable columns of an activity. */
 static void
@@ -462,14 +442,12 @@ next_deadline(ActivityState *a)
 static void
 arm_activity_timer(ActivityState *a)
 {
-	Datum		values[2];
 	TimestampTz due = next_deadline(a);
 
-	values[0] = UUIDPGetDatum(&a->run_id);
-	values[1] = Int64GetDatum(a->scheduled_event_id);
 	if (due == TS_NONE)
 	{
-		RunPlan(&disarm_timer, values, NULL, false, 0);
+		(void) DirectDeleteTimer(&a->run_id, TIMER_ACTIVITY,
+								 a->scheduled_event_id);
 		return;
 	}
 	/* Under the activity's lock (direct.c); its attempt is left as it is. */
@@ -483,25 +461,7 @@ static void
 log_activity_attempt(ActivityState *a, TimestampTz now, const char *outcome,
 					 const char *reason, Jsonb *details, TimestampTz next_retry)
 {
-	Datum		values[DIRECT_ATTEMPT_LOG_NCOLUMNS];
-	bool		isnull[DIRECT_ATTEMPT_LOG_NCOLUMNS];
-
-	memset(isnull, false, sizeof(isnull));
-	values[0] = UUIDPGetDatum(&a->run_id);
-	values[1] = Int64GetDatum(a->scheduled_event_id);
-	values[2] = Int32GetDatum(a->attempt);
-	values[3] = CStringGetTextDatum(a->activity_id);
-	values[4] = CStringGetTextDatum(a->activity_type);
-	TEXT_VALUE(5, a->last_worker_identity);
-	TS_VALUE(6, a->scheduled_time);
-	TS_VALUE(7, a->started_time);
-	values[8] = TimestampTzGetDatum(now);
-	values[9] = CStringGetTextDatum(outcome);
-	TEXT_VALUE(10, reason);
-	JSONB_VALUE(11, details);
-	TS_VALUE(12, next_retry);
-	/* The INSERT, without a statement (direct.c) */
-	DirectLogActivityAttempt(values, isnull);
+	write_attempt_log(a, now, outcome, reason, details, next_retry);
 	/* Its slot under the queue's concurrency limit is free (task_limits.c). */
 	TaskLimitEnded(a->namespace, a->task_queue, 'a', &a->run_id,
 				   a->scheduled_event_id);
@@ -774,8 +734,6 @@ static void
 finish_activity(RunState *rs, ActivityState *a, TimestampTz now,
 				const char *outcome_event, Jsonb *outcome_attrs)
 {
-	Datum		values[2];
-
 	if (a->started_time != TS_NONE)
 	{
 		JsonBuilder jb;
@@ -794,12 +752,13 @@ finish_activity(RunState *rs, ActivityState *a, TimestampTz now,
 	}
 	AppendEventOrBuffer(rs, now, outcome_event, outcome_attrs);
 
-	values[0] = UUIDPGetDatum(&a->run_id);
-	values[1] = Int64GetDatum(a->scheduled_event_id);
+	/* The DELETEs by primary key, without a statement (direct.c) */
 	if (!a->deleted)
-		RunPlan(&delete_activity, values, NULL, false, 0);
+		(void) DirectDeleteActivity(&a->run_id, a->scheduled_event_id, false,
+									0, NULL, NULL);
 	if (!a->finished_in_db)
-		RunPlan(&disarm_timer, values, NULL, false, 0);
+		(void) DirectDeleteTimer(&a->run_id, TIMER_ACTIVITY,
+								 a->scheduled_event_id);
 	ScheduleDecisionTask(rs, now);
 }
 

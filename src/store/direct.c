@@ -1988,6 +1988,156 @@ DirectUpdateActivity(pg_uuid_t *run_id, int64 scheduled_event_id, int n,
 	table_close(rel, NoLock);
 }
 
+/*
+ * Delete an activity's row as
+ *   DELETE FROM durable.activities
+ *   WHERE run_id = $1 AND scheduled_event_id = $2
+ *     [AND attempt = $3 AND state <> 'SCHEDULED'] RETURNING *
+ * does, the bracketed condition with only_started: a row another
+ * transaction holds is waited for, and its latest version rechecked, as
+ * EvalPlanQual would.  Returns whether a row was deleted; with tuple_out,
+ * sets it and *desc_out to copies of the row (as RETURNING * has it) and of
+ * its descriptor.
+ */
+bool
+DirectDeleteActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
+					 bool only_started, int32 attempt, HeapTuple *tuple_out,
+					 TupleDesc *desc_out)
+{
+	Relation	rel;
+	ScanKeyData keys[2];
+	SysScanDesc scan;
+	Snapshot	snapshot;
+	HeapTuple	tuple;
+	TupleTableSlot *slot;
+	ItemPointerData tid;
+	bool		found = false;
+	TM_FailureData tmfd;
+	TM_Result	res;
+	bool		deleted = false;
+	int			c_attempt = -1;
+	int			c_state = -1;
+
+	CommandCounterIncrement();
+	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	rel = DurableOpenTable("activities", RowExclusiveLock);
+	(void) direct_check_table(rel);		/* a DELETE checks no constraint */
+	CheckCmdReplicaIdentity(rel, CMD_DELETE);
+	if (only_started)
+	{
+		c_attempt = column_index_typed(rel, "attempt", INT4OID);
+		c_state = column_index_typed(rel, "state", TEXTOID);
+	}
+	activity_keys(rel, keys, run_id, scheduled_event_id);
+	slot = table_slot_create(rel, NULL);
+
+#define DELETE_QUALIFIES(slot) \
+	(!only_started || \
+	 (!(slot)->tts_isnull[c_attempt] && \
+	  DatumGetInt32((slot)->tts_values[c_attempt]) == attempt && \
+	  !(slot)->tts_isnull[c_state] && \
+	  strcmp(TextDatumGetCString((slot)->tts_values[c_state]), "SCHEDULED") != 0))
+
+	scan = systable_beginscan(rel, primary_key(rel), true, snapshot, 2, keys);
+	if (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		ExecForceStoreHeapTuple(tuple, slot, false);
+		slot_getallattrs(slot);
+		tid = tuple->t_self;
+		found = DELETE_QUALIFIES(slot);
+	}
+	systable_endscan(scan);
+
+	if (found)
+	{
+		res = lock_row(rel, &tid, snapshot, slot, LockWaitBlock, &tmfd);
+		if (res == TM_Ok)
+		{
+			slot_getallattrs(slot);
+			if (!tmfd.traversed || DELETE_QUALIFIES(slot))
+			{
+				if (tuple_out != NULL)
+				{
+					*tuple_out = ExecCopySlotHeapTuple(slot);
+					*desc_out = CreateTupleDescCopy(RelationGetDescr(rel));
+				}
+				simple_heap_delete(rel, &slot->tts_tid);
+				deleted = true;
+			}
+		}
+		else if (res != TM_Deleted && res != TM_SelfModified)
+			elog(ERROR, "unexpected table_tuple_lock status: %u", res);
+	}
+#undef DELETE_QUALIFIES
+	ExecDropSingleTupleTableSlot(slot);
+	table_close(rel, NoLock);
+	UnregisterSnapshot(snapshot);
+	return deleted;
+}
+
+/*
+ * Delete a timer by its full key, as
+ *   DELETE FROM durable.timers WHERE run_id = $1 AND kind = $2 AND ref_id = $3
+ * does (a holder is waited for; a row deleted meanwhile is passed over).
+ * Returns whether a row was deleted.
+ */
+bool
+DirectDeleteTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id)
+{
+	Relation	rel;
+	ScanKeyData keys[3];
+	SysScanDesc scan;
+	Snapshot	snapshot;
+	HeapTuple	tuple;
+	TupleTableSlot *slot;
+	ItemPointerData tid;
+	bool		found = false;
+	bool		deleted = false;
+	TM_FailureData tmfd;
+	TM_Result	res;
+	int			c_kind;
+
+	CommandCounterIncrement();
+	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	rel = DurableOpenTable("timers", RowExclusiveLock);
+	(void) direct_check_table(rel);		/* a DELETE checks no constraint */
+	CheckCmdReplicaIdentity(rel, CMD_DELETE);
+	c_kind = column_index_typed(rel, "kind", TEXTOID);
+	ScanKeyInit(&keys[0], column_index_typed(rel, "run_id", UUIDOID) + 1,
+				BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(run_id));
+	ScanKeyEntryInitialize(&keys[1], 0, c_kind + 1, BTEqualStrategyNumber,
+						   InvalidOid,
+						   TupleDescAttr(RelationGetDescr(rel),
+										 c_kind)->attcollation,
+						   F_TEXTEQ, PointerGetDatum(cstring_to_text(kind)));
+	ScanKeyInit(&keys[2], column_index_typed(rel, "ref_id", INT8OID) + 1,
+				BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(ref_id));
+	scan = systable_beginscan(rel, primary_key(rel), true, snapshot, 3, keys);
+	if (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		tid = tuple->t_self;
+		found = true;
+	}
+	systable_endscan(scan);
+	if (found)
+	{
+		slot = table_slot_create(rel, NULL);
+		res = lock_row(rel, &tid, snapshot, slot, LockWaitBlock, &tmfd);
+		/* the key of a timer is never updated: a newer version still has it */
+		if (res == TM_Ok)
+		{
+			simple_heap_delete(rel, &slot->tts_tid);
+			deleted = true;
+		}
+		else if (res != TM_Deleted && res != TM_SelfModified)
+			elog(ERROR, "unexpected table_tuple_lock status: %u", res);
+		ExecDropSingleTupleTableSlot(slot);
+	}
+	table_close(rel, NoLock);
+	UnregisterSnapshot(snapshot);
+	return deleted;
+}
+
 /* The columns of durable.activity_attempt_log, all of them the engine's */
 static const DirectColumn attempt_log_columns[DIRECT_ATTEMPT_LOG_NCOLUMNS] = {
 	{"run_id", UUIDOID}, {"scheduled_event_id", INT8OID},

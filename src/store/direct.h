@@ -75,6 +75,11 @@ extern HeapTuple DirectLockActivity(pg_uuid_t *run_id,
 extern void DirectUpdateActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
 								 int n, const char *const *names,
 								 const Datum *values, const bool *isnull);
+extern bool DirectDeleteActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
+								 bool only_started, int32 attempt,
+								 HeapTuple *tuple_out, TupleDesc *desc_out);
+extern bool DirectDeleteTimer(pg_uuid_t *run_id, const char *kind,
+							  int64 ref_id);
 /* The columns of durable.activity_attempt_log */
 #define DIRECT_ATTEMPT_LOG_NCOLUMNS 13
 extern void DirectLogActivityAttempt(const Datum *values, const bool *isnull);
