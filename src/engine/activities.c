@@ -262,7 +262,6 @@ LoadActivity(pg_uuid_t *run_id, int64 scheduled_event_id, ActivityState *a)
 #define TEXT_VALUE(i, s) \
 	do { values[i] = (s) ? CStringGetTextDatum(s) : (Datum) 0; isnull[i] = (s) == NULL; } while (0)
 
-
 /*
  * Insert the row of an ended attempt into durable.activity_attempt_log,
  * without a statement (direct.c).

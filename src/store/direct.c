@@ -1769,6 +1769,8 @@ DirectInsertActivity(const Datum *values, const bool *isnull, bool set_order,
 	bool		conflict;
 	int			i;
 
+	/* What this call wrote so far is visible to the probe. */
+	CommandCounterIncrement();
 	direct_open_with(&dt, "activities", DIRECT_ACTIVITY_NCOLUMNS,
 					 activity_columns, att,
 					 lengthof(activity_optional_columns),
@@ -1781,7 +1783,6 @@ DirectInsertActivity(const Datum *values, const bool *isnull, bool set_order,
 						   TupleDescAttr(RelationGetDescr(dt.rel),
 										 att[4])->attcollation,
 						   F_TEXTEQ, values[4]);
-	CommandCounterIncrement();
 	snapshot = RegisterSnapshot(GetTransactionSnapshot());
 	scan = systable_beginscan(dt.rel, index, true, snapshot, 2, keys);
 	conflict = HeapTupleIsValid(systable_getnext(scan));
