@@ -53,105 +53,15 @@ int			durable_default_activity_timeout = 600;
 	"last_failure_reason, last_failure_details, next_attempt_time, " \
 	"last_worker_identity, cancel_requested"
 
-/*
- * The statements that read an activity for a task token's check also read
- * its task_secret (column 26): each has a form for 0.3.0, with it, and one
- * for a database still at 0.2.0, without (TaskSecretsStored picks).
- */
-#define LOAD_ACTIVITY(cols) \
-	"SELECT " cols " FROM durable.activities" \
-	" WHERE run_id = $1 AND scheduled_event_id = $2 FOR UPDATE"
-static KeptPlan load_activity[2] = {
-	{NULL, LOAD_ACTIVITY(ACTIVITY_COLUMNS), 2, {UUIDOID, INT8OID}},
-	{NULL, LOAD_ACTIVITY(ACTIVITY_COLUMNS ", task_secret"), 2, {UUIDOID, INT8OID}}
-};
-#define TAKE_ACTIVITY(cols) \
-	"DELETE FROM durable.activities" \
-	" WHERE run_id = $1 AND scheduled_event_id = $2 RETURNING " cols
-static KeptPlan take_activity[2] = {
-	{NULL, TAKE_ACTIVITY(ACTIVITY_COLUMNS), 2, {UUIDOID, INT8OID}},
-	{NULL, TAKE_ACTIVITY(ACTIVITY_COLUMNS ", task_secret"), 2, {UUIDOID, INT8OID}}
-};
-/*
- * complete_activity in one statement: delete the started attempt's activity,
- * log the attempt as completed and drop its timer (activity, then timer).
- */
-#define TAKE_COMPLETED_ACTIVITY(cols) \
-	"WITH a AS (DELETE FROM durable.activities" \
-	"   WHERE run_id = $1 AND scheduled_event_id = $2 AND attempt = $3" \
-	"   AND state <> 'SCHEDULED' RETURNING *)," \
-	" l AS (INSERT INTO durable.activity_attempt_log (run_id, scheduled_event_id," \
-	"   attempt, activity_id, activity_type, worker_identity, scheduled_time," \
-	"   started_time, end_time, outcome)" \
-	"   SELECT run_id, scheduled_event_id, attempt, activity_id, activity_type," \
-	"   last_worker_identity, scheduled_time, started_time, $4, 'completed' FROM a)," \
-	" t AS (DELETE FROM durable.timers WHERE run_id = $1 AND kind = 'activity'" \
-	"   AND ref_id = $2 AND EXISTS (SELECT 1 FROM a))" \
-	" SELECT " cols " FROM a"
-static KeptPlan take_completed_activity[2] = {
-	{NULL, TAKE_COMPLETED_ACTIVITY(ACTIVITY_COLUMNS), 4,
-	{UUIDOID, INT8OID, INT4OID, TIMESTAMPTZOID}},
-	{NULL, TAKE_COMPLETED_ACTIVITY(ACTIVITY_COLUMNS ", task_secret"), 4,
-	{UUIDOID, INT8OID, INT4OID, TIMESTAMPTZOID}}
-};
 static KeptPlan load_activity_by_id = {
 	NULL, "SELECT " ACTIVITY_COLUMNS " FROM durable.activities"
 	" WHERE run_id = $1 AND activity_id = $2 FOR UPDATE",
 	2, {UUIDOID, TEXTOID}
 };
-static KeptPlan insert_activity = {
-	NULL, "INSERT INTO durable.activities (run_id, scheduled_event_id, namespace,"
-	" workflow_id, activity_id, activity_type, task_queue, input, retry_policy,"
-	" schedule_to_start_timeout, start_to_close_timeout,"
-	" schedule_to_close_timeout, heartbeat_timeout, first_scheduled_time,"
-	" scheduled_time) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,"
-	" $12, $13, $14, $14)"
-	" ON CONFLICT (run_id, activity_id) DO NOTHING RETURNING 1",
-	14, {UUIDOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
-		JSONBOID, JSONBOID, FLOAT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID,
-	TIMESTAMPTZOID}
-};
-/* An activity's own priority and concurrency key (0.9.0), for its retries */
-static KeptPlan set_activity_order = {
-	NULL, "UPDATE durable.activities SET priority = $3, concurrency_key = $4"
-	" WHERE run_id = $1 AND scheduled_event_id = $2",
-	4, {UUIDOID, INT8OID, INT2OID, TEXTOID}
-};
 static KeptPlan get_activity_order = {
 	NULL, "SELECT priority, concurrency_key FROM durable.activities"
 	" WHERE run_id = $1 AND scheduled_event_id = $2",
 	2, {UUIDOID, INT8OID}
-};
-static KeptPlan save_activity = {
-	NULL, "UPDATE durable.activities SET state = $3, attempt = $4,"
-	" scheduled_time = $5, started_time = $6, last_heartbeat_time = $7,"
-	" heartbeat_details = $8, last_failure_reason = $9,"
-	" last_failure_details = $10, next_attempt_time = $11,"
-	" cancel_requested = $12"
-	" WHERE run_id = $1 AND scheduled_event_id = $2",
-	12, {UUIDOID, INT8OID, TEXTOID, INT4OID, TIMESTAMPTZOID, TIMESTAMPTZOID,
-		TIMESTAMPTZOID, JSONBOID, TEXTOID, JSONBOID, TIMESTAMPTZOID,
-	BOOLOID}
-};
-static KeptPlan delete_activity = {
-	NULL, "DELETE FROM durable.activities"
-	" WHERE run_id = $1 AND scheduled_event_id = $2",
-	2, {UUIDOID, INT8OID}
-};
-static KeptPlan disarm_timer = {
-	NULL, "DELETE FROM durable.timers"
-	" WHERE run_id = $1 AND kind = 'activity' AND ref_id = $2",
-	2, {UUIDOID, INT8OID}
-};
-static KeptPlan log_attempt = {
-	NULL, "INSERT INTO durable.activity_attempt_log (run_id, scheduled_event_id,"
-	" attempt, activity_id, activity_type, worker_identity, scheduled_time,"
-	" started_time, end_time, outcome, failure_reason, failure_details,"
-	" next_retry_time) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,"
-	" $12, $13)",
-	13, {UUIDOID, INT8OID, INT4OID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID,
-		TIMESTAMPTZOID, TIMESTAMPTZOID, TEXTOID, TEXTOID, JSONBOID,
-	TIMESTAMPTZOID}
 };
 static KeptPlan count_pending = {
 	NULL, "SELECT count(*) FROM durable.activities WHERE run_id = $1",
@@ -161,7 +71,7 @@ static KeptPlan count_pending = {
 #define TS_NONE DT_NOEND
 
 /* The columns of ACTIVITY_COLUMNS, by name, in that order */
-#define N_ACTIVITY_COLUMNS 25
+#define N_ACTIVITY_COLUMNS DIRECT_ACTIVITY_NCOLUMNS
 static const char *const activity_column_names[N_ACTIVITY_COLUMNS] = {
 	"run_id", "scheduled_event_id", "namespace", "workflow_id", "activity_id",
 	"activity_type", "task_queue", "input", "state", "attempt", "retry_policy",
@@ -288,64 +198,137 @@ read_activity_row(ActivityState *a)
 	SPI_freetuptable(SPI_tuptable);
 }
 
-/* Of a pair of statements, the one this database's schema has columns for. */
-static KeptPlan *
-secret_plan(KeptPlan *pair)
+/*
+ * Fill a from a row of durable.activities read directly (direct.c), of the
+ * table's descriptor desc, with its task_secret if the table has the column
+ * (0.3.0).
+ */
+static void
+read_activity_tuple(ActivityState *a, HeapTuple tuple, TupleDesc desc)
 {
-	return &pair[TaskSecretsStored() ? 1 : 0];
+	int			attnums[N_ACTIVITY_COLUMNS];
+	ActivityRow r;
+	int			i;
+
+	for (i = 0; i < N_ACTIVITY_COLUMNS; i++)
+	{
+		int			j;
+
+		attnums[i] = 0;
+		for (j = 0; j < desc->natts; j++)
+			if (!TupleDescAttr(desc, j)->attisdropped &&
+				strcmp(NameStr(TupleDescAttr(desc, j)->attname),
+					   activity_column_names[i]) == 0)
+				attnums[i] = j + 1;
+		if (attnums[i] == 0)
+			elog(ERROR, "durable.activities lacks column \"%s\"",
+				 activity_column_names[i]);
+	}
+	r.tuple = tuple;
+	r.desc = desc;
+	r.attnums = attnums;
+	read_activity(a, &r);
+	for (i = 0; i < desc->natts; i++)
+		if (!TupleDescAttr(desc, i)->attisdropped &&
+			strcmp(NameStr(TupleDescAttr(desc, i)->attname), "task_secret") == 0)
+		{
+			Datum		d = heap_getattr(tuple, i + 1, desc,
+										 &a->task_secret_null);
+
+			a->task_secret = a->task_secret_null ? 0 : DatumGetInt64(d);
+		}
 }
 
 /* Lock and load a pending activity by scheduled event id; false if none. */
 bool
 LoadActivity(pg_uuid_t *run_id, int64 scheduled_event_id, ActivityState *a)
 {
-	Datum		values[2];
+	TupleDesc	desc;
+	HeapTuple	tuple;
 
-	values[0] = UUIDPGetDatum(run_id);
-	values[1] = Int64GetDatum(scheduled_event_id);
-	if (RunPlan(secret_plan(load_activity), values, NULL, false, 1) == 0)
+	/* SELECT ... FOR UPDATE by primary key, without a statement (direct.c) */
+	tuple = DirectLockActivity(run_id, scheduled_event_id, &desc);
+	if (tuple == NULL)
 		return false;
-	read_activity_row(a);
+	read_activity_tuple(a, tuple, desc);
 	return true;
+}
+
+/* A nullable value of a direct write (direct.c) */
+#define TS_VALUE(i, t) \
+	do { values[i] = TimestampTzGetDatum(t); isnull[i] = (t) == TS_NONE; } while (0)
+#define JSONB_VALUE(i, j) \
+	do { values[i] = (j) ? JsonbPGetDatum(j) : (Datum) 0; isnull[i] = (j) == NULL; } while (0)
+#define TEXT_VALUE(i, s) \
+	do { values[i] = (s) ? CStringGetTextDatum(s) : (Datum) 0; isnull[i] = (s) == NULL; } while (0)
+
+/*
+ * Insert the row of an ended attempt into durable.activity_attempt_log,
+ * without a statement (direct.c).
+ */
+static void
+write_attempt_log(ActivityState *a, TimestampTz now, const char *outcome,
+				  const char *reason, Jsonb *details, TimestampTz next_retry)
+{
+	Datum		values[DIRECT_ATTEMPT_LOG_NCOLUMNS];
+	bool		isnull[DIRECT_ATTEMPT_LOG_NCOLUMNS];
+
+	memset(isnull, false, sizeof(isnull));
+	values[0] = UUIDPGetDatum(&a->run_id);
+	values[1] = Int64GetDatum(a->scheduled_event_id);
+	values[2] = Int32GetDatum(a->attempt);
+	values[3] = CStringGetTextDatum(a->activity_id);
+	values[4] = CStringGetTextDatum(a->activity_type);
+	TEXT_VALUE(5, a->last_worker_identity);
+	TS_VALUE(6, a->scheduled_time);
+	TS_VALUE(7, a->started_time);
+	values[8] = TimestampTzGetDatum(now);
+	values[9] = CStringGetTextDatum(outcome);
+	TEXT_VALUE(10, reason);
+	JSONB_VALUE(11, details);
+	TS_VALUE(12, next_retry);
+	DirectLogActivityAttempt(values, isnull);
 }
 
 /*
  * Delete a pending activity and return it, for an outcome that ends it
- * (completed, canceled): one statement instead of a lock and a delete.
+ * (completed, canceled): a DELETE ... RETURNING instead of a lock and a
+ * delete, without a statement (direct.c).
  */
 bool
 TakeActivity(pg_uuid_t *run_id, int64 scheduled_event_id, ActivityState *a)
 {
-	Datum		values[2];
+	TupleDesc	desc;
+	HeapTuple	tuple;
 
-	values[0] = UUIDPGetDatum(run_id);
-	values[1] = Int64GetDatum(scheduled_event_id);
-	if (RunPlan(secret_plan(take_activity), values, NULL, false, 1) == 0)
+	if (!DirectDeleteActivity(run_id, scheduled_event_id, false, 0, &tuple,
+							  &desc))
 		return false;
-	read_activity_row(a);
+	read_activity_tuple(a, tuple, desc);
 	a->deleted = true;
 	return true;
 }
 
 /*
- * Take the started attempt of an activity that completed: the row deleted,
- * the attempt logged and the timer dropped at once.  False when that attempt
- * is not the current one (stale).
+ * Take the started attempt of an activity that completed: the row deleted
+ * (if that attempt is the current one, started), the attempt logged as
+ * completed and the timer dropped, in that order (activity, then timer),
+ * without a statement (direct.c).  False when that attempt is not the
+ * current one (stale): nothing is written.
  */
 bool
 TakeCompletedActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
 					  int32 attempt, TimestampTz now, ActivityState *a)
 {
-	Datum		values[4];
+	TupleDesc	desc;
+	HeapTuple	tuple;
 
-	values[0] = UUIDPGetDatum(run_id);
-	values[1] = Int64GetDatum(scheduled_event_id);
-	values[2] = Int32GetDatum(attempt);
-	values[3] = TimestampTzGetDatum(now);
-	if (RunPlan(secret_plan(take_completed_activity), values, NULL, false,
-				1) == 0)
+	if (!DirectDeleteActivity(run_id, scheduled_event_id, true, attempt,
+							  &tuple, &desc))
 		return false;
-	read_activity_row(a);
+	read_activity_tuple(a, tuple, desc);
+	write_attempt_log(a, now, "completed", NULL, NULL, TS_NONE);
+	(void) DirectDeleteTimer(run_id, TIMER_ACTIVITY, scheduled_event_id);
 	a->deleted = true;
 	a->finished_in_db = true;
 	return true;
@@ -365,34 +348,32 @@ LoadActivityById(pg_uuid_t *run_id, const char *activity_id, ActivityState *a)
 	return true;
 }
 
-#define TS_DATUM(i, t) \
-	do { values[i] = TimestampTzGetDatum(t); nulls[i] = (t) == TS_NONE ? 'n' : ' '; } while (0)
-#define JSONB_DATUM(i, j) \
-	do { values[i] = (j) ? JsonbPGetDatum(j) : (Datum) 0; nulls[i] = (j) ? ' ' : 'n'; } while (0)
-#define TEXT_DATUM(i, s) \
-	do { values[i] = (s) ? CStringGetTextDatum(s) : (Datum) 0; nulls[i] = (s) ? ' ' : 'n'; } while (0)
-
 /* Write back the mutable columns of an activity. */
 static void
 save_activity_row(ActivityState *a)
 {
-	Datum		values[12];
-	char		nulls[12];
+	static const char *const names[10] = {
+		"state", "attempt", "scheduled_time", "started_time",
+		"last_heartbeat_time", "heartbeat_details", "last_failure_reason",
+		"last_failure_details", "next_attempt_time", "cancel_requested"
+	};
+	Datum		values[10];
+	bool		isnull[10];
 
-	memset(nulls, ' ', sizeof(nulls));
-	values[0] = UUIDPGetDatum(&a->run_id);
-	values[1] = Int64GetDatum(a->scheduled_event_id);
-	values[2] = CStringGetTextDatum(a->state);
-	values[3] = Int32GetDatum(a->attempt);
-	TS_DATUM(4, a->scheduled_time);
-	TS_DATUM(5, a->started_time);
-	TS_DATUM(6, a->last_heartbeat_time);
-	JSONB_DATUM(7, a->heartbeat_details);
-	TEXT_DATUM(8, a->last_failure_reason);
-	JSONB_DATUM(9, a->last_failure_details);
-	TS_DATUM(10, a->next_attempt_time);
-	values[11] = BoolGetDatum(a->cancel_requested);
-	RunPlan(&save_activity, values, nulls, false, 0);
+	memset(isnull, false, sizeof(isnull));
+	values[0] = CStringGetTextDatum(a->state);
+	values[1] = Int32GetDatum(a->attempt);
+	TS_VALUE(2, a->scheduled_time);
+	TS_VALUE(3, a->started_time);
+	TS_VALUE(4, a->last_heartbeat_time);
+	JSONB_VALUE(5, a->heartbeat_details);
+	TEXT_VALUE(6, a->last_failure_reason);
+	JSONB_VALUE(7, a->last_failure_details);
+	TS_VALUE(8, a->next_attempt_time);
+	values[9] = BoolGetDatum(a->cancel_requested);
+	/* The UPDATE by primary key, without a statement (direct.c) */
+	DirectUpdateActivity(&a->run_id, a->scheduled_event_id, lengthof(names),
+						 names, values, isnull);
 }
 
 /* The activity's ScheduleToClose deadline, TS_NONE if it has none. */
@@ -460,14 +441,12 @@ next_deadline(ActivityState *a)
 static void
 arm_activity_timer(ActivityState *a)
 {
-	Datum		values[2];
 	TimestampTz due = next_deadline(a);
 
-	values[0] = UUIDPGetDatum(&a->run_id);
-	values[1] = Int64GetDatum(a->scheduled_event_id);
 	if (due == TS_NONE)
 	{
-		RunPlan(&disarm_timer, values, NULL, false, 0);
+		(void) DirectDeleteTimer(&a->run_id, TIMER_ACTIVITY,
+								 a->scheduled_event_id);
 		return;
 	}
 	/* Under the activity's lock (direct.c); its attempt is left as it is. */
@@ -481,24 +460,7 @@ static void
 log_activity_attempt(ActivityState *a, TimestampTz now, const char *outcome,
 					 const char *reason, Jsonb *details, TimestampTz next_retry)
 {
-	Datum		values[13];
-	char		nulls[13];
-
-	memset(nulls, ' ', sizeof(nulls));
-	values[0] = UUIDPGetDatum(&a->run_id);
-	values[1] = Int64GetDatum(a->scheduled_event_id);
-	values[2] = Int32GetDatum(a->attempt);
-	values[3] = CStringGetTextDatum(a->activity_id);
-	values[4] = CStringGetTextDatum(a->activity_type);
-	TEXT_DATUM(5, a->last_worker_identity);
-	TS_DATUM(6, a->scheduled_time);
-	TS_DATUM(7, a->started_time);
-	values[8] = TimestampTzGetDatum(now);
-	values[9] = CStringGetTextDatum(outcome);
-	TEXT_DATUM(10, reason);
-	JSONB_DATUM(11, details);
-	TS_DATUM(12, next_retry);
-	RunPlan(&log_attempt, values, nulls, false, 0);
+	write_attempt_log(a, now, outcome, reason, details, next_retry);
 	/* Its slot under the queue's concurrency limit is free (task_limits.c). */
 	TaskLimitEnded(a->namespace, a->task_queue, 'a', &a->run_id,
 				   a->scheduled_event_id);
@@ -519,8 +481,9 @@ ScheduleActivity(RunState *rs, TimestampTz now, ActivityRequest *req,
 	double		stc = req->start_to_close;
 	double		s2c = req->schedule_to_close;
 	double		extend = 0;
-	Datum		values[14];
-	char		nulls[14];
+	Datum		values[1];
+	Datum		row[N_ACTIVITY_COLUMNS];
+	bool		row_null[N_ACTIVITY_COLUMNS];
 	JsonBuilder jb;
 	ActivityState a;
 	int			priority;
@@ -602,40 +565,50 @@ ScheduleActivity(RunState *rs, TimestampTz now, ActivityRequest *req,
 	a.scheduled_event_id = AppendEvent(rs, now, "ActivityTaskScheduled",
 									   JsonFinish(&jb));
 
-	memset(nulls, ' ', sizeof(nulls));
-	values[0] = UUIDPGetDatum(&rs->run_id);
-	values[1] = Int64GetDatum(a.scheduled_event_id);
-	values[2] = CStringGetTextDatum(rs->namespace);
-	values[3] = CStringGetTextDatum(rs->workflow_id);
-	values[4] = CStringGetTextDatum(req->activity_id);
-	values[5] = CStringGetTextDatum(req->activity_type);
-	values[6] = CStringGetTextDatum(req->task_queue);
-	JSONB_DATUM(7, req->input);
-	values[8] = JsonbPGetDatum(policy_json);
-	values[9] = Float8GetDatum(s2s);
-	nulls[9] = s2s > 0 ? ' ' : 'n';
-	values[10] = Float8GetDatum(stc);
-	values[11] = Float8GetDatum(s2c);
-	nulls[11] = s2c > 0 ? ' ' : 'n';
-	values[12] = Float8GetDatum(req->heartbeat_timeout);
-	nulls[12] = req->heartbeat_timeout > 0 ? ' ' : 'n';
-	values[13] = TimestampTzGetDatum(now);
-	if (RunPlan(&insert_activity, values, nulls, false, 1) == 0)
+	/*
+	 * The row, as an INSERT ... ON CONFLICT (run_id, activity_id) DO NOTHING
+	 * of the columns below (the others get their defaults: SCHEDULED,
+	 * attempt 1, not cancel_requested) would make it, without a statement
+	 * (direct.c).  Its own priority and concurrency key (0.9.0), for its
+	 * retries, are written with it when they are not the defaults.
+	 */
+	priority = req->priority > 0 ? req->priority : rs->priority;
+	key = req->concurrency_key != NULL ? req->concurrency_key :
+		rs->concurrency_key;
+	memset(row_null, true, sizeof(row_null));
+	row[0] = UUIDPGetDatum(&rs->run_id);
+	row[1] = Int64GetDatum(a.scheduled_event_id);
+	row[2] = CStringGetTextDatum(rs->namespace);
+	row[3] = CStringGetTextDatum(rs->workflow_id);
+	row[4] = CStringGetTextDatum(req->activity_id);
+	row[5] = CStringGetTextDatum(req->activity_type);
+	row[6] = CStringGetTextDatum(req->task_queue);
+	row[7] = req->input != NULL ? JsonbPGetDatum(req->input) : (Datum) 0;
+	row[8] = CStringGetTextDatum("SCHEDULED");
+	row[9] = Int32GetDatum(1);
+	row[10] = JsonbPGetDatum(policy_json);
+	row[11] = Float8GetDatum(s2s);
+	row[12] = Float8GetDatum(stc);
+	row[13] = Float8GetDatum(s2c);
+	row[14] = Float8GetDatum(req->heartbeat_timeout);
+	row[15] = TimestampTzGetDatum(now);
+	row[16] = TimestampTzGetDatum(now);
+	row[24] = BoolGetDatum(false);
+	row_null[0] = row_null[1] = row_null[2] = row_null[3] = false;
+	row_null[4] = row_null[5] = row_null[6] = false;
+	row_null[7] = req->input == NULL;
+	row_null[8] = row_null[9] = row_null[10] = false;
+	row_null[11] = !(s2s > 0);
+	row_null[12] = false;
+	row_null[13] = !(s2c > 0);
+	row_null[14] = !(req->heartbeat_timeout > 0);
+	row_null[15] = row_null[16] = row_null[24] = false;
+	if (!DirectInsertActivity(row, row_null, priority != 3 || key != NULL,
+							  (int16) priority, key))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("decisions[%d].activityId \"%s\" is already pending",
 						req->index, req->activity_id)));
-	SPI_freetuptable(SPI_tuptable);
-	priority = req->priority > 0 ? req->priority : rs->priority;
-	key = req->concurrency_key != NULL ? req->concurrency_key :
-		rs->concurrency_key;
-	if (priority != 3 || key != NULL)
-	{
-		values[2] = Int16GetDatum((int16) priority);
-		values[3] = key != NULL ? CStringGetTextDatum(key) : (Datum) 0;
-		nulls[3] = key != NULL ? ' ' : 'n';
-		RunPlan(&set_activity_order, values, nulls, false, 0);
-	}
 
 	/* One attempt more for the run's cap (engine rule 9). */
 	rs->activity_attempts++;
@@ -733,9 +706,6 @@ StartActivityAttempt(pg_uuid_t *run_id, int64 scheduled_event_id,
 {
 	TupleDesc	desc;
 	HeapTuple	tuple;
-	int			attnums[N_ACTIVITY_COLUMNS];
-	ActivityRow r;
-	int			i;
 
 	/*
 	 * The UPDATE of the attempt, without a statement (direct.c); it keeps
@@ -745,34 +715,8 @@ StartActivityAttempt(pg_uuid_t *run_id, int64 scheduled_event_id,
 									   now, identity, NewTaskSecret(), &desc);
 	if (tuple == NULL)
 		return false;
-	for (i = 0; i < N_ACTIVITY_COLUMNS; i++)
-	{
-		int			j;
-
-		attnums[i] = 0;
-		for (j = 0; j < desc->natts; j++)
-			if (!TupleDescAttr(desc, j)->attisdropped &&
-				strcmp(NameStr(TupleDescAttr(desc, j)->attname),
-					   activity_column_names[i]) == 0)
-				attnums[i] = j + 1;
-		if (attnums[i] == 0)
-			elog(ERROR, "durable.activities lacks column \"%s\"",
-				 activity_column_names[i]);
-	}
-	r.tuple = tuple;
-	r.desc = desc;
-	r.attnums = attnums;
-	read_activity(a, &r);
-	/* The secret just kept, if the table has the column (0.3.0) */
-	for (i = 0; i < desc->natts; i++)
-		if (!TupleDescAttr(desc, i)->attisdropped &&
-			strcmp(NameStr(TupleDescAttr(desc, i)->attname), "task_secret") == 0)
-		{
-			Datum		d = heap_getattr(tuple, i + 1, desc,
-										 &a->task_secret_null);
-
-			a->task_secret = a->task_secret_null ? 0 : DatumGetInt64(d);
-		}
+	/* with the secret just kept, if the table has the column (0.3.0) */
+	read_activity_tuple(a, tuple, desc);
 	arm_activity_timer(a);
 	MetricsAdd(a->namespace, a->task_queue, MV_ACTIVITY_STARTED, 1);
 	MetricsObserve(a->namespace, a->task_queue, MH_ACTIVITY_SCHEDULE_TO_START,
@@ -789,8 +733,6 @@ static void
 finish_activity(RunState *rs, ActivityState *a, TimestampTz now,
 				const char *outcome_event, Jsonb *outcome_attrs)
 {
-	Datum		values[2];
-
 	if (a->started_time != TS_NONE)
 	{
 		JsonBuilder jb;
@@ -809,12 +751,13 @@ finish_activity(RunState *rs, ActivityState *a, TimestampTz now,
 	}
 	AppendEventOrBuffer(rs, now, outcome_event, outcome_attrs);
 
-	values[0] = UUIDPGetDatum(&a->run_id);
-	values[1] = Int64GetDatum(a->scheduled_event_id);
+	/* The DELETEs by primary key, without a statement (direct.c) */
 	if (!a->deleted)
-		RunPlan(&delete_activity, values, NULL, false, 0);
+		(void) DirectDeleteActivity(&a->run_id, a->scheduled_event_id, false,
+									0, NULL, NULL);
 	if (!a->finished_in_db)
-		RunPlan(&disarm_timer, values, NULL, false, 0);
+		(void) DirectDeleteTimer(&a->run_id, TIMER_ACTIVITY,
+								 a->scheduled_event_id);
 	ScheduleDecisionTask(rs, now);
 }
 

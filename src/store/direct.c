@@ -4,7 +4,8 @@
  *	  Rows written and read without the executor, on the hottest paths.
  *
  * Every call that changes a run appends history events and often queues a
- * task.  Through SPI each of those writes is a statement: plan cache checks,
+ * task; an activity's row is inserted, locked, updated and logged on every
+ * attempt.  Through SPI each of those writes is a statement: plan cache checks,
  * executor start-up, a function scan per unnested array, CHECK constraints
  * rebuilt from their stored trees, and executor shutdown, which together
  * cost several times the row itself.  Here the rows go straight to the table
@@ -62,6 +63,7 @@
 #include "access/heapam.h"
 #include "access/itup.h"
 #include "access/relscan.h"
+#include "catalog/pg_index.h"
 #include "access/htup_details.h"
 #include "access/stratnum.h"
 #include "access/sysattr.h"
@@ -121,7 +123,7 @@ typedef struct DirectColumn
 static const char *const schema_checks[] = {
 	"runs_status_check", "ready_tasks_kind_check", "activities_state_check",
 	"ready_tasks_priority_check", "runs_priority_check",
-	"activities_priority_check"
+	"activities_priority_check", "activity_attempt_log_outcome_check"
 };
 
 /*
@@ -2089,6 +2091,508 @@ DirectStartActivityAttempt(pg_uuid_t *run_id, int64 scheduled_event_id,
 	table_close(rel, NoLock);
 	UnregisterSnapshot(snapshot);
 	return result;
+}
+
+/*
+ * The columns of durable.activities the engine reads and writes, in the
+ * order of ACTIVITY_COLUMNS (engine/activities.c), and those a database not
+ * yet updated lacks: task_secret (0.3.0), priority and concurrency_key
+ * (0.9.0).
+ */
+static const DirectColumn activity_columns[DIRECT_ACTIVITY_NCOLUMNS] = {
+	{"run_id", UUIDOID}, {"scheduled_event_id", INT8OID},
+	{"namespace", TEXTOID}, {"workflow_id", TEXTOID},
+	{"activity_id", TEXTOID}, {"activity_type", TEXTOID},
+	{"task_queue", TEXTOID}, {"input", JSONBOID}, {"state", TEXTOID},
+	{"attempt", INT4OID}, {"retry_policy", JSONBOID},
+	{"schedule_to_start_timeout", FLOAT8OID},
+	{"start_to_close_timeout", FLOAT8OID},
+	{"schedule_to_close_timeout", FLOAT8OID},
+	{"heartbeat_timeout", FLOAT8OID},
+	{"first_scheduled_time", TIMESTAMPTZOID},
+	{"scheduled_time", TIMESTAMPTZOID}, {"started_time", TIMESTAMPTZOID},
+	{"last_heartbeat_time", TIMESTAMPTZOID},
+	{"heartbeat_details", JSONBOID}, {"last_failure_reason", TEXTOID},
+	{"last_failure_details", JSONBOID},
+	{"next_attempt_time", TIMESTAMPTZOID},
+	{"last_worker_identity", TEXTOID}, {"cancel_requested", BOOLOID}
+};
+static const DirectColumn activity_optional_columns[] = {
+	{"task_secret", INT8OID}, {"priority", INT2OID},
+	{"concurrency_key", TEXTOID}
+};
+
+/*
+ * The unique index of durable.activities on (run_id, activity_id), which an
+ * INSERT ... ON CONFLICT (run_id, activity_id) infers as its arbiter.
+ */
+static Oid
+activity_id_index(Relation rel, int c_run, int c_id)
+{
+	List	   *indexes = RelationGetIndexList(rel);
+	ListCell   *lc;
+	Oid			found = InvalidOid;
+
+	foreach(lc, indexes)
+	{
+		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
+		Form_pg_index form = index->rd_index;
+
+		if (form->indisunique && form->indimmediate && form->indisvalid &&
+			form->indnkeyatts == 2 &&
+			RelationGetIndexPredicate(index) == NIL &&
+			RelationGetIndexExpressions(index) == NIL &&
+			((form->indkey.values[0] == c_run + 1 &&
+			  form->indkey.values[1] == c_id + 1) ||
+			 (form->indkey.values[0] == c_id + 1 &&
+			  form->indkey.values[1] == c_run + 1)))
+			found = RelationGetRelid(index);
+		index_close(index, AccessShareLock);
+		if (OidIsValid(found))
+			break;
+	}
+	list_free(indexes);
+	if (!OidIsValid(found))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_COLUMN_REFERENCE),
+				 errmsg("there is no unique or exclusion constraint matching the ON CONFLICT specification")));
+	return found;
+}
+
+/*
+ * Insert the row of an activity just scheduled, as
+ *   INSERT INTO durable.activities (...) VALUES (...)
+ *     ON CONFLICT (run_id, activity_id) DO NOTHING
+ * does; values and isnull are its DIRECT_ACTIVITY_NCOLUMNS columns in the
+ * order of ACTIVITY_COLUMNS (engine/activities.c).  With set_order, priority
+ * and concurrency_key (NULL: none) are written too, where the schema has
+ * them (0.9.0); task_secret is left NULL.  Returns false, writing nothing,
+ * when the run has a pending activity of this activity_id.  The caller holds
+ * the run's row lock, under which every activity of the run is inserted and
+ * deleted: the probe of the unique index sees every row that could conflict.
+ */
+bool
+DirectInsertActivity(const Datum *values, const bool *isnull, bool set_order,
+					 int16 priority, const char *concurrency_key)
+{
+	DirectTable dt;
+	int			att[DIRECT_ACTIVITY_NCOLUMNS];
+	int			opt[lengthof(activity_optional_columns)];
+	Datum	   *vals;
+	bool	   *nulls;
+	Oid			index;
+	ScanKeyData keys[2];
+	SysScanDesc scan;
+	Snapshot	snapshot;
+	bool		conflict;
+	int			i;
+
+	/* What this call wrote so far is visible to the probe. */
+	CommandCounterIncrement();
+	direct_open_with(&dt, "activities", DIRECT_ACTIVITY_NCOLUMNS,
+					 activity_columns, att,
+					 lengthof(activity_optional_columns),
+					 activity_optional_columns, opt);
+	index = activity_id_index(dt.rel, att[0], att[4]);
+	ScanKeyInit(&keys[0], att[0] + 1, BTEqualStrategyNumber, F_UUID_EQ,
+				values[0]);
+	ScanKeyEntryInitialize(&keys[1], 0, att[4] + 1, BTEqualStrategyNumber,
+						   InvalidOid,
+						   TupleDescAttr(RelationGetDescr(dt.rel),
+										 att[4])->attcollation,
+						   F_TEXTEQ, values[4]);
+	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	scan = systable_beginscan(dt.rel, index, true, snapshot, 2, keys);
+	conflict = HeapTupleIsValid(systable_getnext(scan));
+	systable_endscan(scan);
+	UnregisterSnapshot(snapshot);
+	if (conflict)
+	{
+		direct_close(&dt);
+		return false;
+	}
+
+	vals = palloc0(sizeof(Datum) * dt.natts);
+	nulls = palloc(sizeof(bool) * dt.natts);
+	memset(nulls, true, sizeof(bool) * dt.natts);
+	for (i = 0; i < DIRECT_ACTIVITY_NCOLUMNS; i++)
+	{
+		vals[att[i]] = values[i];
+		nulls[att[i]] = isnull[i];
+	}
+	if (set_order && opt[1] >= 0)
+	{
+		vals[opt[1]] = Int16GetDatum(priority);
+		nulls[opt[1]] = false;
+	}
+	if (set_order && opt[2] >= 0 && concurrency_key != NULL)
+	{
+		vals[opt[2]] = CStringGetTextDatum(concurrency_key);
+		nulls[opt[2]] = false;
+	}
+	direct_insert(&dt, vals, nulls);
+	direct_close(&dt);
+	return true;
+}
+
+/*
+ * Make the index entries of a new version of a row that simple_heap_update
+ * did not make HOT, as an UPDATE does (partial index predicates and unique
+ * checks included).
+ */
+static void
+index_new_version(Relation rel, HeapTuple newtup)
+{
+	EState	   *estate;
+	ResultRelInfo *rri;
+	TupleTableSlot *slot;
+	List	   *recheck;
+
+	if (HeapTupleIsHeapOnly(newtup))
+		return;
+	estate = CreateExecutorState();
+	rri = makeNode(ResultRelInfo);
+	slot = table_slot_create(rel, NULL);
+	InitResultRelInfo(rri, rel, 0, NULL, 0);
+	ExecOpenIndices(rri, false);
+	ExecForceStoreHeapTuple(newtup, slot, false);
+	slot->tts_tid = newtup->t_self;
+	/* a fresh slot names no table; ExecInsertIndexTuples asserts it does */
+	slot->tts_tableOid = RelationGetRelid(rel);
+	recheck = ExecInsertIndexTuples(rri, slot, estate, false, false, NULL,
+									NIL);
+	list_free(recheck);
+	ExecDropSingleTupleTableSlot(slot);
+	ExecCloseIndices(rri);
+	FreeExecutorState(estate);
+}
+
+/* Scan keys of an activity's primary key (run_id, scheduled_event_id). */
+static void
+activity_keys(Relation rel, ScanKey keys, pg_uuid_t *run_id,
+			  int64 scheduled_event_id)
+{
+	ScanKeyInit(&keys[0], column_index_typed(rel, "run_id", UUIDOID) + 1,
+				BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(run_id));
+	ScanKeyInit(&keys[1],
+				column_index_typed(rel, "scheduled_event_id", INT8OID) + 1,
+				BTEqualStrategyNumber, F_INT8EQ,
+				Int64GetDatum(scheduled_event_id));
+}
+
+/*
+ * Lock an activity's row as
+ *   SELECT ... FROM durable.activities
+ *   WHERE run_id = $1 AND scheduled_event_id = $2 FOR UPDATE
+ * does (a holder is waited for, and its latest version locked; under
+ * REPEATABLE READ and SERIALIZABLE a row changed since the snapshot is a
+ * serialization failure), and return a copy of it and of its descriptor;
+ * NULL when there is no such row, or it was deleted meanwhile.
+ */
+HeapTuple
+DirectLockActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
+				   TupleDesc *desc_out)
+{
+	Relation	rel;
+	ScanKeyData keys[2];
+	SysScanDesc scan;
+	Snapshot	snapshot;
+	HeapTuple	tuple;
+	ItemPointerData tid;
+	bool		found = false;
+	TupleTableSlot *slot;
+	TM_FailureData tmfd;
+	TM_Result	res;
+	HeapTuple	result = NULL;
+
+	CommandCounterIncrement();
+	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	rel = DurableOpenTable("activities", RowShareLock);
+	/* FOR UPDATE is a write to a statement: refused in a read-only one. */
+	if (XactReadOnly)
+		PreventCommandIfReadOnly("a lock of a row of durable.activities");
+	activity_keys(rel, keys, run_id, scheduled_event_id);
+	scan = systable_beginscan(rel, primary_key(rel), true, snapshot, 2, keys);
+	if (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		tid = tuple->t_self;
+		found = true;
+	}
+	systable_endscan(scan);
+	if (found)
+	{
+		slot = table_slot_create(rel, NULL);
+		res = lock_row(rel, &tid, snapshot, slot, LockWaitBlock, &tmfd);
+		if (res == TM_Ok)
+		{
+			result = ExecCopySlotHeapTuple(slot);
+			*desc_out = CreateTupleDescCopy(RelationGetDescr(rel));
+		}
+		/* else changed by this very command (as ExecLockRows), or gone */
+		ExecDropSingleTupleTableSlot(slot);
+	}
+	table_close(rel, NoLock);
+	UnregisterSnapshot(snapshot);
+	return result;
+}
+
+/*
+ * Update columns of an activity's row, which this transaction holds locked,
+ * as an UPDATE ... WHERE run_id = $1 AND scheduled_event_id = $2 of those
+ * columns does (names are columns of ACTIVITY_COLUMNS, engine/activities.c).
+ * No row: nothing is done, as such an UPDATE updates none.
+ */
+void
+DirectUpdateActivity(pg_uuid_t *run_id, int64 scheduled_event_id, int n,
+					 const char *const *names, const Datum *values,
+					 const bool *isnull)
+{
+	Relation	rel;
+	ScanKeyData keys[2];
+	SysScanDesc scan;
+	HeapTuple	oldtup = NULL;
+	HeapTuple	tuple;
+	HeapTuple	newtup;
+	TupleDesc	desc;
+	Datum	   *repl;
+	bool	   *repl_null;
+	bool	   *replace;
+	int			i;
+	bool		user_checks;
+
+	/* Our own earlier changes to the row are the version to update. */
+	CommandCounterIncrement();
+	rel = DurableOpenTable("activities", RowExclusiveLock);
+	user_checks = direct_check_table(rel);
+	CheckCmdReplicaIdentity(rel, CMD_UPDATE);
+	desc = RelationGetDescr(rel);
+	activity_keys(rel, keys, run_id, scheduled_event_id);
+	scan = systable_beginscan(rel, primary_key(rel), true, SnapshotSelf, 2,
+							  keys);
+	if (HeapTupleIsValid(tuple = systable_getnext(scan)))
+		oldtup = heap_copytuple(tuple);
+	systable_endscan(scan);
+	if (oldtup == NULL)
+	{
+		table_close(rel, NoLock);
+		return;
+	}
+
+	repl = palloc0(sizeof(Datum) * desc->natts);
+	repl_null = palloc0(sizeof(bool) * desc->natts);
+	replace = palloc0(sizeof(bool) * desc->natts);
+	for (i = 0; i < n; i++)
+	{
+		Oid			type = InvalidOid;
+		int			att;
+		int			k;
+
+		for (k = 0; k < DIRECT_ACTIVITY_NCOLUMNS; k++)
+			if (strcmp(activity_columns[k].name, names[i]) == 0)
+				type = activity_columns[k].type;
+		if (!OidIsValid(type))
+			elog(ERROR, "durable.activities.%s is not a column DirectUpdateActivity knows",
+				 names[i]);
+		att = column_index_typed(rel, names[i], type);
+		repl[att] = values[i];
+		repl_null[att] = isnull[i];
+		replace[att] = true;
+	}
+	newtup = heap_modify_tuple(oldtup, desc, repl, repl_null, replace);
+	check_new_row(rel, newtup, replace, repl_null, user_checks);
+	simple_heap_update(rel, &oldtup->t_self, newtup);
+	index_new_version(rel, newtup);
+	heap_freetuple(newtup);
+	heap_freetuple(oldtup);
+	table_close(rel, NoLock);
+}
+
+/*
+ * Delete an activity's row as
+ *   DELETE FROM durable.activities
+ *   WHERE run_id = $1 AND scheduled_event_id = $2
+ *     [AND attempt = $3 AND state <> 'SCHEDULED'] RETURNING *
+ * does, the bracketed condition with only_started: a row another
+ * transaction holds is waited for, and its latest version rechecked, as
+ * EvalPlanQual would.  Returns whether a row was deleted; with tuple_out,
+ * sets it and *desc_out to copies of the row (as RETURNING * has it) and of
+ * its descriptor.
+ */
+bool
+DirectDeleteActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
+					 bool only_started, int32 attempt, HeapTuple *tuple_out,
+					 TupleDesc *desc_out)
+{
+	Relation	rel;
+	ScanKeyData keys[2];
+	SysScanDesc scan;
+	Snapshot	snapshot;
+	HeapTuple	tuple;
+	TupleTableSlot *slot;
+	ItemPointerData tid;
+	bool		found = false;
+	TM_FailureData tmfd;
+	TM_Result	res;
+	bool		deleted = false;
+	int			c_attempt = -1;
+	int			c_state = -1;
+
+	CommandCounterIncrement();
+	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	rel = DurableOpenTable("activities", RowExclusiveLock);
+	(void) direct_check_table(rel);		/* a DELETE checks no constraint */
+	CheckCmdReplicaIdentity(rel, CMD_DELETE);
+	if (only_started)
+	{
+		c_attempt = column_index_typed(rel, "attempt", INT4OID);
+		c_state = column_index_typed(rel, "state", TEXTOID);
+	}
+	activity_keys(rel, keys, run_id, scheduled_event_id);
+	slot = table_slot_create(rel, NULL);
+
+#define DELETE_QUALIFIES(slot) \
+	(!only_started || \
+	 (!(slot)->tts_isnull[c_attempt] && \
+	  DatumGetInt32((slot)->tts_values[c_attempt]) == attempt && \
+	  !(slot)->tts_isnull[c_state] && \
+	  strcmp(TextDatumGetCString((slot)->tts_values[c_state]), "SCHEDULED") != 0))
+
+	scan = systable_beginscan(rel, primary_key(rel), true, snapshot, 2, keys);
+	if (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		ExecForceStoreHeapTuple(tuple, slot, false);
+		slot_getallattrs(slot);
+		tid = tuple->t_self;
+		found = DELETE_QUALIFIES(slot);
+	}
+	systable_endscan(scan);
+
+	if (found)
+	{
+		res = lock_row(rel, &tid, snapshot, slot, LockWaitBlock, &tmfd);
+		if (res == TM_Ok)
+		{
+			slot_getallattrs(slot);
+			if (!tmfd.traversed || DELETE_QUALIFIES(slot))
+			{
+				if (tuple_out != NULL)
+				{
+					*tuple_out = ExecCopySlotHeapTuple(slot);
+					*desc_out = CreateTupleDescCopy(RelationGetDescr(rel));
+				}
+				simple_heap_delete(rel, &slot->tts_tid);
+				deleted = true;
+			}
+		}
+		else if (res != TM_Deleted && res != TM_SelfModified)
+			elog(ERROR, "unexpected table_tuple_lock status: %u", res);
+	}
+#undef DELETE_QUALIFIES
+	ExecDropSingleTupleTableSlot(slot);
+	table_close(rel, NoLock);
+	UnregisterSnapshot(snapshot);
+	return deleted;
+}
+
+/*
+ * Delete a timer by its full key, as
+ *   DELETE FROM durable.timers WHERE run_id = $1 AND kind = $2 AND ref_id = $3
+ * does (a holder is waited for; a row deleted meanwhile is passed over).
+ * Returns whether a row was deleted.
+ */
+bool
+DirectDeleteTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id)
+{
+	Relation	rel;
+	ScanKeyData keys[3];
+	SysScanDesc scan;
+	Snapshot	snapshot;
+	HeapTuple	tuple;
+	TupleTableSlot *slot;
+	ItemPointerData tid;
+	bool		found = false;
+	bool		deleted = false;
+	TM_FailureData tmfd;
+	TM_Result	res;
+	int			c_kind;
+
+	CommandCounterIncrement();
+	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	rel = DurableOpenTable("timers", RowExclusiveLock);
+	(void) direct_check_table(rel);		/* a DELETE checks no constraint */
+	CheckCmdReplicaIdentity(rel, CMD_DELETE);
+	c_kind = column_index_typed(rel, "kind", TEXTOID);
+	ScanKeyInit(&keys[0], column_index_typed(rel, "run_id", UUIDOID) + 1,
+				BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(run_id));
+	ScanKeyEntryInitialize(&keys[1], 0, c_kind + 1, BTEqualStrategyNumber,
+						   InvalidOid,
+						   TupleDescAttr(RelationGetDescr(rel),
+										 c_kind)->attcollation,
+						   F_TEXTEQ, PointerGetDatum(cstring_to_text(kind)));
+	ScanKeyInit(&keys[2], column_index_typed(rel, "ref_id", INT8OID) + 1,
+				BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(ref_id));
+	scan = systable_beginscan(rel, primary_key(rel), true, snapshot, 3, keys);
+	if (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		tid = tuple->t_self;
+		found = true;
+	}
+	systable_endscan(scan);
+	if (found)
+	{
+		slot = table_slot_create(rel, NULL);
+		res = lock_row(rel, &tid, snapshot, slot, LockWaitBlock, &tmfd);
+		/* the key of a timer is never updated: a newer version still has it */
+		if (res == TM_Ok)
+		{
+			simple_heap_delete(rel, &slot->tts_tid);
+			deleted = true;
+		}
+		else if (res != TM_Deleted && res != TM_SelfModified)
+			elog(ERROR, "unexpected table_tuple_lock status: %u", res);
+		ExecDropSingleTupleTableSlot(slot);
+	}
+	table_close(rel, NoLock);
+	UnregisterSnapshot(snapshot);
+	return deleted;
+}
+
+/* The columns of durable.activity_attempt_log, all of them the engine's */
+static const DirectColumn attempt_log_columns[DIRECT_ATTEMPT_LOG_NCOLUMNS] = {
+	{"run_id", UUIDOID}, {"scheduled_event_id", INT8OID},
+	{"attempt", INT4OID}, {"activity_id", TEXTOID},
+	{"activity_type", TEXTOID}, {"worker_identity", TEXTOID},
+	{"scheduled_time", TIMESTAMPTZOID}, {"started_time", TIMESTAMPTZOID},
+	{"end_time", TIMESTAMPTZOID}, {"outcome", TEXTOID},
+	{"failure_reason", TEXTOID}, {"failure_details", JSONBOID},
+	{"next_retry_time", TIMESTAMPTZOID}
+};
+
+/*
+ * Log an ended attempt of an activity, as an INSERT into
+ * durable.activity_attempt_log of its columns in the order above does.
+ */
+void
+DirectLogActivityAttempt(const Datum *values, const bool *isnull)
+{
+	DirectTable dt;
+	int			att[DIRECT_ATTEMPT_LOG_NCOLUMNS];
+	Datum	   *vals;
+	bool	   *nulls;
+	int			i;
+
+	direct_open(&dt, "activity_attempt_log", DIRECT_ATTEMPT_LOG_NCOLUMNS,
+				attempt_log_columns, att);
+	vals = palloc0(sizeof(Datum) * dt.natts);
+	nulls = palloc(sizeof(bool) * dt.natts);
+	memset(nulls, true, sizeof(bool) * dt.natts);
+	for (i = 0; i < DIRECT_ATTEMPT_LOG_NCOLUMNS; i++)
+	{
+		vals[att[i]] = values[i];
+		nulls[att[i]] = isnull[i];
+	}
+	direct_insert(&dt, vals, nulls);
+	direct_close(&dt);
 }
 
 /* The OID of durable.paused_task_queues, or InvalidOid before 0.7.0. */

@@ -82,6 +82,25 @@ extern HeapTuple DirectStartActivityAttempt(pg_uuid_t *run_id,
 											const char *identity,
 											int64 secret,
 											TupleDesc *desc_out);
+/* The columns of durable.activities in ACTIVITY_COLUMNS (engine/activities.c) */
+#define DIRECT_ACTIVITY_NCOLUMNS 25
+extern bool DirectInsertActivity(const Datum *values, const bool *isnull,
+								 bool set_order, int16 priority,
+								 const char *concurrency_key);
+extern HeapTuple DirectLockActivity(pg_uuid_t *run_id,
+									int64 scheduled_event_id,
+									TupleDesc *desc_out);
+extern void DirectUpdateActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
+								 int n, const char *const *names,
+								 const Datum *values, const bool *isnull);
+extern bool DirectDeleteActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
+								 bool only_started, int32 attempt,
+								 HeapTuple *tuple_out, TupleDesc *desc_out);
+extern bool DirectDeleteTimer(pg_uuid_t *run_id, const char *kind,
+							  int64 ref_id);
+/* The columns of durable.activity_attempt_log */
+#define DIRECT_ATTEMPT_LOG_NCOLUMNS 13
+extern void DirectLogActivityAttempt(const Datum *values, const bool *isnull);
 extern int	DirectDeleteRunTimers(pg_uuid_t *run_id, const char *except_kind);
 extern void DirectSetTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id,
 						   TimestampTz due_at, bool set_attempt, int32 attempt);

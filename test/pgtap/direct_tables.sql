@@ -3,7 +3,7 @@
 -- or refused with a clear error and nothing written (docs/operations.md
 -- "What durable's tables support").
 BEGIN;
-SELECT plan(29);
+SELECT plan(34);
 
 SET LOCAL durable.test_time = '2026-04-01 00:00:00+00';
 CREATE TABLE audit (tbl text, op text);
@@ -111,8 +111,29 @@ ALTER TABLE durable.activities ADD CONSTRAINT no_mallory CHECK (last_worker_iden
 SELECT throws_ok($$SELECT durable.poll_activity_task('aq', identity => 'mallory')$$, '23514',
     'new row for relation "activities" violates check constraint "no_mallory"',
     'a CHECK on durable.activities refuses a started attempt');
-SELECT isnt(durable.poll_activity_task('aq', identity => 'alice'), NULL, 'another identity gets the task');
+SELECT durable.poll_activity_task('aq', identity => 'alice') AS atask \gset
+SELECT isnt(:'atask'::jsonb, NULL, 'another identity gets the task');
 ALTER TABLE durable.activities DROP CONSTRAINT no_mallory;
+-- durable.activity_attempt_log is written directly too: a trigger is refused,
+-- a CHECK a user added is evaluated, and the failed call changes nothing.
+SELECT t.footprint() || ' ' || (SELECT a.state || '/' || a.attempt FROM durable.activities a) AS before \gset
+CREATE TRIGGER audit_attempts AFTER INSERT ON durable.activity_attempt_log
+    FOR EACH ROW EXECUTE FUNCTION audit_row();
+SELECT throws_ok(format('SELECT durable.fail_activity(%L, %L)', :'atask'::jsonb->>'taskToken', 'boom'), '0A000',
+    'durable does not support trigger "audit_attempts" on table durable.activity_attempt_log',
+    'a trigger on durable.activity_attempt_log refuses a failed attempt');
+DROP TRIGGER audit_attempts ON durable.activity_attempt_log;
+ALTER TABLE durable.activity_attempt_log ADD CONSTRAINT no_boom CHECK (failure_reason <> 'boom');
+SELECT throws_ok(format('SELECT durable.fail_activity(%L, %L)', :'atask'::jsonb->>'taskToken', 'boom'), '23514',
+    'new row for relation "activity_attempt_log" violates check constraint "no_boom"',
+    'a CHECK on durable.activity_attempt_log refuses a logged attempt');
+SELECT is(t.footprint() || ' ' || (SELECT a.state || '/' || a.attempt FROM durable.activities a), :'before',
+    'nothing was written, the attempt is still started');
+SELECT lives_ok(format('SELECT durable.fail_activity(%L, %L)', :'atask'::jsonb->>'taskToken', 'fine'),
+    'an attempt that satisfies it is logged');
+SELECT is((SELECT outcome || '/' || failure_reason FROM durable.activity_attempt_log), 'failed/fine',
+    'as the attempt log has it');
+ALTER TABLE durable.activity_attempt_log DROP CONSTRAINT no_boom;
 
 -- A publication: UPDATE and DELETE need a replica identity, as for a statement.
 SET LOCAL client_min_messages = error;   -- "wal_level is insufficient ..."
