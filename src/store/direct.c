@@ -400,6 +400,8 @@ direct_open(DirectTable *dt, const char *relname, int ncols,
 	direct_open_with(dt, relname, ncols, cols, attnums, 0, NULL, NULL);
 }
 
+static void direct_fill_slot(DirectTable *dt, Datum *values, bool *isnull);
+
 /*
  * Insert one row (values and isnull have the table's natts entries, NULL in
  * the columns the engine does not know) and its index entries; columns a
@@ -409,8 +411,28 @@ direct_open(DirectTable *dt, const char *relname, int ncols,
 static void
 direct_insert(DirectTable *dt, Datum *values, bool *isnull)
 {
-	TupleTableSlot *slot = dt->slot;
 	List	   *recheck;
+
+	direct_fill_slot(dt, values, isnull);
+	table_tuple_insert(dt->rel, dt->slot, dt->cid, 0, NULL);
+	if (dt->rri->ri_NumIndices > 0)
+	{
+		recheck = ExecInsertIndexTuples(dt->rri, dt->slot, dt->estate, false,
+										false, NULL, NIL);
+		list_free(recheck);
+	}
+	ResetPerTupleExprContext(dt->estate);
+}
+
+/*
+ * Put a new row into dt's slot (values and isnull have the table's natts
+ * entries), with the defaults of the columns a user added, and check it as
+ * an INSERT would: NOT NULL, and the CHECK constraints a user added.
+ */
+static void
+direct_fill_slot(DirectTable *dt, Datum *values, bool *isnull)
+{
+	TupleTableSlot *slot = dt->slot;
 	int			i;
 
 	ExecClearTuple(slot);
@@ -429,14 +451,6 @@ direct_insert(DirectTable *dt, Datum *values, bool *isnull)
 	check_not_null(dt->rel, slot);
 	if (dt->user_checks)
 		ExecConstraints(dt->rri, slot, dt->estate);
-	table_tuple_insert(dt->rel, slot, dt->cid, 0, NULL);
-	if (dt->rri->ri_NumIndices > 0)
-	{
-		recheck = ExecInsertIndexTuples(dt->rri, slot, dt->estate, false,
-										false, NULL, NIL);
-		list_free(recheck);
-	}
-	ResetPerTupleExprContext(dt->estate);
 }
 
 static void
@@ -797,19 +811,6 @@ static const DirectColumn run_columns[] = {
 	{"pause_reason", TEXTOID}
 };
 
-/* The type of a column of durable.runs that DirectUpdateRun writes. */
-static Oid
-run_column_type(const char *name)
-{
-	int			i;
-
-	for (i = 0; i < lengthof(run_columns); i++)
-		if (strcmp(run_columns[i].name, name) == 0)
-			return run_columns[i].type;
-	elog(ERROR, "durable.runs.%s is not a column DirectUpdateRun knows", name);
-	return InvalidOid;			/* keep compiler quiet */
-}
-
 /* The columns of durable.runs a new run's row is inserted with */
 static const DirectColumn run_insert_columns[] = {
 	{"run_id", UUIDOID}, {"run_seq", INT8OID}, {"namespace", TEXTOID},
@@ -940,23 +941,8 @@ DirectInsertRun(int n, const char *const *names, const Datum *values,
 	vals[att[n]] = Int64GetDatum(nextval_internal(seq, false));
 	nulls[att[n]] = false;
 
+	direct_fill_slot(&dt, vals, nulls);
 	slot = dt.slot;
-	ExecClearTuple(slot);
-	memcpy(slot->tts_values, vals, sizeof(Datum) * dt.natts);
-	memcpy(slot->tts_isnull, nulls, sizeof(bool) * dt.natts);
-	for (i = 0; i < dt.ndefaults; i++)
-	{
-		int			a = dt.default_att[i];
-
-		slot->tts_values[a] =
-			ExecEvalExprSwitchContext(dt.default_expr[i],
-									  GetPerTupleExprContext(dt.estate),
-									  &slot->tts_isnull[a]);
-	}
-	ExecStoreVirtualTuple(slot);
-	check_not_null(dt.rel, slot);
-	if (dt.user_checks)
-		ExecConstraints(dt.rri, slot, dt.estate);
 
 	for (;;)
 	{
@@ -991,55 +977,94 @@ DirectInsertRun(int n, const char *const *names, const Datum *values,
 }
 
 /*
- * Update columns of a run's row, which this transaction holds locked, as an
- * UPDATE of those columns does.  The schema's CHECK constraint is not
- * evaluated: the callers write counters and flags, or (CloseRun) a status it
- * allows; a user's is (direct_check_table).  When
- * no indexed column changes the update is HOT unless the page is full;
- * otherwise the new version's index entries are made as an UPDATE's are
- * (partial index predicates and unique checks included).
+ * Make the index entries of a new version of a row that simple_heap_update
+ * did not make HOT, as an UPDATE does (partial index predicates and unique
+ * checks included).
  */
-void
-DirectUpdateRun(pg_uuid_t *run_id, int n, const char *const *names,
-				const Datum *values, const bool *isnull)
+static void
+index_new_version(Relation rel, HeapTuple newtup)
 {
-	Relation	rel;
-	Oid			pkey;
-	ScanKeyData key;
+	EState	   *estate;
+	ResultRelInfo *rri;
+	TupleTableSlot *slot;
+	List	   *recheck;
+
+	if (HeapTupleIsHeapOnly(newtup))
+		return;
+	estate = CreateExecutorState();
+	rri = makeNode(ResultRelInfo);
+	slot = table_slot_create(rel, NULL);
+	InitResultRelInfo(rri, rel, 0, NULL, 0);
+	ExecOpenIndices(rri, false);
+	ExecForceStoreHeapTuple(newtup, slot, false);
+	slot->tts_tid = newtup->t_self;
+	/* a fresh slot names no table; ExecInsertIndexTuples asserts it does */
+	slot->tts_tableOid = RelationGetRelid(rel);
+	recheck = ExecInsertIndexTuples(rri, slot, estate, false, false, NULL,
+									NIL);
+	list_free(recheck);
+	ExecDropSingleTupleTableSlot(slot);
+	ExecCloseIndices(rri);
+	FreeExecutorState(estate);
+}
+
+/* The type of column name among cols (n of them) of durable.relname */
+static Oid
+known_column_type(const DirectColumn *cols, int n, const char *name,
+				  const char *relname)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(cols[i].name, name) == 0)
+			return cols[i].type;
+	elog(ERROR, "durable.%s.%s is not a column the engine updates directly",
+		 relname, name);
+	return InvalidOid;			/* keep compiler quiet */
+}
+
+/*
+ * Update columns (names, of known) of the row of rel that its primary key's
+ * keys find, a row this transaction holds locked, as an UPDATE of those
+ * columns does: the schema's CHECK constraints are not evaluated (callers
+ * write values they allow), a user's are (direct_check_table).  When no
+ * indexed column changes the update is HOT unless the page is full;
+ * otherwise the new version's index entries are made as an UPDATE's are
+ * (partial index predicates and unique checks included).  Returns false,
+ * changing nothing, when there is no such row.
+ */
+static bool
+update_row(Relation rel, int nkeys, ScanKey keys, int n,
+		   const char *const *names, const DirectColumn *known, int nknown,
+		   const Datum *values, const bool *isnull)
+{
 	SysScanDesc scan;
 	HeapTuple	oldtup = NULL;
 	HeapTuple	tuple;
 	HeapTuple	newtup;
-	TupleDesc	desc;
+	TupleDesc	desc = RelationGetDescr(rel);
 	Datum	   *repl;
 	bool	   *repl_null;
 	bool	   *replace;
-	int			i;
 	bool		user_checks;
 
-	/* Our own earlier changes to the row are the version to update. */
-	CommandCounterIncrement();
-	rel = DurableOpenTable("runs", RowExclusiveLock);
 	user_checks = direct_check_table(rel);
 	CheckCmdReplicaIdentity(rel, CMD_UPDATE);
-	desc = RelationGetDescr(rel);
-	pkey = primary_key(rel);
-	ScanKeyInit(&key, column_index_typed(rel, "run_id", UUIDOID) + 1,
-				BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(run_id));
-	scan = systable_beginscan(rel, pkey, true, SnapshotSelf, 1, &key);
+	/* Our own earlier changes to the row are the version to update. */
+	scan = systable_beginscan(rel, primary_key(rel), true, SnapshotSelf,
+							  nkeys, keys);
 	if (HeapTupleIsValid(tuple = systable_getnext(scan)))
 		oldtup = heap_copytuple(tuple);
 	systable_endscan(scan);
 	if (oldtup == NULL)
-		elog(ERROR, "run %s vanished while locked", UuidToCString(run_id));
+		return false;
 
 	repl = palloc0(sizeof(Datum) * desc->natts);
 	repl_null = palloc0(sizeof(bool) * desc->natts);
 	replace = palloc0(sizeof(bool) * desc->natts);
-	for (i = 0; i < n; i++)
+	for (int i = 0; i < n; i++)
 	{
-		int			att = column_index_typed(rel, names[i],
-											 run_column_type(names[i]));
+		Oid			type = known_column_type(known, nknown, names[i],
+											 RelationGetRelationName(rel));
+		int			att = column_index_typed(rel, names[i], type);
 
 		repl[att] = values[i];
 		repl_null[att] = isnull[i];
@@ -1048,29 +1073,31 @@ DirectUpdateRun(pg_uuid_t *run_id, int n, const char *const *names,
 	newtup = heap_modify_tuple(oldtup, desc, repl, repl_null, replace);
 	check_new_row(rel, newtup, replace, repl_null, user_checks);
 	simple_heap_update(rel, &oldtup->t_self, newtup);
-
-	if (!HeapTupleIsHeapOnly(newtup))
-	{
-		EState	   *estate = CreateExecutorState();
-		ResultRelInfo *rri = makeNode(ResultRelInfo);
-		TupleTableSlot *slot = table_slot_create(rel, NULL);
-		List	   *recheck;
-
-		InitResultRelInfo(rri, rel, 0, NULL, 0);
-		ExecOpenIndices(rri, false);
-		ExecForceStoreHeapTuple(newtup, slot, false);
-		slot->tts_tid = newtup->t_self;
-		/* a fresh slot names no table; ExecInsertIndexTuples asserts it does */
-		slot->tts_tableOid = RelationGetRelid(rel);
-		recheck = ExecInsertIndexTuples(rri, slot, estate, false, false, NULL,
-										NIL);
-		list_free(recheck);
-		ExecDropSingleTupleTableSlot(slot);
-		ExecCloseIndices(rri);
-		FreeExecutorState(estate);
-	}
+	index_new_version(rel, newtup);
 	heap_freetuple(newtup);
 	heap_freetuple(oldtup);
+	return true;
+}
+
+/*
+ * Update columns of a run's row, which this transaction holds locked, as an
+ * UPDATE of those columns does (update_row): the callers write counters and
+ * flags, or (CloseRun) a status the schema's CHECK constraint allows.
+ */
+void
+DirectUpdateRun(pg_uuid_t *run_id, int n, const char *const *names,
+				const Datum *values, const bool *isnull)
+{
+	Relation	rel;
+	ScanKeyData key;
+
+	CommandCounterIncrement();
+	rel = DurableOpenTable("runs", RowExclusiveLock);
+	ScanKeyInit(&key, column_index_typed(rel, "run_id", UUIDOID) + 1,
+				BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(run_id));
+	if (!update_row(rel, 1, &key, n, names, run_columns,
+					lengthof(run_columns), values, isnull))
+		elog(ERROR, "run %s vanished while locked", UuidToCString(run_id));
 	table_close(rel, NoLock);
 }
 
@@ -2235,38 +2262,6 @@ DirectInsertActivity(const Datum *values, const bool *isnull, bool set_order,
 	return true;
 }
 
-/*
- * Make the index entries of a new version of a row that simple_heap_update
- * did not make HOT, as an UPDATE does (partial index predicates and unique
- * checks included).
- */
-static void
-index_new_version(Relation rel, HeapTuple newtup)
-{
-	EState	   *estate;
-	ResultRelInfo *rri;
-	TupleTableSlot *slot;
-	List	   *recheck;
-
-	if (HeapTupleIsHeapOnly(newtup))
-		return;
-	estate = CreateExecutorState();
-	rri = makeNode(ResultRelInfo);
-	slot = table_slot_create(rel, NULL);
-	InitResultRelInfo(rri, rel, 0, NULL, 0);
-	ExecOpenIndices(rri, false);
-	ExecForceStoreHeapTuple(newtup, slot, false);
-	slot->tts_tid = newtup->t_self;
-	/* a fresh slot names no table; ExecInsertIndexTuples asserts it does */
-	slot->tts_tableOid = RelationGetRelid(rel);
-	recheck = ExecInsertIndexTuples(rri, slot, estate, false, false, NULL,
-									NIL);
-	list_free(recheck);
-	ExecDropSingleTupleTableSlot(slot);
-	ExecCloseIndices(rri);
-	FreeExecutorState(estate);
-}
-
 /* Scan keys of an activity's primary key (run_id, scheduled_event_id). */
 static void
 activity_keys(Relation rel, ScanKey keys, pg_uuid_t *run_id,
@@ -2349,61 +2344,12 @@ DirectUpdateActivity(pg_uuid_t *run_id, int64 scheduled_event_id, int n,
 {
 	Relation	rel;
 	ScanKeyData keys[2];
-	SysScanDesc scan;
-	HeapTuple	oldtup = NULL;
-	HeapTuple	tuple;
-	HeapTuple	newtup;
-	TupleDesc	desc;
-	Datum	   *repl;
-	bool	   *repl_null;
-	bool	   *replace;
-	int			i;
-	bool		user_checks;
 
-	/* Our own earlier changes to the row are the version to update. */
 	CommandCounterIncrement();
 	rel = DurableOpenTable("activities", RowExclusiveLock);
-	user_checks = direct_check_table(rel);
-	CheckCmdReplicaIdentity(rel, CMD_UPDATE);
-	desc = RelationGetDescr(rel);
 	activity_keys(rel, keys, run_id, scheduled_event_id);
-	scan = systable_beginscan(rel, primary_key(rel), true, SnapshotSelf, 2,
-							  keys);
-	if (HeapTupleIsValid(tuple = systable_getnext(scan)))
-		oldtup = heap_copytuple(tuple);
-	systable_endscan(scan);
-	if (oldtup == NULL)
-	{
-		table_close(rel, NoLock);
-		return;
-	}
-
-	repl = palloc0(sizeof(Datum) * desc->natts);
-	repl_null = palloc0(sizeof(bool) * desc->natts);
-	replace = palloc0(sizeof(bool) * desc->natts);
-	for (i = 0; i < n; i++)
-	{
-		Oid			type = InvalidOid;
-		int			att;
-		int			k;
-
-		for (k = 0; k < DIRECT_ACTIVITY_NCOLUMNS; k++)
-			if (strcmp(activity_columns[k].name, names[i]) == 0)
-				type = activity_columns[k].type;
-		if (!OidIsValid(type))
-			elog(ERROR, "durable.activities.%s is not a column DirectUpdateActivity knows",
-				 names[i]);
-		att = column_index_typed(rel, names[i], type);
-		repl[att] = values[i];
-		repl_null[att] = isnull[i];
-		replace[att] = true;
-	}
-	newtup = heap_modify_tuple(oldtup, desc, repl, repl_null, replace);
-	check_new_row(rel, newtup, replace, repl_null, user_checks);
-	simple_heap_update(rel, &oldtup->t_self, newtup);
-	index_new_version(rel, newtup);
-	heap_freetuple(newtup);
-	heap_freetuple(oldtup);
+	(void) update_row(rel, 2, keys, n, names, activity_columns,
+					  DIRECT_ACTIVITY_NCOLUMNS, values, isnull);
 	table_close(rel, NoLock);
 }
 

@@ -493,6 +493,15 @@ share_index_shape(ShareIndex *si, bool by_queue)
 		TupleDescAttr(desc, si->c_queue - 1)->attcollation : InvalidOid;
 }
 
+/* Column attno of the index entry the scan is on (xs_want_itup), never NULL */
+static Datum
+entry_column(IndexScanDesc scan, int attno)
+{
+	bool		isnull;
+
+	return index_getattr(scan->xs_itup, attno, scan->xs_itupdesc, &isnull);
+}
+
 /*
  * Position the scan on the first entry of the group after "after" (NULL:
  * the first group): the next kind of the same queue, else the next queue of
@@ -550,18 +559,10 @@ next_group(ShareIndex *si, IndexScanDesc scan, TupleTableSlot *slot,
 		{
 			if (index_getnext_tid(scan, ForwardScanDirection) == NULL)
 				continue;
-			found->namespace = TextDatumGetCString(index_getattr(scan->xs_itup, 1,
-																 scan->xs_itupdesc,
-																 &isnull));
-			found->task_queue = TextDatumGetCString(index_getattr(scan->xs_itup, 2,
-																  scan->xs_itupdesc,
-																  &isnull));
-			found->kind = DatumGetChar(index_getattr(scan->xs_itup, 3,
-													 scan->xs_itupdesc,
-													 &isnull));
-			found->priority = DatumGetInt16(index_getattr(scan->xs_itup, 4,
-														  scan->xs_itupdesc,
-														  &isnull));
+			found->namespace = TextDatumGetCString(entry_column(scan, 1));
+			found->task_queue = TextDatumGetCString(entry_column(scan, 2));
+			found->kind = DatumGetChar(entry_column(scan, 3));
+			found->priority = DatumGetInt16(entry_column(scan, 4));
 			return true;
 		}
 		if (index_getnext_slot(scan, ForwardScanDirection, slot))
@@ -626,10 +627,7 @@ group_walk(ShareIndex *si, Snapshot snapshot, TupleTableSlot *slot,
 	index_rescan(scan, keys, nkeys, NULL, 0);
 	while (index_getnext_tid(scan, ForwardScanDirection) != NULL)
 	{
-		bool		isnull;
-		int64		task_id = DatumGetInt64(index_getattr(scan->xs_itup, 5,
-														  scan->xs_itupdesc,
-														  &isnull));
+		int64		task_id = DatumGetInt64(entry_column(scan, 5));
 		bool		visible = index_fetch_heap(scan, slot);
 
 		if (marked)
@@ -637,9 +635,7 @@ group_walk(ShareIndex *si, Snapshot snapshot, TupleTableSlot *slot,
 		if (visible)
 		{
 			c->oldest = task_id;
-			c->priority = DatumGetInt16(index_getattr(scan->xs_itup, 4,
-													  scan->xs_itupdesc,
-													  &isnull));
+			c->priority = DatumGetInt16(entry_column(scan, 4));
 			found = true;
 			break;
 		}
