@@ -1,23 +1,27 @@
--- activity_eager: the activity cycle's workflow (activity_cycle.sql) with eager
--- dispatch (docs/api.md "Eager dispatch"): 5 autocommit transactions instead of 7
--- (bench/README.md):
---   1 start_workflow
---   2 poll_decision_task
---   3 complete_decision_task(..., max_eager_activities => 1): the activity comes back
+-- activity_eager: the activity cycle's workflow (activity_cycle.sql) done with eager
+-- dispatch (docs/api.md "Eager dispatch", "Eager start"), 4 autocommit transactions
+-- instead of 7 (bench/README.md):
+--   1 start_workflow_eager: the workflow starts and its first decision task comes back
+--     started, as a worker that starts the workflows it runs has it
+--   2 complete_decision_task(..., max_eager_activities => 1): the activity comes back
 --     started (requestEagerExecution, bench_decide_eager)
---   4 complete_activity(..., return_new_task => true): the next decision task comes
---     back started
---   5 complete_decision_task
+--   3 complete_activity(..., return_new_task => true, history_after => the first task's
+--     startedEventId): the next decision task comes back started, with the events after
+--     the ones the worker has (a worker that keeps the run's state, as Temporal's sticky
+--     execution)
+--   4 complete_decision_task
 -- Run with -M prepared: tokens and tasks travel as bind parameters.  A call that
 -- returned nothing (it should not) makes the next one a no-op.
-SELECT durable.start_workflow('bench_cycle', '{"n": 1}'::jsonb, NULL, 'bench');
-SELECT durable.poll_decision_task('bench', 'bench-worker', 'default', '5s') AS dtask
+SELECT d AS dtask, d->>'startedEventId' AS seen
+  FROM (SELECT durable.start_workflow_eager('bench_cycle', '{"n": 1}'::jsonb, NULL, 'bench',
+                                            identity => 'bench-worker')->'decisionTask' AS d) s
 \gset
 SELECT (SELECT durable.complete_decision_task(t->>'taskToken', bench_decide_eager(t), NULL,
             false, 1)->'activityTasks'->0->>'taskToken'
           FROM (SELECT NULLIF(:dtask, '')::jsonb AS t) s WHERE t IS NOT NULL) AS atoken
 \gset
-SELECT (SELECT durable.complete_activity(tok, '{"ok": true}'::jsonb, true)->'decisionTask'
+SELECT (SELECT durable.complete_activity(tok, '{"ok": true}'::jsonb, true,
+                                         NULLIF(:seen, '')::bigint)->'decisionTask'
           FROM (SELECT NULLIF(:atoken, '') AS tok) s WHERE tok IS NOT NULL) AS dtask
 \gset
 SELECT durable.complete_decision_task(t->>'taskToken', bench_decide(t))

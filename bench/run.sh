@@ -359,7 +359,7 @@ LIMITS_SQL="SELECT durable.set_task_queue_limits('bench_limited', k, max_concurr
     rate => 1000000, burst => 1000000) FROM unnest(ARRAY['decision', 'activity']) k"
 workload activity_limited activity_cycle.sql "$LIMITS_SQL" queue_floor \
     "-M prepared -D queue=bench_limited" "$CYCLE_COUNTS"
-# The same workflow with eager dispatch: 5 transactions a script execution.
+# The same workflow with eager dispatch: 4 transactions a script execution.
 workload activity_eager activity_eager.sql "" queue_floor "-M prepared" "$CYCLE_COUNTS"
 # A floor must run before the workloads compared with it (it may not be left out).
 for i in "${!NAMES[@]}"; do
@@ -413,22 +413,26 @@ measure() {
     mkdir -p "$WORK/log"
     if [ -n "${SETUPS[$i]}" ]; then psql -X -q -v ON_ERROR_STOP=1 -c "${SETUPS[$i]}"; fi
     psql -X -q -c CHECKPOINT   # start every run from a clean slate of dirty buffers
+    cpu_server=$(server_cpu_ms)
+    client_cpu_ms >"$WORK/cpu_client.out"
+    cpu_client=$(cat "$WORK/cpu_client.out")
     if [ -n "${COUNTS[$i]}" ]; then
         before=$(psql -X -q -A -t -F ' ' -c "${COUNTS[$i]}")
         xacts_before=$(psql -X -q -A -t -F ' ' -c "$XACTS_SQL")
-        cpu_server=$(server_cpu_ms)
-        client_cpu_ms >"$WORK/cpu_client.out"
-        cpu_client=$(cat "$WORK/cpu_client.out")
     fi
     log "run $run/$RUNS: $name ($CLIENTS clients, $THREADS threads, ${DURATION}s)"
     # shellcheck disable=SC2086  # PGBENCH_OPTS and OPTS are lists of options
     pgbench -n -c "$CLIENTS" -j "$THREADS" -T "$DURATION" $PGBENCH_OPTS ${OPTS[$i]} \
         --log --log-prefix="$prefix" -f "$ROOT/bench/${SCRIPTS[$i]}" >"$out" 2>&1 ||
         { cat "$out"; tail -n 20 "$WORK/server.log"; die "pgbench failed on $name"; }
+    client_cpu_ms >"$WORK/cpu_client.out"
+    cpu_server=$(($(server_cpu_ms) - cpu_server)) cpu_client=$(($(cat "$WORK/cpu_client.out") - cpu_client))
+    # The server's CPU a script execution (*.scpu, ms): its backends' and background
+    # workers' CPU over the run, over the script executions that succeeded in it.
+    cat "$prefix".* | awk -v cs="$cpu_server" '$3 ~ /^[0-9]+$/ { n++ }
+        END { if (n > 0) printf "%.3f\n", cs / n }' >>"$WORK/$name.scpu"
     if [ -n "${COUNTS[$i]}" ]; then
         # Server and pgbench CPU a workflow completed (*.cpu: "server_ms client_ms").
-        client_cpu_ms >"$WORK/cpu_client.out"
-        cpu_server=$(($(server_cpu_ms) - cpu_server)) cpu_client=$(($(cat "$WORK/cpu_client.out") - cpu_client))
         sleep 1   # the pgbench sessions' backends report their commits as they exit
         xacts_after=$(psql -X -q -A -t -F ' ' -c "$XACTS_SQL")
         psql -X -q -A -t -F ' ' -c "${COUNTS[$i]}" |
@@ -1137,7 +1141,7 @@ if [ -z "$WORKLOADS" ] || grep -qw list <<<"$WORKLOADS"; then
 fi
 
 # The report: the medians over the runs, each workload as a percentage of its floor.
-declare -A TPS
+declare -A TPS SCPU
 {
     echo "durable bench $STAMP (commit $BENCH_COMMIT)"
     echo "$(postgres --version); $(nproc) CPUs; $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)"
@@ -1145,22 +1149,25 @@ declare -A TPS
     echo "fsync on, synchronous_commit on, shared_buffers 1GB"
     if [ ${#NAMES[@]} -gt 0 ]; then
         echo
-        printf '%-14s %-20s %8s %10s %9s %9s %7s %9s\n' workload script "xact/scr" "scripts/s" \
-            "p50 ms" "p99 ms" failed "vs floor"
+        printf '%-14s %-20s %8s %10s %9s %9s %7s %9s %10s %9s\n' workload script "xact/scr" "scripts/s" \
+            "p50 ms" "p99 ms" failed "vs floor" "cpu ms/scr" "cpu/floor"
     fi
     for i in "${!NAMES[@]}"; do
         name=${NAMES[$i]}
         TPS[$name]=$(median "$WORK/$name.runs" 1)
-        ratio=floor
+        SCPU[$name]=$(median "$WORK/$name.scpu" 1)
+        ratio=floor cpu_ratio=floor
         if [ -n "${FLOORS[$i]}" ]; then
             ratio=$(awk -v a="${TPS[$name]}" -v b="${TPS[${FLOORS[$i]}]}" \
                 'BEGIN { printf "%.1f %%", 100 * a / b }')
+            cpu_ratio=$(awk -v a="${SCPU[$name]}" -v b="${SCPU[${FLOORS[$i]}]}" \
+                'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
         fi
         # transactions a script execution: the SQL commands of the script
         xacts=$(grep -cvE '^[[:space:]]*(--|\\|$)|^[[:space:]]' "$ROOT/bench/${SCRIPTS[$i]}" || true)
-        printf '%-14s %-20s %8s %10.1f %9.2f %9.2f %7s %9s\n' "$name" "${SCRIPTS[$i]}" "$xacts" \
+        printf '%-14s %-20s %8s %10.1f %9.2f %9.2f %7s %9s %10s %9s\n' "$name" "${SCRIPTS[$i]}" "$xacts" \
             "${TPS[$name]}" "$(median "$WORK/$name.runs" 2)" "$(median "$WORK/$name.runs" 3)" \
-            "$(awk '{s += $4} END {print s + 0}' "$WORK/$name.runs")" "$ratio"
+            "$(awk '{s += $4} END {print s + 0}' "$WORK/$name.runs")" "$ratio" "${SCPU[$name]}" "$cpu_ratio"
     done
     for name in "${NAMES[@]}"; do
         [ -f "$WORK/$name.counts" ] || continue
@@ -1263,10 +1270,10 @@ declare -A TPS
     fi
     if [ "$RUNS" -gt 1 ]; then
         echo
-        echo "each run (tps p50 p99 failed):"
+        echo "each run (tps p50 p99 failed cpu_ms/scr):"
         for name in "${NAMES[@]}"; do
-            echo "  $name: $(awk '{printf "%s%.1f %.2f %.2f %s", (NR > 1 ? " | " : ""), $1, $2, $3, $4}' \
-                "$WORK/$name.runs")"
+            echo "  $name: $(paste -d ' ' "$WORK/$name.runs" "$WORK/$name.scpu" |
+                awk '{printf "%s%.1f %.2f %.2f %s %s", (NR > 1 ? " | " : ""), $1, $2, $3, $4, $5}')"
         done
         if [ -f "$WORK/sqlwf.runs" ]; then
             echo "  sqlwf (workflows/s activities/s seconds floor_tps): $(awk \
