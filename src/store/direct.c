@@ -81,6 +81,7 @@
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "rewrite/rewriteHandler.h"
+#include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
@@ -2607,6 +2608,20 @@ DirectScanTextIndex(const char *relname, const char *indexname, int nkeys,
 	rel = OidIsValid(relid) ? try_table_open(relid, AccessShareLock) : NULL;
 	if (rel == NULL)
 		return 0;
+
+	/*
+	 * A table of no page has no row for any snapshot, a dirty one included:
+	 * an insertion extends the file before its row is on a page, and VACUUM
+	 * truncates only pages without rows.  The tables of paused queues and of
+	 * limits, probed by every claim, are empty where nobody paused a queue or
+	 * set a limit (or since VACUUM truncated them), and the size of the file
+	 * is cheaper to read than their index.
+	 */
+	if (RelationGetNumberOfBlocks(rel) == 0)
+	{
+		table_close(rel, AccessShareLock);
+		return 0;
+	}
 	if (indexname == NULL)
 	{
 		indexid = RelationGetPrimaryKeyIndex(rel);
