@@ -1756,6 +1756,20 @@ DirectDeleteHeldTask(RunTask *task)
 }
 
 /*
+ * Whether rel has no page, and so no row for any snapshot, a dirty one
+ * included: an insertion extends the file before its row is on a page, and
+ * VACUUM truncates only pages without rows.  The tables of paused queues, of
+ * limits and of user timers, probed on every claim or close, are empty where
+ * nobody paused a queue, set a limit or started a timer (or since VACUUM
+ * truncated them), and the size of the file is cheaper to read than an index.
+ */
+static bool
+table_has_no_page(Relation rel)
+{
+	return RelationGetNumberOfBlocks(rel) == 0;
+}
+
+/*
  * Whether durable.<relname> has a row, visible now, whose primary key starts
  * with this run id.  A probe of the index, to skip a statement that would
  * find nothing: callers hold the run's lock, under which alone such rows are
@@ -1773,9 +1787,14 @@ DirectRunHasRows(const char *relname, pg_uuid_t *run_id)
 	Snapshot	snapshot;
 	bool		found;
 
+	rel = DurableOpenTable(relname, AccessShareLock);
+	if (table_has_no_page(rel))
+	{
+		table_close(rel, NoLock);
+		return false;
+	}
 	CommandCounterIncrement();
 	snapshot = RegisterSnapshot(GetTransactionSnapshot());
-	rel = DurableOpenTable(relname, AccessShareLock);
 	pkey = primary_key(rel);
 	index = index_open(pkey, AccessShareLock);
 	attno = index->rd_index->indkey.values[0];
@@ -2609,15 +2628,7 @@ DirectScanTextIndex(const char *relname, const char *indexname, int nkeys,
 	if (rel == NULL)
 		return 0;
 
-	/*
-	 * A table of no page has no row for any snapshot, a dirty one included:
-	 * an insertion extends the file before its row is on a page, and VACUUM
-	 * truncates only pages without rows.  The tables of paused queues and of
-	 * limits, probed by every claim, are empty where nobody paused a queue or
-	 * set a limit (or since VACUUM truncated them), and the size of the file
-	 * is cheaper to read than their index.
-	 */
-	if (RelationGetNumberOfBlocks(rel) == 0)
+	if (table_has_no_page(rel))
 	{
 		table_close(rel, AccessShareLock);
 		return 0;

@@ -50,5 +50,22 @@ ok($node->poll_query_until('app', q{
 	'resuming wakes both polls');
 is(join(' ', sort { $a cmp $b } ($lp->finish('p1'), $lp->finish('p2'))), 'a b', 'each got one of the tasks');
 
+# The claims' probe of the paused queues reads the table's size first: a table
+# of no page has no row.  Once VACUUM has truncated the emptied table, a pause
+# committed again holds a claim back, and a resume lets it through.
+$node->safe_psql('app', 'VACUUM durable.paused_task_queues');
+is($node->safe_psql('app', q{SELECT pg_relation_size('durable.paused_task_queues')}),
+	'0', 'VACUUM truncated the table of paused queues');
+$node->safe_psql('app', q{SELECT durable.start_workflow('t', NULL, 'c', 'pz')});
+$node->safe_psql('app', q{SELECT durable.pause_task_queue('pz')});
+is($node->safe_psql('app', q{SELECT durable.poll_decision_task('pz', 'w', wait => '0s') IS NULL}),
+	't', 'a pause written to the truncated table holds the claim back');
+$node->safe_psql('app', q{SELECT durable.resume_task_queue('pz')});
+$node->safe_psql('app', 'VACUUM durable.paused_task_queues');
+is($node->safe_psql('app', q{
+	SELECT pg_relation_size('durable.paused_task_queues') = 0,
+	       durable.poll_decision_task('pz', 'w', wait => '0s')->>'workflowId'}),
+	't|c', 'truncated again, the claim gets the task');
+
 $node->stop;
 done_testing();
