@@ -178,7 +178,9 @@ CompactQueueTables(void)
 		return 0;
 
 	/* The horizon VACUUM would use for durable's tables now */
-	rel = table_open(relids[0], AccessShareLock);
+	rel = try_table_open(relids[0], AccessShareLock);
+	if (rel == NULL)
+		return 0;				/* DROP EXTENSION committed since the look-up */
 	horizon = GetOldestNonRemovableTransactionId(rel);
 	table_close(rel, AccessShareLock);
 	held = looked && TransactionIdIsNormal(next_at_last_look) &&

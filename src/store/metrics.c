@@ -1028,8 +1028,7 @@ walk_paused(const MetricFamily *fam, const char *table, const char *index_name,
 	Oid			nsp = get_namespace_oid("durable", true);
 	Oid			relid = OidIsValid(nsp) ? get_relname_relid(table, nsp) :
 		InvalidOid;
-	Oid			indexid = OidIsValid(nsp) ?
-		get_relname_relid(index_name, nsp) : InvalidOid;
+	Oid			indexid;
 	Relation	rel;
 	Relation	index;
 	Snapshot	snapshot;
@@ -1041,9 +1040,20 @@ walk_paused(const MetricFamily *fam, const char *table, const char *index_name,
 	SlotCopy	cur;
 	double		count = 0;
 
-	if (!OidIsValid(relid) || !OidIsValid(indexid))
+	/*
+	 * The table locked first and checked to still exist (a DROP EXTENSION
+	 * may have committed since its name was looked up); with its lock held
+	 * its index cannot go away, so it is looked up after.
+	 */
+	rel = OidIsValid(relid) ? try_table_open(relid, AccessShareLock) : NULL;
+	if (rel == NULL)
 		return;
-	rel = table_open(relid, AccessShareLock);
+	indexid = get_relname_relid(index_name, nsp);
+	if (!OidIsValid(indexid))
+	{
+		table_close(rel, AccessShareLock);
+		return;
+	}
 	index = index_open(indexid, AccessShareLock);
 	if (index->rd_index->indrelid != relid ||
 		index->rd_index->indnkeyatts < 2)
