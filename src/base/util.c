@@ -21,8 +21,10 @@
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_extension.h"
+#include "commands/extension.h"
 #include "miscadmin.h"
 #include "port.h"
+#include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
@@ -330,6 +332,26 @@ DurableColumnExists(const char *relname, const char *column)
 
 	return OidIsValid(relid) &&
 		get_attnum(relid, column) != InvalidAttrNumber;
+}
+
+/*
+ * Hold the durable extension against DROP EXTENSION until the end of the
+ * transaction, as a background worker does before it touches durable's
+ * tables: a DROP waits for the worker's transaction, and a worker's
+ * transaction that begins during a DROP waits for it and then finds the
+ * extension gone, instead of failing on a table dropped under it.  False
+ * when the extension is not installed, or was dropped while the lock was
+ * awaited (granting the lock made the catalog's changes visible).
+ */
+bool
+DurableLockExtension(void)
+{
+	Oid			extension = get_extension_oid("durable", true);
+
+	if (!OidIsValid(extension))
+		return false;
+	LockDatabaseObject(ExtensionRelationId, extension, 0, AccessShareLock);
+	return get_extension_oid("durable", true) == extension;
 }
 
 /*

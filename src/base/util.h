@@ -41,6 +41,7 @@ extern bool TaskSecretsStored(void);
 extern Oid	DurableRelationOid(const char *relname);
 extern bool DurableColumnExists(const char *relname, const char *column);
 extern int	DurableExtensionVersion(Oid *owner);
+extern bool DurableLockExtension(void);
 extern char *UuidToCString(const pg_uuid_t *uuid);
 extern bool ParseCanonicalUuid(const char *s, pg_uuid_t *out);
 extern bool ErrorIsCancel(ErrorData *edata);

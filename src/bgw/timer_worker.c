@@ -126,11 +126,14 @@ static KeptPlan next_due_later = {
 #define PURGE_BATCH 500
 #define PURGE_INTERVAL_MS 60000L
 
-/* Whether durable is installed in this database (inside a transaction). */
+/*
+ * Whether durable is installed in this database (inside a transaction), held
+ * against DROP EXTENSION for the rest of the transaction (base/util.c).
+ */
 static bool
 extension_installed(void)
 {
-	return OidIsValid(get_extension_oid("durable", true));
+	return DurableLockExtension();
 }
 
 /*

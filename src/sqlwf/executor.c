@@ -842,9 +842,18 @@ run_chain(int max_tasks, int chain_limit, bool own_xact,
 	MemoryContextSwitchTo(task_cxt);
 	PG_TRY();
 	{
-		if (own_xact && DurableIsExecutor)
-			bound_engine_lock_waits();
-		ran = execute_tasks(max_tasks, chain_limit, hand);
+		/*
+		 * A background worker's chain holds the extension against DROP
+		 * EXTENSION (waiting for one in progress, without the bound on its
+		 * lock waits); none runs once it is gone, and the executor then
+		 * finds it missing and exits.
+		 */
+		if (!own_xact || DurableLockExtension())
+		{
+			if (own_xact && DurableIsExecutor)
+				bound_engine_lock_waits();
+			ran = execute_tasks(max_tasks, chain_limit, hand);
+		}
 		MemoryContextSwitchTo(oldcxt);
 		if (own_xact)
 		{

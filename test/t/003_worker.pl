@@ -103,12 +103,28 @@ $node->safe_psql('later', q{SELECT durable.start_workflow('t', NULL, 'w', delay 
 ok($node->poll_query_until('later', q{SELECT count(*) = 2 FROM durable.get_history('w')}),
 	'and fires its timers');
 
-# DROP EXTENSION: the worker goes.  DROP DATABASE works with a worker attached.
-$node->safe_psql('later', 'DROP EXTENSION durable');
+# DROP EXTENSION: the worker goes.  While the DROP is in progress the worker
+# waits for it on the extension's lock, not on a table dropped under it, and
+# once the DROP commits it finds the extension gone and goes without an error.
+# DROP DATABASE works with a worker attached.
+my $drop_offset = -s $node->logfile;
+my $dropper = $node->background_psql('later');
+$dropper->query_safe('BEGIN');
+$dropper->query_safe('DROP EXTENSION durable');
+ok($node->poll_query_until('postgres', q{
+	SELECT count(*) = 1 FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+	 WHERE a.backend_type = 'durable timer worker' AND a.datname = 'later'
+	   AND NOT l.granted AND l.locktype = 'object'
+	   AND l.classid = 'pg_extension'::regclass}),
+	'the worker waits for the DROP on the extension');
+$dropper->query_safe('COMMIT');
+$dropper->quit;
 ok($node->poll_query_until('postgres', q{
 	SELECT count(*) = 0 FROM pg_stat_activity
 	 WHERE backend_type = 'durable timer worker' AND datname = 'later'}),
 	'DROP EXTENSION stops the worker');
+unlike(slurp_file($node->logfile, $drop_offset), qr/ERROR:/,
+	'the worker logs no error for the DROP');
 $node->safe_psql('later', 'CREATE EXTENSION durable');
 ok($node->poll_query_until('postgres', q{
 	SELECT count(*) = 1 FROM pg_stat_activity
