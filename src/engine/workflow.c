@@ -296,10 +296,11 @@ started_attributes(NewRun *nr)
 /*
  * The run's row of insert_run_v12 (values and nulls of its 27 arguments, the
  * input unused), written by DirectInsertRun: false when a run of the
- * workflow id is running (runs_of_workflow_id, engine/runs.h).
+ * workflow id is running (runs_of_workflow_id, engine/runs.h).  none_seen:
+ * the caller has just found the workflow id without runs.
  */
 static bool
-insert_run_direct(const Datum *values, const char *nulls)
+insert_run_direct(const Datum *values, const char *nulls, bool none_seen)
 {
 	/* Argument i + 1 of insert_run_v12 is column names[i]; NULL: unused */
 	static const char *const names[NEW_RUN_ARGS + 2] = {
@@ -340,7 +341,8 @@ insert_run_direct(const Datum *values, const char *nulls)
 		isnull[n] = false;
 		n++;
 	}
-	return DirectInsertRun(n, cols, vals, isnull, "runs_of_workflow_id");
+	return DirectInsertRun(n, cols, vals, isnull, "runs_of_workflow_id",
+						   none_seen);
 }
 
 #define OPT_DATUM(i, cond, datum) \
@@ -358,6 +360,7 @@ create_run(NewRun *nr, TimestampTz now, bool only_first)
 	char		nulls[NEW_RUN_ARGS + 2];
 	bool		ordered = DurableColumnExists("runs", "concurrency_key");
 	KeptPlan   *plan;
+	bool		none_seen = false;
 	int			first = nr->signal_name != NULL ? 2 : 1;	/* before the task */
 	int			events = nr->backoff > 0 ? first : first + 1;
 	RunState	rs;
@@ -405,7 +408,10 @@ create_run(NewRun *nr, TimestampTz now, bool only_first)
 		if (has_runs > 0)
 			return false;
 		if (has_runs == 0)
+		{
 			only_first = false;
+			none_seen = true;
+		}
 	}
 	/* From 0.9.0 the row has the run's priority (NULL: 3) and key */
 	OPT_DATUM(25, nr->priority != 3, Int16GetDatum((int16) nr->priority));
@@ -422,7 +428,7 @@ create_run(NewRun *nr, TimestampTz now, bool only_first)
 	if (plan == &insert_run_v12)
 	{
 		/* The same insert without the executor (direct.c) */
-		if (!insert_run_direct(values, nulls))
+		if (!insert_run_direct(values, nulls, none_seen))
 			return false;
 	}
 	else

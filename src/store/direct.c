@@ -874,11 +874,15 @@ check_conflict_visible(Relation rel, ItemPointer tid)
  * conflicting insert in progress is waited for, and an insert that races
  * with another is undone and tried again, so that of two starts at once
  * exactly one inserts and the other does nothing.  Other columns get their
- * defaults, as an INSERT would give them.
+ * defaults, as an INSERT would give them.  none_seen: the caller has just
+ * found no row of the key (DirectWorkflowHasRuns), so the first try inserts
+ * without looking at the arbiter first; an insert that raced with it is
+ * found while the entries are made, undone, and the next try looks, as
+ * above.
  */
 bool
 DirectInsertRun(int n, const char *const *names, const Datum *values,
-				const bool *isnull, const char *arbiter)
+				const bool *isnull, const char *arbiter, bool none_seen)
 {
 	DirectTable dt;
 	DirectColumn cols[lengthof(run_insert_columns)];
@@ -952,12 +956,14 @@ DirectInsertRun(int n, const char *const *names, const Datum *values,
 		bool		spec_conflict = false;
 		List	   *recheck;
 
-		if (!ExecCheckIndexConstraints(dt.rri, slot, dt.estate, &conflict,
+		if (!none_seen &&
+			!ExecCheckIndexConstraints(dt.rri, slot, dt.estate, &conflict,
 									   arbiters))
 		{
 			check_conflict_visible(dt.rel, &conflict);
 			break;				/* DO NOTHING */
 		}
+		none_seen = false;
 		token = SpeculativeInsertionLockAcquire(GetCurrentTransactionId());
 		table_tuple_insert_speculative(dt.rel, slot, dt.cid, 0, NULL, token);
 		recheck = ExecInsertIndexTuples(dt.rri, slot, dt.estate, false, true,

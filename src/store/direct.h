@@ -121,7 +121,7 @@ extern int	DirectScanTextIndex(const char *relname, const char *indexname,
 								void *arg);
 extern bool DirectInsertRun(int n, const char *const *names,
 							const Datum *values, const bool *isnull,
-							const char *arbiter);
+							const char *arbiter, bool none_seen);
 extern void DirectUpdateRun(pg_uuid_t *run_id, int n,
 							const char *const *names, const Datum *values,
 							const bool *isnull);
