@@ -774,12 +774,20 @@ publish_and_count(TaskLimitClaim *tc, const char *key, uint64 kslot,
 		set_slot(tc->key, kslot);
 		tc->published = true;
 	}
-	n = (key != NULL ?
-		 count_key_starts(tc->namespace, tc->task_queue, tc->kind, key,
-						  &counted_in_progress) :
-		 count_starts(tc->namespace, tc->task_queue, tc->kind,
-					  &counted_in_progress)) +
-		count_slots(tc->key, kslot, &counted_in_progress);
+
+	/*
+	 * The slots first, then the rows: a claim writes its row before it
+	 * clears its slot, so a slot read as cleared means a row the count that
+	 * follows sees.  Rows first, a claim that wrote its row and cleared its
+	 * slot between the two would be missed by both.
+	 */
+	n = count_slots(tc->key, kslot, &counted_in_progress);
+	pg_memory_barrier();
+	n += (key != NULL ?
+		  count_key_starts(tc->namespace, tc->task_queue, tc->kind, key,
+						   &counted_in_progress) :
+		  count_starts(tc->namespace, tc->task_queue, tc->kind,
+					   &counted_in_progress));
 	if (counted_in_progress)
 		*in_progress = true;
 	return n;
