@@ -13,8 +13,9 @@
  * Admission.  A claim of a queue with a concurrency limit (TaskLimitAdmit,
  * and for a key's limit the claim's walk asking admit_key) first publishes
  * itself in its backend's slot of shared memory (ClaimSlot: "a claim of
- * this queue and key is being admitted"), then counts the queue's starts
- * and the other backends' slots of the queue.  Of two claims at once, each
+ * this queue and key is being admitted"), then counts the other backends'
+ * slots of the queue and then the queue's starts (in that order: a claim
+ * records its start before it leaves its slot).  Of two claims at once, each
  * publishes before it counts (with a full memory barrier between), so at
  * least one of them counts the other: together they never take more than
  * the room there was, and neither waits for the other.  The claim stays
