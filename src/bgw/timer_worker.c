@@ -127,16 +127,6 @@ static KeptPlan next_due_later = {
 #define PURGE_INTERVAL_MS 60000L
 
 /*
- * Whether durable is installed in this database (inside a transaction), held
- * against DROP EXTENSION for the rest of the transaction (base/util.c).
- */
-static bool
-extension_installed(void)
-{
-	return DurableLockExtension();
-}
-
-/*
  * Whether durable.worker_enabled is on for this database (inside a
  * transaction): its ALTER DATABASE setting, read from pg_db_role_setting
  * each time, since a process sees its database's settings only as they were
@@ -282,7 +272,7 @@ maintenance_step(MemoryContext cxt, int (*step) (void), const char *activity)
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
 		pgstat_report_activity(STATE_RUNNING, activity);
-		if (extension_installed())
+		if (DurableLockExtension())	/* held against DROP EXTENSION */
 		{
 			SPI_connect();
 			count = step();
@@ -410,7 +400,7 @@ DurableTimerWorkerMain(Datum main_arg)
 			StartTransactionCommand();
 			PushActiveSnapshot(GetTransactionSnapshot());
 			pgstat_report_activity(STATE_RUNNING, "firing durable timers");
-			installed = extension_installed();
+			installed = DurableLockExtension();	/* held, as above */
 			enabled = DatabaseWorkersEnabled();
 			if (!enabled && dbname == NULL)
 			{
