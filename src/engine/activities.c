@@ -239,6 +239,23 @@ read_activity_tuple(ActivityState *a, HeapTuple tuple, TupleDesc desc)
 		}
 }
 
+/*
+ * Load a pending activity by scheduled event id without locking it (as a
+ * plain SELECT by primary key); false if none.
+ */
+bool
+PeekActivity(pg_uuid_t *run_id, int64 scheduled_event_id, ActivityState *a)
+{
+	TupleDesc	desc;
+	HeapTuple	tuple;
+
+	tuple = DirectReadActivity(run_id, scheduled_event_id, &desc);
+	if (tuple == NULL)
+		return false;
+	read_activity_tuple(a, tuple, desc);
+	return true;
+}
+
 /* Lock and load a pending activity by scheduled event id; false if none. */
 bool
 LoadActivity(pg_uuid_t *run_id, int64 scheduled_event_id, ActivityState *a)

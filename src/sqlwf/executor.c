@@ -109,6 +109,7 @@
 #include "store/claim_mark.h"
 #include "store/direct.h"
 #include "store/executor_share.h"
+#include "store/kept_task.h"
 #include "store/metrics.h"
 #include "store/registry.h"
 #include "store/spi.h"
@@ -229,13 +230,6 @@ static KeptPlan put_off_next_task = {
 static KeptPlan release_task = {
 	NULL, "UPDATE durable.ready_tasks SET not_before = NULL"
 	" WHERE run_id = $1 AND task_id = $2 AND not_before IS NOT NULL",
-	2, {UUIDOID, INT8OID}
-};
-static KeptPlan peek_activity = {
-	NULL, "SELECT activity_type, input, attempt, state = 'SCHEDULED'"
-	" AND next_attempt_time IS NULL, start_to_close_timeout,"
-	" schedule_to_close_timeout, first_scheduled_time"
-	" FROM durable.activities WHERE run_id = $1 AND scheduled_event_id = $2",
 	2, {UUIDOID, INT8OID}
 };
 
@@ -533,9 +527,8 @@ execute_activity_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt,
 					  const char *namespace, const char *task_queue)
 {
 	ActivityRun ar;
+	ActivityState peek;
 	Registration reg;
-	Datum		values[2];
-	bool		isnull;
 	char	   *activity_type;
 	Jsonb	   *input;
 	double		timeout;
@@ -550,25 +543,26 @@ execute_activity_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt,
 	char	   *fault;
 	const char *cause;
 
-	values[0] = UUIDPGetDatum(run_id);
-	values[1] = Int64GetDatum(scheduled_id);
-	if (RunPlan(&peek_activity, values, NULL, false, 1) == 0)
+	/*
+	 * Read by its primary key, never by a plan: a plan made while autovacuum
+	 * had emptied the table would scan all of it once it refilled.
+	 */
+	if (!PeekActivity(run_id, scheduled_id, &peek))
 		return;
-	activity_type = SPIGetText(0, 1);
-	input = SPIGetJsonbCopy(0, 2);
-	if (DatumGetInt32(SPIGetDatum(0, 3, &isnull)) != attempt ||
-		!DatumGetBool(SPIGetDatum(0, 4, &isnull)))
+	activity_type = peek.activity_type;
+	input = peek.input;
+	if (peek.attempt != attempt || strcmp(peek.state, "SCHEDULED") != 0 ||
+		peek.next_attempt_time != DT_NOEND)
 		return;					/* stale: retried, timed out or canceled */
-	timeout = DatumGetFloat8(SPIGetDatum(0, 5, &isnull));
-	schedule_to_close = DatumGetFloat8(SPIGetDatum(0, 6, &isnull));
-	if (!isnull && schedule_to_close > 0)
+	timeout = peek.start_to_close;
+	schedule_to_close = peek.schedule_to_close;
+	if (schedule_to_close > 0)
 	{
-		TimestampTz first = DatumGetTimestampTz(SPIGetDatum(0, 7, &isnull));
-		double		left = schedule_to_close - TimestampDiffSeconds(started, first);
+		double		left = schedule_to_close -
+			TimestampDiffSeconds(started, peek.first_scheduled_time);
 
 		timeout = Min(timeout, Max(left, 0.001));
 	}
-	SPI_freetuptable(SPI_tuptable);
 	/* At most the namespace's max_task_timeout (executor_share.c) */
 	timeout = ExecutorTaskTimeout(namespace, timeout, &capped);
 
@@ -781,6 +775,13 @@ execute_tasks(int max_tasks, int chain_limit, TaskInHand *hand)
 	}
 	if (claimed > 0)
 	{
+		/*
+		 * The run's next task is kept in hand for the chain's next claim
+		 * instead of written (store/kept_task.c); written if the chain ends
+		 * first.
+		 */
+		if (Min(max_tasks, chain_limit) > 1)
+			KeptTaskArm(&task.run_id);
 		execute_claimed_task(&task, &run_id, hand, 0, history);
 		n++;
 		/* A chain of this run brought an executor down: no chain */
@@ -794,6 +795,8 @@ execute_tasks(int max_tasks, int chain_limit, TaskInHand *hand)
 			execute_claimed_task(&task, &run_id, hand, n, history);
 			n++;
 		}
+		DirectWriteKeptTask();
+		KeptTaskDisarm();
 	}
 	ReplayHistoryFree(history);
 	DurableSPIFinish();

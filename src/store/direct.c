@@ -97,6 +97,7 @@
 #include "store/claim_mark.h"
 #include "store/claim_order.h"
 #include "store/direct.h"
+#include "store/kept_task.h"
 
 /* An open table and what inserting into it needs */
 typedef struct DirectTable
@@ -531,11 +532,117 @@ static const DirectColumn ready_order_columns[] = {
 	{"priority", INT2OID}, {"concurrency_key", TEXTOID}
 };
 
+/* durable.ready_tasks opened for inserting tasks, and a row's values */
+typedef struct ReadyInsert
+{
+	DirectTable dt;
+	int			att[lengthof(ready_columns)];
+	int			c_priority;		/* -1 before 0.9.0 */
+	int			c_key;
+	Oid			seq;
+	Datum		values[16];
+	bool		isnull[16];
+	Datum	   *vals;
+	bool	   *nulls;
+} ReadyInsert;
+
+static void
+ready_insert_open(ReadyInsert *ri, const char *namespace, pg_uuid_t *run_id)
+{
+	int			opt[lengthof(ready_order_columns)];
+	int			i;
+
+	direct_open_with(&ri->dt, "ready_tasks", lengthof(ready_columns),
+					 ready_columns, ri->att, lengthof(ready_order_columns),
+					 ready_order_columns, opt);
+	ri->c_priority = opt[0];
+	ri->c_key = opt[1];
+	/* Stays while the table is locked: DROP EXTENSION would wait for us. */
+	ri->seq = get_relname_relid("ready_task_seq",
+								RelationGetNamespace(ri->dt.rel));
+	if (!OidIsValid(ri->seq))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("sequence durable.ready_task_seq does not exist"),
+				 errhint("durable needs its tables as its extension script made them.")));
+	ri->vals = ri->values;
+	ri->nulls = ri->isnull;
+	if (ri->dt.natts > lengthof(ri->values))
+	{
+		ri->vals = palloc(sizeof(Datum) * ri->dt.natts);
+		ri->nulls = palloc(sizeof(bool) * ri->dt.natts);
+	}
+	memset(ri->nulls, true, sizeof(bool) * ri->dt.natts);
+	for (i = 0; i < lengthof(ready_columns); i++)
+		ri->nulls[ri->att[i]] = false;
+	if (ri->c_priority >= 0)
+		ri->nulls[ri->c_priority] = false;
+	if (ri->c_key >= 0)
+		ri->nulls[ri->c_key] = false;
+	ri->vals[ri->att[0]] = CStringGetTextDatum(namespace);
+	ri->vals[ri->att[4]] = UUIDPGetDatum(run_id);
+}
+
+static void
+ready_insert_row(ReadyInsert *ri, const char *task_queue, char kind,
+				 int64 task_id, int64 scheduled, int32 attempt,
+				 int16 priority, const char *key)
+{
+	ri->vals[ri->att[1]] = CStringGetTextDatum(task_queue);
+	ri->vals[ri->att[2]] = CharGetDatum(kind);
+	ri->vals[ri->att[3]] = Int64GetDatum(task_id);
+	ri->vals[ri->att[5]] = Int64GetDatum(scheduled);
+	ri->vals[ri->att[6]] = Int32GetDatum(attempt);
+	if (ri->c_priority >= 0)
+		ri->vals[ri->c_priority] = Int16GetDatum(priority);
+	if (ri->c_key >= 0)
+		ri->vals[ri->c_key] = CStringGetTextDatum(key);
+	direct_insert(&ri->dt, ri->vals, ri->nulls);
+}
+
+/*
+ * Queue a chain's next task of priority 3 and no key, kept in hand
+ * (store/kept_task.c): its task id and the claims' marks as if it were
+ * written, without opening the table.  The sequence stays: the chain's
+ * claim locked durable.ready_tasks, so DROP EXTENSION waits for us.
+ */
+static void
+keep_ready_task(const char *namespace, pg_uuid_t *run_id,
+				const char *task_queue, char kind, int64 scheduled,
+				int32 attempt)
+{
+	Oid			nsp = get_namespace_oid("durable", true);
+	Oid			seq = OidIsValid(nsp) ?
+		get_relname_relid("ready_task_seq", nsp) : InvalidOid;
+	KeptTask	k;
+
+	if (!OidIsValid(seq))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("sequence durable.ready_task_seq does not exist"),
+				 errhint("durable needs its tables as its extension script made them.")));
+	(void) GetCurrentTransactionId();	/* as DirectInsertReadyTasks */
+	k.run_id = *run_id;
+	k.namespace = (char *) namespace;
+	k.task_queue = (char *) task_queue;
+	k.kind = kind;
+	k.task_id = nextval_internal(seq, false);
+	k.scheduled_event_id = scheduled;
+	k.attempt = attempt;
+	k.priority = 3;
+	k.concurrency_key = "";
+	ClaimMarkNoteInsert(namespace, task_queue, kind, k.task_id);
+	ClaimMarkNoteInsert(namespace, task_queue, CLAIM_MARK_EXECUTOR_KIND(kind),
+						k.task_id);
+	KeptTaskKeep(&k);
+}
+
 /*
  * Queue n tasks of a run; each takes its task_id from the column's sequence,
  * as the column default does.  priorities and keys (NULL: 3 and none for
  * all) are each task's priority and concurrency key ("" for none), written
- * where the schema has them (0.9.0).
+ * where the schema has them (0.9.0).  The first executor task of the run of
+ * a chain is kept in hand instead of written (store/kept_task.c).
  */
 void
 DirectInsertReadyTasks(const char *namespace, pg_uuid_t *run_id, int n,
@@ -543,80 +650,82 @@ DirectInsertReadyTasks(const char *namespace, pg_uuid_t *run_id, int n,
 					   const int64 *scheduled, const int32 *attempts,
 					   const int16 *priorities, char *const *keys)
 {
-	DirectTable dt;
-	int			att[lengthof(ready_columns)];
-	Datum		values[16];
-	bool		isnull[16];
-	Datum	   *vals = values;
-	bool	   *nulls = isnull;
-	Oid			seq;
+	ReadyInsert ri;
 	int64		task_id;
-	int			opt[lengthof(ready_order_columns)];
-	int			c_priority;
-	int			c_key;
 	int			i;
 
 	if (n == 0)
 		return;
-	direct_open_with(&dt, "ready_tasks", lengthof(ready_columns),
-					 ready_columns, att, lengthof(ready_order_columns),
-					 ready_order_columns, opt);
-	c_priority = opt[0];
-	c_key = opt[1];
-	/* Stays while the table is locked: DROP EXTENSION would wait for us. */
-	seq = get_relname_relid("ready_task_seq", RelationGetNamespace(dt.rel));
-	if (!OidIsValid(seq))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("sequence durable.ready_task_seq does not exist"),
-				 errhint("durable needs its tables as its extension script made them.")));
-	if (dt.natts > lengthof(values))
+	if (n == 1 && KeptTaskWanted(run_id, kinds[0]) &&
+		(priorities == NULL || priorities[0] == 3) &&
+		(keys == NULL || keys[0] == NULL || keys[0][0] == '\0'))
 	{
-		vals = palloc(sizeof(Datum) * dt.natts);
-		nulls = palloc(sizeof(bool) * dt.natts);
+		keep_ready_task(namespace, run_id, queues[0], kinds[0], scheduled[0],
+						attempts[0]);
+		return;
 	}
-	memset(nulls, true, sizeof(bool) * dt.natts);
-	for (i = 0; i < lengthof(ready_columns); i++)
-		nulls[att[i]] = false;
-	if (c_priority >= 0)
-		nulls[c_priority] = false;
-	if (c_key >= 0)
-		nulls[c_key] = false;
+	ready_insert_open(&ri, namespace, run_id);
 	/*
 	 * The transaction has its id before it takes a task id: the claims' low-
 	 * water marks rely on it (claim_mark.c).
 	 */
 	(void) GetCurrentTransactionId();
-	vals[att[0]] = CStringGetTextDatum(namespace);
-	vals[att[4]] = UUIDPGetDatum(run_id);
 	for (i = 0; i < n; i++)
 	{
 		int16		priority = priorities != NULL ? priorities[i] : 3;
 		const char *key = keys != NULL && keys[i] != NULL ? keys[i] : "";
 
-		vals[att[1]] = CStringGetTextDatum(queues[i]);
-		vals[att[2]] = CharGetDatum(kinds[i]);
-		task_id = nextval_internal(seq, false);
+		task_id = nextval_internal(ri.seq, false);
 		/*
 		 * The marks keep the walk of the tasks of priority 3 and no key, and
 		 * the executors' walk of their tasks of priority 3.
 		 */
-		if ((priority == 3 && key[0] == '\0') || c_priority < 0)
+		if ((priority == 3 && key[0] == '\0') || ri.c_priority < 0)
 			ClaimMarkNoteInsert(namespace, queues[i], kinds[i], task_id);
 		if ((kinds[i] == 'w' || kinds[i] == 'x') &&
-			(priority == 3 || c_priority < 0))
+			(priority == 3 || ri.c_priority < 0))
 			ClaimMarkNoteInsert(namespace, queues[i],
 								CLAIM_MARK_EXECUTOR_KIND(kinds[i]), task_id);
-		vals[att[3]] = Int64GetDatum(task_id);
-		vals[att[5]] = Int64GetDatum(scheduled[i]);
-		vals[att[6]] = Int32GetDatum(attempts[i]);
-		if (c_priority >= 0)
-			vals[c_priority] = Int16GetDatum(priority);
-		if (c_key >= 0)
-			vals[c_key] = CStringGetTextDatum(key);
-		direct_insert(&dt, vals, nulls);
+		if (KeptTaskWanted(run_id, kinds[i]))
+		{
+			KeptTask	h;
+
+			h.run_id = *run_id;
+			h.namespace = (char *) namespace;
+			h.task_queue = queues[i];
+			h.kind = kinds[i];
+			h.task_id = task_id;
+			h.scheduled_event_id = scheduled[i];
+			h.attempt = attempts[i];
+			h.priority = priority;
+			h.concurrency_key = (char *) key;
+			KeptTaskKeep(&h);
+			continue;
+		}
+		ready_insert_row(&ri, queues[i], kinds[i], task_id, scheduled[i],
+						 attempts[i], priority, key);
 	}
-	direct_close(&dt);
+	direct_close(&ri.dt);
+}
+
+/*
+ * Write the task a chain kept in hand, if any (store/kept_task.c), as it
+ * would have been written when it was queued.
+ */
+void
+DirectWriteKeptTask(void)
+{
+	KeptTask   *h = KeptTaskAny();
+	ReadyInsert ri;
+
+	if (h == NULL)
+		return;
+	ready_insert_open(&ri, h->namespace, &h->run_id);
+	ready_insert_row(&ri, h->task_queue, h->kind, h->task_id,
+					 h->scheduled_event_id, h->attempt, h->priority,
+					 h->concurrency_key);
+	direct_close(&ri.dt);
+	KeptTaskForget();
 }
 
 /*
@@ -1613,6 +1722,7 @@ DirectClaimRunTask(pg_uuid_t *run_id, RunTaskLimited limited, RunTask *task)
 	int			nentries = 0;
 	int			maxentries = 0;
 	int			result = 0;
+	KeptTask   *kept;
 
 	CommandCounterIncrement();
 	snapshot = RegisterSnapshot(GetTransactionSnapshot());
@@ -1672,6 +1782,45 @@ DirectClaimRunTask(pg_uuid_t *run_id, RunTaskLimited limited, RunTask *task)
 		e->limited = false;
 	}
 	index_endscan(scan);
+
+	/*
+	 * The task the chain kept in hand (store/kept_task.c), when the run has
+	 * no other and its queue would hand it out: claimed without a row.  Else
+	 * it is written, and the claim goes as it would have.
+	 */
+	kept = KeptTaskOfRun(run_id);
+	if (kept != NULL)
+	{
+		if (nentries == 0 &&
+			!TaskQueuePaused(kept->namespace, kept->task_queue, snapshot) &&
+			(limited == NULL ||
+			 !limited(kept->namespace, kept->task_queue, kept->kind)))
+		{
+			memset(task, 0, sizeof(*task));
+			task->claimed.run_id = *run_id;
+			task->claimed.scheduled_event_id = kept->scheduled_event_id;
+			task->claimed.attempt = kept->attempt;
+			task->claimed.task_id = kept->task_id;
+			task->claimed.priority = kept->priority;
+			strlcpy(task->claimed.concurrency_key, kept->concurrency_key,
+					CLAIM_KEY_MAX);
+			task->namespace = pstrdup(kept->namespace);
+			task->task_queue = pstrdup(kept->task_queue);
+			task->kind = kept->kind;
+			ItemPointerSetInvalid(&task->tid);
+			KeptTaskForget();
+			result = 1;
+		}
+		ExecDropSingleTupleTableSlot(slot);
+		index_close(index, NoLock);
+		table_close(rel, NoLock);
+		UnregisterSnapshot(snapshot);
+		if (result == 1)
+			return 1;
+		DirectWriteKeptTask();
+		return DirectClaimRunTask(run_id, limited, task);
+	}
+
 	if (nentries > 1)
 		qsort(entries, nentries, sizeof(RunTaskEntry), run_task_cmp);
 
@@ -2299,6 +2448,40 @@ activity_keys(Relation rel, ScanKey keys, pg_uuid_t *run_id,
 				column_index_typed(rel, "scheduled_event_id", INT8OID) + 1,
 				BTEqualStrategyNumber, F_INT8EQ,
 				Int64GetDatum(scheduled_event_id));
+}
+
+/*
+ * Read an activity's row as
+ *   SELECT * FROM durable.activities
+ *   WHERE run_id = $1 AND scheduled_event_id = $2
+ * does, through its primary key (whatever the table's statistics say), and
+ * return a copy of it and of its descriptor; NULL when there is no such row.
+ */
+HeapTuple
+DirectReadActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
+				   TupleDesc *desc_out)
+{
+	Relation	rel;
+	ScanKeyData keys[2];
+	SysScanDesc scan;
+	Snapshot	snapshot;
+	HeapTuple	tuple;
+	HeapTuple	result = NULL;
+
+	CommandCounterIncrement();
+	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	rel = DurableOpenTable("activities", AccessShareLock);
+	activity_keys(rel, keys, run_id, scheduled_event_id);
+	scan = systable_beginscan(rel, primary_key(rel), true, snapshot, 2, keys);
+	if (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		result = heap_copytuple(tuple);
+		*desc_out = CreateTupleDescCopy(RelationGetDescr(rel));
+	}
+	systable_endscan(scan);
+	table_close(rel, NoLock);
+	UnregisterSnapshot(snapshot);
+	return result;
 }
 
 /*

@@ -73,6 +73,7 @@ typedef bool (*RunTaskLimited) (const char *namespace, const char *task_queue,
 extern int	DirectClaimRunTask(pg_uuid_t *run_id, RunTaskLimited limited,
 							   RunTask *task);
 extern void DirectDeleteHeldTask(RunTask *task);
+extern void DirectWriteKeptTask(void);
 extern bool DirectRunHasRows(const char *relname, pg_uuid_t *run_id);
 extern int	DirectWorkflowHasRuns(const char *namespace,
 								  const char *workflow_id);
@@ -87,6 +88,8 @@ extern HeapTuple DirectStartActivityAttempt(pg_uuid_t *run_id,
 extern bool DirectInsertActivity(const Datum *values, const bool *isnull,
 								 bool set_order, int16 priority,
 								 const char *concurrency_key);
+extern HeapTuple DirectReadActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
+								   TupleDesc *desc_out);
 extern HeapTuple DirectLockActivity(pg_uuid_t *run_id,
 									int64 scheduled_event_id,
 									TupleDesc *desc_out);
