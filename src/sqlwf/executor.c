@@ -759,6 +759,7 @@ execute_tasks(int max_tasks, int chain_limit, TaskInHand *hand)
 	int			claimed;
 	ExecutorClaimedTask task;
 	ReplayHistory *history;
+	bool		keeping;
 
 	hand->can_put_off = TasksCanBePutOff();
 	chain_locked_run = false;
@@ -780,7 +781,7 @@ execute_tasks(int max_tasks, int chain_limit, TaskInHand *hand)
 		 * instead of written (store/kept_task.c); written if the chain ends
 		 * first.
 		 */
-		if (Min(max_tasks, chain_limit) > 1)
+		keeping = Min(max_tasks, chain_limit) > 1 &&
 			KeptTaskArm(&task.run_id);
 		execute_claimed_task(&task, &run_id, hand, 0, history);
 		n++;
@@ -795,8 +796,11 @@ execute_tasks(int max_tasks, int chain_limit, TaskInHand *hand)
 			execute_claimed_task(&task, &run_id, hand, n, history);
 			n++;
 		}
-		DirectWriteKeptTask();
-		KeptTaskDisarm();
+		if (keeping)
+		{
+			DirectWriteKeptTask();
+			KeptTaskDisarm();
+		}
 	}
 	ReplayHistoryFree(history);
 	DurableSPIFinish();

@@ -101,8 +101,13 @@ kept_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	}
 }
 
-/* Keep the next executor task queued for run_id in hand (a chain begins). */
-void
+/*
+ * Keep the next executor task queued for run_id in hand (a chain begins).
+ * False, and nothing done, when a chain that encloses this one (user code
+ * of its that ran durable.run_tasks()) keeps tasks already: the inner chain
+ * then keeps none of its own, and leaves the outer one's to it.
+ */
+bool
 KeptTaskArm(const pg_uuid_t *run_id)
 {
 	if (!callbacks_registered)
@@ -111,10 +116,12 @@ KeptTaskArm(const pg_uuid_t *run_id)
 		RegisterSubXactCallback(kept_subxact_callback, NULL);
 		callbacks_registered = true;
 	}
-	Assert(kept == NULL);
+	if (armed || kept != NULL)
+		return false;
 	armed = true;
 	armed_run = *run_id;
 	armed_subid = GetCurrentSubTransactionId();
+	return true;
 }
 
 /* Keep no more (the chain ends; the caller wrote the task in hand first). */

@@ -24,7 +24,7 @@ typedef struct KeptTask
 	char	   *concurrency_key;	/* "" for none */
 } KeptTask;
 
-extern void KeptTaskArm(const pg_uuid_t *run_id);
+extern bool KeptTaskArm(const pg_uuid_t *run_id);
 extern void KeptTaskDisarm(void);
 extern bool KeptTaskWanted(const pg_uuid_t *run_id, char kind);
 extern void KeptTaskKeep(const KeptTask *task);
