@@ -240,35 +240,35 @@ read_activity_tuple(ActivityState *a, HeapTuple tuple, TupleDesc desc)
 }
 
 /*
- * Load a pending activity by scheduled event id without locking it (as a
- * plain SELECT by primary key); false if none.
+ * Load a pending activity by scheduled event id, by primary key without a
+ * statement (direct.c), locked FOR UPDATE or not; false if none.
  */
-bool
-PeekActivity(pg_uuid_t *run_id, int64 scheduled_event_id, ActivityState *a)
+static bool
+fetch_activity(pg_uuid_t *run_id, int64 scheduled_event_id, bool for_update,
+			   ActivityState *a)
 {
 	TupleDesc	desc;
 	HeapTuple	tuple;
 
-	tuple = DirectReadActivity(run_id, scheduled_event_id, &desc);
+	tuple = DirectFetchActivity(run_id, scheduled_event_id, for_update, &desc);
 	if (tuple == NULL)
 		return false;
 	read_activity_tuple(a, tuple, desc);
 	return true;
 }
 
+/* Load a pending activity without locking it; false if none. */
+bool
+PeekActivity(pg_uuid_t *run_id, int64 scheduled_event_id, ActivityState *a)
+{
+	return fetch_activity(run_id, scheduled_event_id, false, a);
+}
+
 /* Lock and load a pending activity by scheduled event id; false if none. */
 bool
 LoadActivity(pg_uuid_t *run_id, int64 scheduled_event_id, ActivityState *a)
 {
-	TupleDesc	desc;
-	HeapTuple	tuple;
-
-	/* SELECT ... FOR UPDATE by primary key, without a statement (direct.c) */
-	tuple = DirectLockActivity(run_id, scheduled_event_id, &desc);
-	if (tuple == NULL)
-		return false;
-	read_activity_tuple(a, tuple, desc);
-	return true;
+	return fetch_activity(run_id, scheduled_event_id, true, a);
 }
 
 /* A nullable value of a direct write (direct.c) */

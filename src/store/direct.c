@@ -532,6 +532,61 @@ static const DirectColumn ready_order_columns[] = {
 	{"priority", INT2OID}, {"concurrency_key", TEXTOID}
 };
 
+/* durable.ready_task_seq, in the schema nsp (InvalidOid: none) */
+static Oid
+ready_task_seq(Oid nsp)
+{
+	Oid			seq = OidIsValid(nsp) ?
+		get_relname_relid("ready_task_seq", nsp) : InvalidOid;
+
+	if (!OidIsValid(seq))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("sequence durable.ready_task_seq does not exist"),
+				 errhint("durable needs its tables as its extension script made them.")));
+	return seq;
+}
+
+/*
+ * Take a task id from the sequence for a task of a queue, and note it in
+ * the claims' marks (claim_mark.c): those keep the walk of the tasks of
+ * priority 3 and no key, and the executors' walk of their tasks of priority
+ * 3 (has_order: the schema has priorities and keys, 0.9.0).
+ */
+static int64
+take_task_id(Oid seq, const char *namespace, const char *task_queue,
+			 char kind, int16 priority, const char *key, bool has_order)
+{
+	int64		task_id = nextval_internal(seq, false);
+
+	if ((priority == 3 && key[0] == '\0') || !has_order)
+		ClaimMarkNoteInsert(namespace, task_queue, kind, task_id);
+	if ((kind == 'w' || kind == 'x') && (priority == 3 || !has_order))
+		ClaimMarkNoteInsert(namespace, task_queue,
+							CLAIM_MARK_EXECUTOR_KIND(kind), task_id);
+	return task_id;
+}
+
+/* Keep a task in hand instead of writing it (store/kept_task.c). */
+static void
+keep_task(const char *namespace, pg_uuid_t *run_id, const char *task_queue,
+		  char kind, int64 task_id, int64 scheduled, int32 attempt,
+		  int16 priority, const char *key)
+{
+	KeptTask	k;
+
+	k.run_id = *run_id;
+	k.namespace = (char *) namespace;
+	k.task_queue = (char *) task_queue;
+	k.kind = kind;
+	k.task_id = task_id;
+	k.scheduled_event_id = scheduled;
+	k.attempt = attempt;
+	k.priority = priority;
+	k.concurrency_key = (char *) key;
+	KeptTaskKeep(&k);
+}
+
 /* durable.ready_tasks opened for inserting tasks, and a row's values */
 typedef struct ReadyInsert
 {
@@ -558,13 +613,7 @@ ready_insert_open(ReadyInsert *ri, const char *namespace, pg_uuid_t *run_id)
 	ri->c_priority = opt[0];
 	ri->c_key = opt[1];
 	/* Stays while the table is locked: DROP EXTENSION would wait for us. */
-	ri->seq = get_relname_relid("ready_task_seq",
-								RelationGetNamespace(ri->dt.rel));
-	if (!OidIsValid(ri->seq))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("sequence durable.ready_task_seq does not exist"),
-				 errhint("durable needs its tables as its extension script made them.")));
+	ri->seq = ready_task_seq(RelationGetNamespace(ri->dt.rel));
 	ri->vals = ri->values;
 	ri->nulls = ri->isnull;
 	if (ri->dt.natts > lengthof(ri->values))
@@ -601,43 +650,6 @@ ready_insert_row(ReadyInsert *ri, const char *task_queue, char kind,
 }
 
 /*
- * Queue a chain's next task of priority 3 and no key, kept in hand
- * (store/kept_task.c): its task id and the claims' marks as if it were
- * written, without opening the table.  The sequence stays: the chain's
- * claim locked durable.ready_tasks, so DROP EXTENSION waits for us.
- */
-static void
-keep_ready_task(const char *namespace, pg_uuid_t *run_id,
-				const char *task_queue, char kind, int64 scheduled,
-				int32 attempt)
-{
-	Oid			nsp = get_namespace_oid("durable", true);
-	Oid			seq = OidIsValid(nsp) ?
-		get_relname_relid("ready_task_seq", nsp) : InvalidOid;
-	KeptTask	k;
-
-	if (!OidIsValid(seq))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("sequence durable.ready_task_seq does not exist"),
-				 errhint("durable needs its tables as its extension script made them.")));
-	(void) GetCurrentTransactionId();	/* as DirectInsertReadyTasks */
-	k.run_id = *run_id;
-	k.namespace = (char *) namespace;
-	k.task_queue = (char *) task_queue;
-	k.kind = kind;
-	k.task_id = nextval_internal(seq, false);
-	k.scheduled_event_id = scheduled;
-	k.attempt = attempt;
-	k.priority = 3;
-	k.concurrency_key = "";
-	ClaimMarkNoteInsert(namespace, task_queue, kind, k.task_id);
-	ClaimMarkNoteInsert(namespace, task_queue, CLAIM_MARK_EXECUTOR_KIND(kind),
-						k.task_id);
-	KeptTaskKeep(&k);
-}
-
-/*
  * Queue n tasks of a run; each takes its task_id from the column's sequence,
  * as the column default does.  priorities and keys (NULL: 3 and none for
  * all) are each task's priority and concurrency key ("" for none), written
@@ -656,50 +668,40 @@ DirectInsertReadyTasks(const char *namespace, pg_uuid_t *run_id, int n,
 
 	if (n == 0)
 		return;
-	if (n == 1 && KeptTaskWanted(run_id, kinds[0]) &&
-		(priorities == NULL || priorities[0] == 3) &&
-		(keys == NULL || keys[0] == NULL || keys[0][0] == '\0'))
-	{
-		keep_ready_task(namespace, run_id, queues[0], kinds[0], scheduled[0],
-						attempts[0]);
-		return;
-	}
-	ready_insert_open(&ri, namespace, run_id);
 	/*
 	 * The transaction has its id before it takes a task id: the claims' low-
 	 * water marks rely on it (claim_mark.c).
 	 */
 	(void) GetCurrentTransactionId();
+	if (n == 1 && KeptTaskWanted(run_id, kinds[0]) &&
+		(priorities == NULL || priorities[0] == 3) &&
+		(keys == NULL || keys[0] == NULL || keys[0][0] == '\0'))
+	{
+		/*
+		 * A chain's next task of priority 3 and no key, kept in hand: its id
+		 * and marks as if written, without opening the table.  The sequence
+		 * stays: the chain's claim locked durable.ready_tasks, so DROP
+		 * EXTENSION waits for us.
+		 */
+		Oid			seq = ready_task_seq(get_namespace_oid("durable", true));
+
+		keep_task(namespace, run_id, queues[0], kinds[0],
+				  take_task_id(seq, namespace, queues[0], kinds[0], 3, "", true),
+				  scheduled[0], attempts[0], 3, "");
+		return;
+	}
+	ready_insert_open(&ri, namespace, run_id);
 	for (i = 0; i < n; i++)
 	{
 		int16		priority = priorities != NULL ? priorities[i] : 3;
 		const char *key = keys != NULL && keys[i] != NULL ? keys[i] : "";
 
-		task_id = nextval_internal(ri.seq, false);
-		/*
-		 * The marks keep the walk of the tasks of priority 3 and no key, and
-		 * the executors' walk of their tasks of priority 3.
-		 */
-		if ((priority == 3 && key[0] == '\0') || ri.c_priority < 0)
-			ClaimMarkNoteInsert(namespace, queues[i], kinds[i], task_id);
-		if ((kinds[i] == 'w' || kinds[i] == 'x') &&
-			(priority == 3 || ri.c_priority < 0))
-			ClaimMarkNoteInsert(namespace, queues[i],
-								CLAIM_MARK_EXECUTOR_KIND(kinds[i]), task_id);
+		task_id = take_task_id(ri.seq, namespace, queues[i], kinds[i],
+							   priority, key, ri.c_priority >= 0);
 		if (KeptTaskWanted(run_id, kinds[i]))
 		{
-			KeptTask	h;
-
-			h.run_id = *run_id;
-			h.namespace = (char *) namespace;
-			h.task_queue = queues[i];
-			h.kind = kinds[i];
-			h.task_id = task_id;
-			h.scheduled_event_id = scheduled[i];
-			h.attempt = attempts[i];
-			h.priority = priority;
-			h.concurrency_key = (char *) key;
-			KeptTaskKeep(&h);
+			keep_task(namespace, run_id, queues[i], kinds[i], task_id,
+					  scheduled[i], attempts[i], priority, key);
 			continue;
 		}
 		ready_insert_row(&ri, queues[i], kinds[i], task_id, scheduled[i],
@@ -1693,6 +1695,30 @@ run_task_qualifies(const RunTaskColumns *c, TupleTableSlot *slot,
 }
 
 /*
+ * Hand the task a chain kept in hand (store/kept_task.c) to its claim, as
+ * DirectClaimRunTask would a row of it.
+ */
+static void
+take_kept_task(pg_uuid_t *run_id, RunTask *task)
+{
+	KeptTask   *kept = KeptTaskOfRun(run_id);
+
+	memset(task, 0, sizeof(*task));
+	task->claimed.run_id = *run_id;
+	task->claimed.scheduled_event_id = kept->scheduled_event_id;
+	task->claimed.attempt = kept->attempt;
+	task->claimed.task_id = kept->task_id;
+	task->claimed.priority = kept->priority;
+	strlcpy(task->claimed.concurrency_key, kept->concurrency_key,
+			CLAIM_KEY_MAX);
+	task->namespace = pstrdup(kept->namespace);
+	task->task_queue = pstrdup(kept->task_queue);
+	task->kind = kept->kind;
+	ItemPointerSetInvalid(&task->tid);
+	KeptTaskForget();
+}
+
+/*
  * Claim the next executor task of one run for a chain (sqlwf/executor.c),
  * as
  *   DELETE FROM durable.ready_tasks WHERE ctid = (SELECT ctid FROM
@@ -1723,6 +1749,7 @@ DirectClaimRunTask(pg_uuid_t *run_id, RunTaskLimited limited, RunTask *task)
 	int			maxentries = 0;
 	int			result = 0;
 	KeptTask   *kept;
+	bool		write_kept = false;
 
 	CommandCounterIncrement();
 	snapshot = RegisterSnapshot(GetTransactionSnapshot());
@@ -1796,29 +1823,12 @@ DirectClaimRunTask(pg_uuid_t *run_id, RunTaskLimited limited, RunTask *task)
 			(limited == NULL ||
 			 !limited(kept->namespace, kept->task_queue, kept->kind)))
 		{
-			memset(task, 0, sizeof(*task));
-			task->claimed.run_id = *run_id;
-			task->claimed.scheduled_event_id = kept->scheduled_event_id;
-			task->claimed.attempt = kept->attempt;
-			task->claimed.task_id = kept->task_id;
-			task->claimed.priority = kept->priority;
-			strlcpy(task->claimed.concurrency_key, kept->concurrency_key,
-					CLAIM_KEY_MAX);
-			task->namespace = pstrdup(kept->namespace);
-			task->task_queue = pstrdup(kept->task_queue);
-			task->kind = kept->kind;
-			ItemPointerSetInvalid(&task->tid);
-			KeptTaskForget();
+			take_kept_task(run_id, task);
 			result = 1;
 		}
-		ExecDropSingleTupleTableSlot(slot);
-		index_close(index, NoLock);
-		table_close(rel, NoLock);
-		UnregisterSnapshot(snapshot);
-		if (result == 1)
-			return 1;
-		DirectWriteKeptTask();
-		return DirectClaimRunTask(run_id, limited, task);
+		else
+			write_kept = true;
+		nentries = 0;			/* no row claimed here */
 	}
 
 	if (nentries > 1)
@@ -1894,6 +1904,11 @@ DirectClaimRunTask(pg_uuid_t *run_id, RunTaskLimited limited, RunTask *task)
 	index_close(index, NoLock);
 	table_close(rel, NoLock);
 	UnregisterSnapshot(snapshot);
+	if (write_kept)
+	{
+		DirectWriteKeptTask();
+		return DirectClaimRunTask(run_id, limited, task);
+	}
 	return result;
 }
 
@@ -2453,49 +2468,17 @@ activity_keys(Relation rel, ScanKey keys, pg_uuid_t *run_id,
 /*
  * Read an activity's row as
  *   SELECT * FROM durable.activities
- *   WHERE run_id = $1 AND scheduled_event_id = $2
- * does, through its primary key (whatever the table's statistics say), and
- * return a copy of it and of its descriptor; NULL when there is no such row.
+ *   WHERE run_id = $1 AND scheduled_event_id = $2 [FOR UPDATE]
+ * does, through its primary key whatever the table's statistics say, and
+ * return a copy of it and of its descriptor; NULL when there is no such
+ * row.  With for_update a holder is waited for and the latest version
+ * locked (under REPEATABLE READ and SERIALIZABLE a row changed since the
+ * snapshot is a serialization failure); NULL too when it was deleted
+ * meanwhile.
  */
 HeapTuple
-DirectReadActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
-				   TupleDesc *desc_out)
-{
-	Relation	rel;
-	ScanKeyData keys[2];
-	SysScanDesc scan;
-	Snapshot	snapshot;
-	HeapTuple	tuple;
-	HeapTuple	result = NULL;
-
-	CommandCounterIncrement();
-	snapshot = RegisterSnapshot(GetTransactionSnapshot());
-	rel = DurableOpenTable("activities", AccessShareLock);
-	activity_keys(rel, keys, run_id, scheduled_event_id);
-	scan = systable_beginscan(rel, primary_key(rel), true, snapshot, 2, keys);
-	if (HeapTupleIsValid(tuple = systable_getnext(scan)))
-	{
-		result = heap_copytuple(tuple);
-		*desc_out = CreateTupleDescCopy(RelationGetDescr(rel));
-	}
-	systable_endscan(scan);
-	table_close(rel, NoLock);
-	UnregisterSnapshot(snapshot);
-	return result;
-}
-
-/*
- * Lock an activity's row as
- *   SELECT ... FROM durable.activities
- *   WHERE run_id = $1 AND scheduled_event_id = $2 FOR UPDATE
- * does (a holder is waited for, and its latest version locked; under
- * REPEATABLE READ and SERIALIZABLE a row changed since the snapshot is a
- * serialization failure), and return a copy of it and of its descriptor;
- * NULL when there is no such row, or it was deleted meanwhile.
- */
-HeapTuple
-DirectLockActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
-				   TupleDesc *desc_out)
+DirectFetchActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
+					bool for_update, TupleDesc *desc_out)
 {
 	Relation	rel;
 	ScanKeyData keys[2];
@@ -2504,16 +2487,14 @@ DirectLockActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
 	HeapTuple	tuple;
 	ItemPointerData tid;
 	bool		found = false;
-	TupleTableSlot *slot;
-	TM_FailureData tmfd;
-	TM_Result	res;
 	HeapTuple	result = NULL;
 
 	CommandCounterIncrement();
 	snapshot = RegisterSnapshot(GetTransactionSnapshot());
-	rel = DurableOpenTable("activities", RowShareLock);
+	rel = DurableOpenTable("activities",
+						   for_update ? RowShareLock : AccessShareLock);
 	/* FOR UPDATE is a write to a statement: refused in a read-only one. */
-	if (XactReadOnly)
+	if (for_update && XactReadOnly)
 		PreventCommandIfReadOnly("a lock of a row of durable.activities");
 	activity_keys(rel, keys, run_id, scheduled_event_id);
 	scan = systable_beginscan(rel, primary_key(rel), true, snapshot, 2, keys);
@@ -2521,20 +2502,23 @@ DirectLockActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
 	{
 		tid = tuple->t_self;
 		found = true;
+		if (!for_update)
+			result = heap_copytuple(tuple);
 	}
 	systable_endscan(scan);
-	if (found)
+	if (found && for_update)
 	{
-		slot = table_slot_create(rel, NULL);
-		res = lock_row(rel, &tid, snapshot, slot, LockWaitBlock, &tmfd);
-		if (res == TM_Ok)
-		{
+		TupleTableSlot *slot = table_slot_create(rel, NULL);
+		TM_FailureData tmfd;
+
+		if (lock_row(rel, &tid, snapshot, slot, LockWaitBlock,
+					 &tmfd) == TM_Ok)
 			result = ExecCopySlotHeapTuple(slot);
-			*desc_out = CreateTupleDescCopy(RelationGetDescr(rel));
-		}
 		/* else changed by this very command (as ExecLockRows), or gone */
 		ExecDropSingleTupleTableSlot(slot);
 	}
+	if (result != NULL)
+		*desc_out = CreateTupleDescCopy(RelationGetDescr(rel));
 	table_close(rel, NoLock);
 	UnregisterSnapshot(snapshot);
 	return result;

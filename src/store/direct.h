@@ -88,11 +88,8 @@ extern HeapTuple DirectStartActivityAttempt(pg_uuid_t *run_id,
 extern bool DirectInsertActivity(const Datum *values, const bool *isnull,
 								 bool set_order, int16 priority,
 								 const char *concurrency_key);
-extern HeapTuple DirectReadActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
-								   TupleDesc *desc_out);
-extern HeapTuple DirectLockActivity(pg_uuid_t *run_id,
-									int64 scheduled_event_id,
-									TupleDesc *desc_out);
+extern HeapTuple DirectFetchActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
+									 bool for_update, TupleDesc *desc_out);
 extern void DirectUpdateActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
 								 int n, const char *const *names,
 								 const Datum *values, const bool *isnull);

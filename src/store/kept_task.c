@@ -17,7 +17,7 @@
  * it when the run has no other task on the queue and its queue is neither
  * paused nor limited; otherwise, and when the chain ends without claiming
  * it, the row is written then (DirectWriteKeptTask), so that at commit the
- * tables hold exactly what they would have kept.
+ * tables hold exactly what they would have held.
  *
  * The task belongs to the subtransaction that queued it: when that one (or
  * one it is inside of) rolls back, so does the task, as its row would have.
