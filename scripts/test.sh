@@ -129,6 +129,11 @@ record() {
     fi
 }
 
+# FAILURE_LINES: what a failed file said of its failure (a TAP file's "Failed test"
+# lines and the server crash), printed again after the summary line's list of failed
+# files: the tail of a long run's output is what a CI report shows.
+FAILURE_LINES=()
+
 # record_regress_output LAYER OUTPUT NAME...: a test passed if pg_regress said "... ok".
 record_regress_output() {
     local layer=$1 output=$2 name; shift 2
@@ -300,8 +305,8 @@ layer_tap() {
                     TEMP_CONFIG="$TEST_CONF" \
                     prove -I "$PGXS_SRC/test/perl" -I "$ROOT/test" -I "$ROOT/test/perl" \
                     "${prove_flags[@]}" \
-                    "t/$name.pl"
-        ) || rc=$?
+                    "t/$name.pl" 2>&1
+        ) | tee "$out/$name.prove" || rc=$?
         # A crash in one of the test's servers fails it, even if its checks passed
         # (kill -9, signal 9, is what crash tests do on purpose).
         for logf in "$out/tmp_check/log/${name}"_*.log; do
@@ -309,6 +314,7 @@ layer_tap() {
             if grep -q -E "$TAP_CRASH_RE" "$logf"; then
                 echo "---- server crash in $logf ----"
                 grep -n -E -B 5 -A 10 "$TAP_CRASH_RE" "$logf" | head -n 80
+                FAILURE_LINES+=("tap/$name: server crash in $(basename "$logf"): $(grep -m 1 -E "$TAP_CRASH_RE" "$logf")")
                 rc=1
             fi
         done
@@ -316,6 +322,11 @@ layer_tap() {
             record tap "$name" ok
         else
             record tap "$name" fail
+            while IFS= read -r line; do
+                FAILURE_LINES+=("tap/$name: $line")
+            done < <({ grep -E -A 3 "^#   Failed test" "$out/$name.prove" || true
+                       grep -E "Dubious|Bail out|died|timed out" "$out/$name.prove" || true; } |
+                         head -n 24)
             if [ -f "$out/tmp_check/log/regress_log_$name" ]; then
                 echo "---- last lines of $out/tmp_check/log/regress_log_$name ----"
                 tail -n 40 "$out/tmp_check/log/regress_log_$name"
@@ -489,6 +500,7 @@ done
 
 echo
 if [ "$FAILED" -gt 0 ]; then
+    for line in "${FAILURE_LINES[@]}"; do echo "$line"; done
     echo "failed: ${FAILED_NAMES[*]}"
     echo "outputs: $OUT"
 fi
