@@ -74,7 +74,8 @@ find_pg() {
 
 # As root: copy the tree to a fresh directory owned by postgres and run
 # `bash <copy>/<script> "$@"` there as postgres.  Returns that run's exit status.
-# The copy is removed when the run succeeds and kept (and named) when it fails.
+# The copy is removed when the run succeeds (unless KEEP_RUN_TREE is set) and kept
+# (and named) when it fails.
 # ./tmp_cassert (the cached assert-enabled PostgreSQL) and ./tmp_citus (Citus, built by
 # scripts/build-citus.sh) are not copied: the run uses the originals in place, through
 # their absolute paths ($PG_CONFIG, $CITUS_INSTALL), so the caches outlive the copy.
@@ -109,7 +110,7 @@ rerun_as_postgres() {
             cp "$dest"/tmp_check/ui/*.png "$ROOT/tmp_check/ui/" ||
             warn "could not copy the screenshots to $ROOT/tmp_check/ui"
     fi
-    if [ "$rc" -eq 0 ]; then
+    if [ "$rc" -eq 0 ] && [ -z "${KEEP_RUN_TREE:-}" ]; then
         rm -rf "$dest"
     else
         warn "kept the run's tree for inspection: $dest"

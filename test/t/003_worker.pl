@@ -20,14 +20,6 @@ max_worker_processes = 16
 });
 $node->start;
 
-sub workers_of
-{
-	my ($db) = @_;
-	return $node->safe_psql('postgres', qq{
-		SELECT count(*) FROM pg_stat_activity
-		 WHERE backend_type = 'durable timer worker' AND datname = '$db'});
-}
-
 $node->safe_psql('postgres', 'CREATE DATABASE app');
 $node->safe_psql('app', 'CREATE EXTENSION durable');
 ok($node->poll_query_until('postgres', q{
@@ -37,7 +29,12 @@ ok($node->poll_query_until('postgres', q{
 	SELECT count(*) = 1 FROM pg_stat_activity
 	 WHERE backend_type = 'durable timer worker' AND datname = 'app'}),
 	'a timer worker runs for the database that has the extension');
-is(workers_of('postgres'), '0', 'none stays for a database without the extension');
+# The launcher starts a timer worker for every database, which exits at once where
+# the extension is not installed: one may be on its way out when this looks.
+ok($node->poll_query_until('postgres', q{
+	SELECT count(*) = 0 FROM pg_stat_activity
+	 WHERE backend_type = 'durable timer worker' AND datname = 'postgres'}),
+	'none stays for a database without the extension');
 
 # A delayed first decision task fires by itself, close to its due time.
 $node->safe_psql('app', q{SELECT durable.start_workflow('t', NULL, 'delayed', delay => '1 second')});
