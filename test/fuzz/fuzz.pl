@@ -12,7 +12,9 @@
 #     succeeds there must not have written: txid_current_if_assigned() stays NULL), in
 #     an aborted transaction, and in REPEATABLE READ / SERIALIZABLE;
 #   - in realistic sequences: start, poll, complete with random decisions, activities
-#     completed, failed, heartbeaten, canceled, signals, cancel, terminate, tick and
+#     completed, failed, heartbeaten, canceled, eager dispatch (start_workflow_eager,
+#     eager activities, the next decision task in an answer, partial histories: what
+#     comes back is answered in turn), signals, cancel, terminate, tick and
 #     purge with durable.test_time moved around, SQL workflows (test/fuzz/setup.sql)
 #     run by run_tasks() and by the executor workers, and, rarely, DROP EXTENSION and
 #     CREATE EXTENSION while the others carry on.
@@ -295,6 +297,7 @@ sub jenc
 
 # A number for a *Seconds field: mostly sane, sometimes extreme or of the wrong type.
 our $SANE = 0;    # set: generate well-formed decisions, to get deep into the engine
+our $EAGER = 0;   # set: answer as an eager worker does (eager activities, the next task back)
 
 sub secs
 {
@@ -468,6 +471,12 @@ sub gen_decision
 		$d{retryPolicy} = gen_policy_json() if chance(0.4);
 		$d{priority} = pick(1, 3, 5, 0, 9, 2.5, '1') if chance(0.15);
 		$d{concurrencyKey} = pick('k1', 'k2', '', 'x' x 300) if chance(0.15);
+		$d{requestEagerExecution} = pick(JSON::PP::true, JSON::PP::true, JSON::PP::false) if chance(0.35);
+		if ($EAGER && chance(0.9))
+		{
+			$d{requestEagerExecution} = JSON::PP::true;
+			delete $d{taskQueue};
+		}
 		remember(\@activity_ids, $d{activityId}, 20);
 	}
 	elsif ($type eq 'RequestCancelActivityTask')
@@ -1007,6 +1016,48 @@ sub poll_decision
 		  . ", " . pick(lit('0'), lit('0.05 seconds')) . ")", 'poll_decision_task', mode => chance(0.9) ? 0 : undef);
 	return unless $ok && defined $rows->[0][0];
 	my $t = eval { decode_json($rows->[0][0]) } or return;
+	answer_decision_task($t, 0);
+}
+
+# The eager dispatch arguments of complete_decision_task and complete_activity
+# (return_new_task, max_eager_activities, history_after), now and then: the
+# task's own events, other events and edge values.
+sub eager_args
+{
+	my ($t, $decision) = @_;
+	if ($EAGER && chance(0.9))
+	{
+		return ', return_new_task => true' . ($decision ? ', max_eager_activities => ' . rint(1, 3) : '')
+		  . (chance(0.8) ? ', history_after => ' . ($t->{startedEventId} // 'NULL') : '');
+	}
+	return '' unless chance(0.5);
+	my @o;
+	push @o, 'return_new_task => ' . (chance(0.05) ? 'NULL' : pick('true', 'true', 'false')) if chance(0.8);
+	push @o, 'max_eager_activities => ' . pick(1, 1, 2, 5, 0, -1, 'NULL', 2147483647)
+	  if $decision && chance(0.7);
+	push @o, 'history_after => '
+	  . pick($t->{startedEventId} // 'NULL', $t->{previousStartedEventId} // 'NULL', rint(0, 12), -1, 'NULL',
+		'9223372036854775807')
+	  if chance(0.6);
+	return @o ? ', ' . join(', ', @o) : '';
+}
+
+# What an eager answer brought back: the next decision task and the activity
+# tasks started for the caller are answered in turn, a few levels deep.
+sub follow_eager_answer
+{
+	my ($json, $depth) = @_;
+	return unless defined $json && $depth < 4;
+	my $a = eval { decode_json($json) } or return;
+	return unless ref $a eq 'HASH';
+	answer_activity_task($_, $depth + 1) for grep { ref $_ eq 'HASH' } @{ $a->{activityTasks} // [] };
+	answer_decision_task($a->{decisionTask}, $depth + 1) if ref $a->{decisionTask} eq 'HASH';
+}
+
+# Complete, fail or leave a decision task (polled, or handed back eagerly).
+sub answer_decision_task
+{
+	my ($t, $depth) = @_;
 	remember(\@dtokens, $t->{taskToken}, 20);
 	remember(\@run_ids, $t->{runId}, 60);
 	for my $e (@{ $t->{history} // [] })
@@ -1015,12 +1066,12 @@ sub poll_decision
 		remember(\@activity_ids, $a->{activityId}, 20) if defined $a->{activityId};
 		remember(\@timer_ids, $a->{timerId}, 20) if defined $a->{timerId};
 	}
-	my $r = rand();
-	as(pick('fuzz_worker', 'fuzz_worker', 'fuzz_admin', undef, 'fuzz_client'));
+	my $r = $EAGER ? rand(0.85) : rand();
+	as($EAGER ? pick('fuzz_worker', 'fuzz_admin', undef) : pick('fuzz_worker', 'fuzz_worker', 'fuzz_admin', undef, 'fuzz_client'));
 	if ($r < 0.8)
 	{
 		my $decisions;
-		if (chance(0.6))
+		if (chance($EAGER ? 0.9 : 0.6))
 		{
 			local $SANE = 1;
 			my @d = map { gen_decision(0) } 1 .. rint(0, 3);
@@ -1028,9 +1079,10 @@ sub poll_decision
 			$decisions = lit(jenc(\@d)) . '::jsonb';
 		}
 		else { $decisions = chance(0.8) ? gen_decisions() : lit(jenc([gen_decision(1)])) . '::jsonb'; }
-		my ($cok) = call("SELECT durable.complete_decision_task(" . lit($t->{taskToken}) . ", $decisions, 'fuzz')",
-			'complete_decision_task');
+		my ($cok, $rows) = call("SELECT durable.complete_decision_task(" . lit($t->{taskToken}) . ", $decisions, 'fuzz'"
+			  . eager_args($t, 1) . ")", 'complete_decision_task');
 		remember(\@old_tokens, $t->{taskToken}, 40) if $cok;
+		follow_eager_answer($rows->[0][0], $depth) if $cok;
 	}
 	elsif ($r < 0.9)
 	{
@@ -1038,6 +1090,26 @@ sub poll_decision
 			  . lit(pick('UnknownWorkflowType', 'BadBinary', 'x', '')) . ", " . gen_payload() . ")", 'fail_decision_task');
 	}
 	# Else leave it to time out.
+}
+
+# A workflow started with its first decision task in hand (start_workflow_eager),
+# which is answered at once; most of the time as an eager worker answers, taking
+# back the activities it schedules and the decision tasks that follow.
+sub start_eager
+{
+	my ($type, $queue, $ns, $input) = @_;
+	my $w = wid();
+	local $EAGER = chance(0.6);
+	as(pick('fuzz_admin', 'fuzz_admin', undef, 'fuzz_worker', 'fuzz_client'));
+	my ($ok, $rows) = call("SELECT durable.start_workflow_eager(" . lit($type) . ", $input, " . lit($w) . ", "
+		  . lit($queue) . ", " . lit($ns) . (chance(0.3) ? rand_start_opts() : '')
+		  . ", identity => " . lit(chance(0.9) ? 'fuzz' : pick('', 'x' x 300)) . ")",
+		'start_workflow_eager');
+	return unless $ok && defined $rows->[0][0];
+	remember(\@wids, $w, 60);
+	my $a = eval { decode_json($rows->[0][0]) } or return;
+	remember(\@run_ids, $a->{runId}, 60) if defined $a->{runId};
+	answer_decision_task($a->{decisionTask}, 0) if ref $a->{decisionTask} eq 'HASH';
 }
 
 sub poll_activity
@@ -1054,33 +1126,43 @@ sub poll_activity
 	{
 		next unless defined $row->[0];
 		my $t = eval { decode_json($row->[0]) } or next;
-		my $tok = $t->{taskToken};
-		remember(\@atokens, $tok, 20);
-		as(pick('fuzz_worker', 'fuzz_worker', 'fuzz_admin', undef));
-		my $r = rand();
-		my ($done, $fn, $s);
-		if ($r < 0.35)
-		{
-			($fn, $s) = ('complete_activity', "SELECT durable.complete_activity(" . lit($tok) . ", " . gen_payload() . ")");
-		}
-		elsif ($r < 0.65)
-		{
-			($fn, $s) = ('fail_activity', "SELECT durable.fail_activity(" . lit($tok) . ", " . gen_text('reason') . ", "
-				  . gen_payload() . ", " . gen_interval() . ")");
-		}
-		elsif ($r < 0.85)
-		{
-			($fn, $s) = ('heartbeat_activity', "SELECT durable.heartbeat_activity(" . lit($tok) . ", " . gen_payload() . ")");
-		}
-		elsif ($r < 0.93)
-		{
-			($fn, $s) = ('report_activity_canceled', "SELECT durable.report_activity_canceled(" . lit($tok) . ", " . gen_payload() . ")");
-		}
-		if ($s)
-		{
-			($done) = call($s, $fn);
-			remember(\@old_tokens, $tok, 40) if $done && $fn ne 'heartbeat_activity';
-		}
+		answer_activity_task($t, 0);
+	}
+}
+
+# Complete, fail, heartbeat, report canceled or leave an activity task (polled,
+# or started eagerly by a decision task's completion).
+sub answer_activity_task
+{
+	my ($t, $depth) = @_;
+	my $tok = $t->{taskToken};
+	remember(\@atokens, $tok, 20);
+	as(pick('fuzz_worker', 'fuzz_worker', 'fuzz_admin', undef));
+	my $r = $EAGER && chance(0.7) ? 0 : rand();
+	my ($done, $rows, $fn, $s);
+	if ($r < 0.35)
+	{
+		($fn, $s) = ('complete_activity', "SELECT durable.complete_activity(" . lit($tok) . ", " . gen_payload()
+			  . eager_args($t, 0) . ")");
+	}
+	elsif ($r < 0.65)
+	{
+		($fn, $s) = ('fail_activity', "SELECT durable.fail_activity(" . lit($tok) . ", " . gen_text('reason') . ", "
+			  . gen_payload() . ", " . gen_interval() . ")");
+	}
+	elsif ($r < 0.85)
+	{
+		($fn, $s) = ('heartbeat_activity', "SELECT durable.heartbeat_activity(" . lit($tok) . ", " . gen_payload() . ")");
+	}
+	elsif ($r < 0.93)
+	{
+		($fn, $s) = ('report_activity_canceled', "SELECT durable.report_activity_canceled(" . lit($tok) . ", " . gen_payload() . ")");
+	}
+	if ($s)
+	{
+		($done, $rows) = call($s, $fn);
+		remember(\@old_tokens, $tok, 40) if $done && $fn ne 'heartbeat_activity';
+		follow_eager_answer($rows->[0][0], $depth) if $done && $fn eq 'complete_activity';
 	}
 }
 
@@ -1301,8 +1383,9 @@ sub client_main
 		$n++;
 		my $r = rand();
 		eval {
-			if ($r < 0.30) { random_call(); }
-			elsif ($r < 0.40) { start_one(pick('ext', 'ext', 'other'), pick('q1', 'q2', 'default'), pick(@NAMESPACES), gen_payload()); }
+			if ($r < 0.26) { random_call(); }
+			elsif ($r < 0.32) { start_one(pick('ext', 'ext', 'other'), pick('q1', 'q2', 'default'), pick(@NAMESPACES), gen_payload()); }
+			elsif ($r < 0.40) { start_eager(pick('ext', 'ext', 'other'), pick('q1', 'q2', 'default'), pick(@NAMESPACES), gen_payload()); }
 			elsif ($r < 0.55) { poll_decision(pick('q1', 'q2', 'default', 'sq'), pick(@NAMESPACES)); }
 			elsif ($r < 0.65) { poll_activity(pick('q1', 'q2', 'default', 'sq'), pick(@NAMESPACES)); }
 			elsif ($r < 0.75) { client_op(); }
