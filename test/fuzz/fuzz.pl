@@ -1304,6 +1304,10 @@ sub engine_op
 	{
 		call("SELECT durable.purge(" . pick(10, 1000) . ")", 'purge', may_time_out => 1);
 	}
+	elsif ($r < 0.94)
+	{
+		limits_or_batch_op();
+	}
 	else
 	{
 		# Namespaces come and go; retention and policies with edge values.
@@ -1318,6 +1322,70 @@ sub engine_op
 			  . lit(pick('client', 'worker')) . ")");
 		my ($fn) = $s =~ /durable\.(\w+)\(/;
 		call($s, $fn);
+	}
+}
+
+# Jobs started by start_batch, for cancel_batch.
+my @batch_ids;
+
+# Limits of queues and of concurrency keys (often removed again: a limit that never
+# lets a task through would starve the other sequences), and batch jobs over the
+# fuzz's own workflows, previewed, started and canceled.
+sub limits_or_batch_op
+{
+	my $ns = pick(@NAMESPACES);
+	my $q = pick(@QUEUES);
+	my $kind = lit(chance(0.95) ? pick('decision', 'activity') : pick('both', '', undef));
+	my $lim = sub {
+		return chance(0.5) ? '' : join('', map { ", $_->[0] => " . pick(@{ $_->[1] }) } @_);
+	};
+	my @max = ('max_concurrent', ['NULL', 1, 3, 100, 0, -1, 2147483647]);
+	my @rate = ('rate', ['NULL', 5, 1000, 0.5, 0, -1, "'NaN'", "'Infinity'", '1e308']);
+	my @burst = ('burst', ['NULL', 1, 10, 0, -1]);
+	my $r = rand();
+	if ($r < 0.25)
+	{
+		as(pick('fuzz_admin', undef, 'fuzz_worker'));
+		call("SELECT durable.set_task_queue_limits(" . lit($q) . ", $kind" . $lim->(\@max, \@rate, \@burst)
+			  . ", namespace => " . lit($ns) . ")", 'set_task_queue_limits');
+	}
+	elsif ($r < 0.45)
+	{
+		as(pick('fuzz_admin', undef, 'fuzz_worker'));
+		call("SELECT durable.set_task_key_limits(" . lit($q) . ", $kind, " . lit(pick('k1', 'k2', 'k3', undef, ''))
+			  . $lim->(\@max, \@rate, \@burst, ['weight', ['NULL', 1, 5, 0, -1, 1000000]])
+			  . ", namespace => " . lit($ns) . ")", 'set_task_key_limits');
+	}
+	elsif ($r < 0.9)
+	{
+		as(pick('fuzz_admin', undef, 'fuzz_client', 'fuzz_worker'));
+		my $op = pick(qw(terminate cancel signal reset restart pause resume), 'bogus');
+		my @f;
+		push @f, 'status => ' . lit(pick('running', 'completed', 'failed', 'x')) if chance(0.5);
+		push @f, 'workflow_type => ' . lit(pick(@TYPES)) if chance(0.5);
+		push @f, 'task_queue => ' . lit(pick(@QUEUES)) if chance(0.3);
+		push @f, 'workflow_id_prefix => ' . lit(pick('w1', 'w', 'u', '%')) if chance(0.4);
+		push @f, 'started_since => ' . gen_ts() if chance(0.1);
+		push @f, 'search_attributes => ' . gen_payload() if chance(0.1);
+		push @f, 'reason => ' . (chance(0.9) ? lit('fuzz batch') : gen_text('reason'));
+		push @f, 'signal_name => ' . lit(pick(@SIGNALS)) if $op eq 'signal' || chance(0.1);
+		push @f, 'input => ' . gen_payload() if chance(0.3);
+		push @f, 'reset_to => ' . lit(pick('last_decision', 'first_decision', 'x')) if $op eq 'reset' && chance(0.5);
+		my $fn = chance(0.4) ? 'preview_batch' : 'start_batch';
+		my ($ok, $rows) = call("SELECT durable.$fn(" . lit($op) . ", " . lit($ns) . ", " . join(', ', @f) . ")", $fn);
+		if ($ok && $fn eq 'start_batch' && defined $rows->[0][0])
+		{
+			remember(\@batch_ids, $rows->[0][0], 10);
+			# Canceled at once, before or while the timer worker runs it.
+			call("SELECT durable.cancel_batch(" . lit($rows->[0][0]) . "::uuid)", 'cancel_batch', mode => 0)
+			  if chance(0.5);
+		}
+	}
+	else
+	{
+		as(pick('fuzz_admin', undef, 'fuzz_client'));
+		call("SELECT durable.cancel_batch(" . (@batch_ids && chance(0.8) ? lit(pick(@batch_ids)) . '::uuid' : gen_uuid()) . ")",
+			'cancel_batch');
 	}
 }
 
