@@ -570,8 +570,10 @@ SQL
         [ "$done_n" -ge "$n" ] && break
         sleep 0.1
     done
-    # Write transactions a workflow: the transaction ids assigned meanwhile (the
-    # polling loop above reads only).
+    # Transaction ids a workflow: those assigned meanwhile (the polling loop above
+    # reads only).  Not commits: an executor runs a run's steps as subtransactions of
+    # one transaction (docs/sql-workflows.md "Transactions"), each of which that writes
+    # takes an id.
     awk -v a="$(psql -X -q -A -t -c "SELECT txid_current()")" -v b="$xid0" -v n="$n" \
         'BEGIN { printf "%.2f\n", (a - b - 1) / n }' >>"$WORK/$name.xacts"
     psql -X -q -A -t -F ' ' -v marker="$marker" -v floor="$floor_tps" -v n="$n" \
@@ -1194,7 +1196,7 @@ declare -A TPS SCPU
         printf '  %s of its one-row INSERT floor (7,219 tps / 8 = 902 workflows/s), against %s here\n' \
             "23.5 %" "$(awk -v a="$wfs" -v b="$floor_wfs" 'BEGIN { printf "%.1f %%", 100 * a / b }')"
         echo "  workflows not completed: $(awk '{s += $5} END {print s + 0}' "$WORK/sqlwf.runs");" \
-            "$(median "$WORK/sqlwf.xacts" 1) write transactions a workflow (the floor: 8)"
+            "$(median "$WORK/sqlwf.xacts" 1) transaction ids a workflow (each step of a chain is a subtransaction with an id of its own; the floor: 8 transactions)"
     fi
     if [ -f "$WORK/sqlwf_limited.runs" ]; then
         wfs=$(median "$WORK/sqlwf_limited.runs" 1)
@@ -1208,7 +1210,7 @@ declare -A TPS SCPU
                 -v d="$(awk -v t="$(median "$WORK/sqlwf.runs" 4)" 'BEGIN { printf "%.1f", t / 8 }')" \
                 'BEGIN { printf ", against %.1f %% without limits", 100 * c / d }')"
         echo "  workflows not completed: $(awk '{s += $5} END {print s + 0}' "$WORK/sqlwf_limited.runs");" \
-            "$(median "$WORK/sqlwf_limited.xacts" 1) write transactions a workflow"
+            "$(median "$WORK/sqlwf_limited.xacts" 1) transaction ids a workflow"
     fi
     if [ -f "$WORK/ts_activity.runs" ]; then
         echo
