@@ -653,8 +653,9 @@ ready_insert_row(ReadyInsert *ri, const char *task_queue, char kind,
  * Queue n tasks of a run; each takes its task_id from the column's sequence,
  * as the column default does.  priorities and keys (NULL: 3 and none for
  * all) are each task's priority and concurrency key ("" for none), written
- * where the schema has them (0.9.0).  The first executor task of the run of
- * a chain is kept in hand instead of written (store/kept_task.c).
+ * where the schema has them (0.9.0).  The first executor task of priority 3
+ * and no key of a chain's run is kept in hand instead of written
+ * (store/kept_task.c): the table is opened only for a row to write.
  */
 void
 DirectInsertReadyTasks(const char *namespace, pg_uuid_t *run_id, int n,
@@ -663,7 +664,8 @@ DirectInsertReadyTasks(const char *namespace, pg_uuid_t *run_id, int n,
 					   const int16 *priorities, char *const *keys)
 {
 	ReadyInsert ri;
-	int64		task_id;
+	bool		opened = false;
+	Oid			seq = InvalidOid;
 	int			i;
 
 	if (n == 0)
@@ -673,41 +675,45 @@ DirectInsertReadyTasks(const char *namespace, pg_uuid_t *run_id, int n,
 	 * water marks rely on it (claim_mark.c).
 	 */
 	(void) GetCurrentTransactionId();
-	if (n == 1 && KeptTaskWanted(run_id, kinds[0]) &&
-		(priorities == NULL || priorities[0] == 3) &&
-		(keys == NULL || keys[0] == NULL || keys[0][0] == '\0'))
-	{
-		/*
-		 * A chain's next task of priority 3 and no key, kept in hand: its id
-		 * and marks as if written, without opening the table.  The sequence
-		 * stays: the chain's claim locked durable.ready_tasks, so DROP
-		 * EXTENSION waits for us.
-		 */
-		Oid			seq = ready_task_seq(get_namespace_oid("durable", true));
-
-		keep_task(namespace, run_id, queues[0], kinds[0],
-				  take_task_id(seq, namespace, queues[0], kinds[0], 3, "", true),
-				  scheduled[0], attempts[0], 3, "");
-		return;
-	}
-	ready_insert_open(&ri, namespace, run_id);
 	for (i = 0; i < n; i++)
 	{
 		int16		priority = priorities != NULL ? priorities[i] : 3;
 		const char *key = keys != NULL && keys[i] != NULL ? keys[i] : "";
+		bool		keep = priority == 3 && key[0] == '\0' &&
+			KeptTaskWanted(run_id, kinds[i]);
+		int64		task_id;
 
-		task_id = take_task_id(ri.seq, namespace, queues[i], kinds[i],
-							   priority, key, ri.c_priority >= 0);
-		if (KeptTaskWanted(run_id, kinds[i]))
+		if (!keep && !opened)
 		{
+			ready_insert_open(&ri, namespace, run_id);
+			opened = true;
+			seq = ri.seq;
+		}
+		else if (!OidIsValid(seq))
+		{
+			/*
+			 * Stays without the table open: the chain's claim locked
+			 * durable.ready_tasks, so DROP EXTENSION waits for us.
+			 */
+			seq = ready_task_seq(get_namespace_oid("durable", true));
+		}
+
+		/*
+		 * Whether the schema has priorities matters to the marks only for
+		 * a task of another priority or a key, which is written: the table
+		 * is open then.
+		 */
+		task_id = take_task_id(seq, namespace, queues[i], kinds[i], priority,
+							   key, !opened || ri.c_priority >= 0);
+		if (keep)
 			keep_task(namespace, run_id, queues[i], kinds[i], task_id,
 					  scheduled[i], attempts[i], priority, key);
-			continue;
-		}
-		ready_insert_row(&ri, queues[i], kinds[i], task_id, scheduled[i],
-						 attempts[i], priority, key);
+		else
+			ready_insert_row(&ri, queues[i], kinds[i], task_id, scheduled[i],
+							 attempts[i], priority, key);
 	}
-	direct_close(&ri.dt);
+	if (opened)
+		direct_close(&ri.dt);
 }
 
 /*

@@ -10,8 +10,9 @@
  * index probe, a row lock and a delete, all in one transaction that no other
  * session sees the middle of: 10 to 15 % of the executors' CPU.
  *
- * So while a chain runs, the first executor task queued for its run (armed
- * here by the chain) is kept in hand: it takes its task id from the sequence
+ * So while a chain runs, the first executor task of priority 3 and no
+ * concurrency key queued for its run (armed here by the chain) is kept in
+ * hand: it takes its task id from the sequence
  * and notes the claims' marks as a written task does (direct.c), but no row
  * is written.  The chain's next claim of the run (DirectClaimRunTask) takes
  * it when the run has no other task on the queue and its queue is neither
