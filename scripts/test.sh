@@ -134,6 +134,16 @@ record() {
 # files: the tail of a long run's output is what a CI report shows.
 FAILURE_LINES=()
 
+# note_failure LAYER NAME OUTPUT: keep the failed checks that a TAP output (prove's,
+# pg_prove's) names, with what they got and expected.
+note_failure() {
+    local line
+    while IFS= read -r line; do
+        FAILURE_LINES+=("$1/$2: $line")
+    done < <({ grep -E -A 3 "^# +Failed test" "$3" || true
+               grep -E "Dubious|Bail out|died|timed out" "$3" || true; } | head -n 24)
+}
+
 # record_regress_output LAYER OUTPUT NAME...: a test passed if pg_regress said "... ok".
 record_regress_output() {
     local layer=$1 output=$2 name; shift 2
@@ -268,16 +278,21 @@ layer_pgtap() {
         {
             fresh_db "$sock" "$PGTAP_PORT" "$db" -c 'CREATE EXTENSION pgtap' \
                 -f "$ROOT/test/pgtap/lib/helpers.sql" &&
-                (cd "$ROOT" && pg_prove -h "$sock" -p "$PGTAP_PORT" -d "$db" "${f#"$ROOT"/}")
-        } || rc=$?
+                (cd "$ROOT" && pg_prove -h "$sock" -p "$PGTAP_PORT" -d "$db" "${f#"$ROOT"/}" 2>&1)
+        } | tee "$out/$name.prove" || rc=$?
         dropdb -h "$sock" -p "$PGTAP_PORT" --force --if-exists "$db" ||
             warn "could not drop database $db"
         # A crash while the file ran fails it, even if its tests passed.
-        if show_crash "$out/server.log" "$logpos"; then rc=1; fi
+        if show_crash "$out/server.log" "$logpos"; then
+            FAILURE_LINES+=("pgtap/$name: server crash: $(tail -c +"$((logpos + 1))" "$out/server.log" |
+                grep -m 1 -E "$CRASH_RE")")
+            rc=1
+        fi
         if [ "$rc" -eq 0 ]; then
             record pgtap "$name" ok
         else
             record pgtap "$name" fail
+            note_failure pgtap "$name" "$out/$name.prove"
         fi
     done
     stop_cluster "$out/data"
@@ -322,11 +337,7 @@ layer_tap() {
             record tap "$name" ok
         else
             record tap "$name" fail
-            while IFS= read -r line; do
-                FAILURE_LINES+=("tap/$name: $line")
-            done < <({ grep -E -A 3 "^#   Failed test" "$out/$name.prove" || true
-                       grep -E "Dubious|Bail out|died|timed out" "$out/$name.prove" || true; } |
-                         head -n 24)
+            note_failure tap "$name" "$out/$name.prove"
             if [ -f "$out/tmp_check/log/regress_log_$name" ]; then
                 echo "---- last lines of $out/tmp_check/log/regress_log_$name ----"
                 tail -n 40 "$out/tmp_check/log/regress_log_$name"
