@@ -10,19 +10,24 @@
 --     the ones the worker has (a worker that keeps the run's state, as Temporal's sticky
 --     execution)
 --   4 complete_decision_task
--- Run with -M prepared: tokens and tasks travel as bind parameters.  A call that
--- returned nothing (it should not) makes the next one a no-op.
-SELECT d AS dtask, d->>'startedEventId' AS seen
+-- Each task is answered (bench_decide_eager, bench_decide) in the statement that
+-- receives it, and only its token and the decisions come back, as a worker reads its
+-- task and sends its decisions (activity_cycle.sql).  Run with -M prepared: tokens and
+-- decisions travel as bind parameters.  A call that returned nothing (it should not)
+-- makes the next one a no-op.
+SELECT d->>'taskToken' AS dtoken, bench_decide_eager(d) AS decisions,
+       d->>'startedEventId' AS seen
   FROM (SELECT durable.start_workflow_eager('bench_cycle', '{"n": 1}'::jsonb, NULL, 'bench',
                                             identity => 'bench-worker')->'decisionTask' AS d) s
 \gset
-SELECT (SELECT durable.complete_decision_task(t->>'taskToken', bench_decide_eager(t), NULL,
+SELECT (SELECT durable.complete_decision_task(tok, NULLIF(:decisions, '')::jsonb, NULL,
             false, 1)->'activityTasks'->0->>'taskToken'
-          FROM (SELECT NULLIF(:dtask, '')::jsonb AS t) s WHERE t IS NOT NULL) AS atoken
+          FROM (SELECT NULLIF(:dtoken, '') AS tok) s WHERE tok IS NOT NULL) AS atoken
 \gset
-SELECT (SELECT durable.complete_activity(tok, '{"ok": true}'::jsonb, true,
-                                         NULLIF(:seen, '')::bigint)->'decisionTask'
-          FROM (SELECT NULLIF(:atoken, '') AS tok) s WHERE tok IS NOT NULL) AS dtask
+SELECT d->>'taskToken' AS dtoken, bench_decide(d) AS decisions
+  FROM (SELECT (SELECT durable.complete_activity(tok, '{"ok": true}'::jsonb, true,
+                                                 NULLIF(:seen, '')::bigint)->'decisionTask'
+                  FROM (SELECT NULLIF(:atoken, '') AS tok) s WHERE tok IS NOT NULL) AS d) s
 \gset
-SELECT durable.complete_decision_task(t->>'taskToken', bench_decide(t))
-  FROM (SELECT NULLIF(:dtask, '')::jsonb AS t) s WHERE t IS NOT NULL;
+SELECT durable.complete_decision_task(tok, NULLIF(:decisions, '')::jsonb)
+  FROM (SELECT NULLIF(:dtoken, '') AS tok) s WHERE tok IS NOT NULL;

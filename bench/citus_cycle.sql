@@ -7,15 +7,17 @@
 -- worker calls (polls and completions) are made on this node directly, as a worker polls
 -- each node (docs/citus.md "Workers").  Run with -M prepared.
 SELECT bench_start(:routed, :queue);
-SELECT durable.poll_decision_task(:queue, 'bench-worker', 'default', '2s') AS dtask
+SELECT t->>'taskToken' AS dtoken, bench_decide(t) AS decisions
+  FROM (SELECT durable.poll_decision_task(:queue, 'bench-worker', 'default', '2s') AS t) s
 \gset
-SELECT durable.complete_decision_task(t->>'taskToken', bench_decide(t))
-  FROM (SELECT NULLIF(:dtask, '')::jsonb AS t) s WHERE t IS NOT NULL;
+SELECT durable.complete_decision_task(tok, NULLIF(:decisions, '')::jsonb)
+  FROM (SELECT NULLIF(:dtoken, '') AS tok) s WHERE tok IS NOT NULL;
 SELECT durable.poll_activity_task(:queue, 'bench-worker', 'default', '2s')->>'taskToken' AS atoken
 \gset
 SELECT durable.complete_activity(tok, '{"ok": true}'::jsonb)
   FROM (SELECT NULLIF(:atoken, '') AS tok) s WHERE tok IS NOT NULL;
-SELECT durable.poll_decision_task(:queue, 'bench-worker', 'default', '2s') AS dtask
+SELECT t->>'taskToken' AS dtoken, bench_decide(t) AS decisions
+  FROM (SELECT durable.poll_decision_task(:queue, 'bench-worker', 'default', '2s') AS t) s
 \gset
-SELECT durable.complete_decision_task(t->>'taskToken', bench_decide(t))
-  FROM (SELECT NULLIF(:dtask, '')::jsonb AS t) s WHERE t IS NOT NULL;
+SELECT durable.complete_decision_task(tok, NULLIF(:decisions, '')::jsonb)
+  FROM (SELECT NULLIF(:dtoken, '') AS tok) s WHERE tok IS NOT NULL;
