@@ -15,6 +15,7 @@
 #include <math.h>
 
 #include "access/genam.h"
+#include "common/hashfn.h"
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/xact.h"
@@ -492,4 +493,51 @@ RunInSubtransaction(void (*fn) (void *arg), void *arg)
 	MemoryContextSwitchTo(cxt);
 	CurrentResourceOwner = owner;
 	return edata;
+}
+
+/*
+ * Where the engine finds its columns by name (the tables' columns may be in
+ * any order after an update; users may add their own): remembered for each
+ * row type and name, at most COLUMN_MEMORY entries, each checked when used,
+ * so that a column dropped, renamed or added since, or another table of the
+ * same slot, is never answered from memory.
+ */
+#define COLUMN_MEMORY 1024
+
+typedef struct ColumnMemory
+{
+	Oid			typid;			/* the row type of the descriptor */
+	const char *name;			/* the caller's name, by address */
+	int			index;
+} ColumnMemory;
+
+/*
+ * The 0-based index of the column name in desc (dropped columns aside), or
+ * -1 when it has none.  A look-up that was made before for the same row
+ * type and name costs one comparison of the name.
+ */
+int
+TupleDescColumnIndex(TupleDesc desc, const char *name)
+{
+	static ColumnMemory memory[COLUMN_MEMORY];
+	uint32		h = hash_combine(murmurhash32(desc->tdtypeid),
+								 murmurhash32((uint32) (uintptr_t) name));
+	ColumnMemory *m = &memory[h % COLUMN_MEMORY];
+	int			j;
+
+	if (m->name == name && m->typid == desc->tdtypeid &&
+		m->index < desc->natts &&
+		!TupleDescAttr(desc, m->index)->attisdropped &&
+		strcmp(NameStr(TupleDescAttr(desc, m->index)->attname), name) == 0)
+		return m->index;
+	for (j = 0; j < desc->natts; j++)
+		if (!TupleDescAttr(desc, j)->attisdropped &&
+			strcmp(NameStr(TupleDescAttr(desc, j)->attname), name) == 0)
+		{
+			m->typid = desc->tdtypeid;
+			m->name = name;
+			m->index = j;
+			return j;
+		}
+	return -1;
 }

@@ -8,6 +8,7 @@
 #ifndef DURABLE_BASE_UTIL_H
 #define DURABLE_BASE_UTIL_H
 
+#include "access/tupdesc.h"
 #include "nodes/pg_list.h"
 #include "utils/jsonb.h"
 #include "utils/numeric.h"
@@ -34,6 +35,7 @@ extern double CheckSeconds(double seconds, const char *argname,
 extern double NumericToDouble(Numeric value);
 extern TimestampTz TimestampPlusSeconds(TimestampTz t, double seconds);
 extern double TimestampDiffSeconds(TimestampTz later, TimestampTz earlier);
+extern int	TupleDescColumnIndex(TupleDesc desc, const char *name);
 extern pg_uuid_t *NewRandomUuid(void);
 extern pg_uuid_t *NewTimeOrderedUuid(void);
 extern int64 NewTaskSecret(void);

@@ -88,6 +88,7 @@
 #include "utils/varlena.h"
 
 #include "store/claim_mark.h"
+#include "store/direct.h"
 #include "store/due_mark.h"
 #include "store/worker_slots.h"
 #include "sqlwf/replace_guard.h"
@@ -986,6 +987,12 @@ durable_process_utility(PlannedStmt *pstmt, const char *queryString,
 	Oid			paused_oid = InvalidOid;
 	List	   *dropped_functions = NIL;
 
+	/*
+	 * The tables durable's direct writes keep open for the transaction are
+	 * closed before any utility statement, which may drop or alter them
+	 * (store/direct.c).
+	 */
+	DirectTablesRelease();
 	if (IsA(parsetree, DropdbStmt))
 	{
 		Oid			dboid = get_database_oid(((DropdbStmt *) parsetree)->dbname, true);

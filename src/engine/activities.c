@@ -212,14 +212,7 @@ read_activity_tuple(ActivityState *a, HeapTuple tuple, TupleDesc desc)
 
 	for (i = 0; i < N_ACTIVITY_COLUMNS; i++)
 	{
-		int			j;
-
-		attnums[i] = 0;
-		for (j = 0; j < desc->natts; j++)
-			if (!TupleDescAttr(desc, j)->attisdropped &&
-				strcmp(NameStr(TupleDescAttr(desc, j)->attname),
-					   activity_column_names[i]) == 0)
-				attnums[i] = j + 1;
+		attnums[i] = TupleDescColumnIndex(desc, activity_column_names[i]) + 1;
 		if (attnums[i] == 0)
 			elog(ERROR, "durable.activities lacks column \"%s\"",
 				 activity_column_names[i]);
@@ -228,15 +221,13 @@ read_activity_tuple(ActivityState *a, HeapTuple tuple, TupleDesc desc)
 	r.desc = desc;
 	r.attnums = attnums;
 	read_activity(a, &r);
-	for (i = 0; i < desc->natts; i++)
-		if (!TupleDescAttr(desc, i)->attisdropped &&
-			strcmp(NameStr(TupleDescAttr(desc, i)->attname), "task_secret") == 0)
-		{
-			Datum		d = heap_getattr(tuple, i + 1, desc,
-										 &a->task_secret_null);
+	i = TupleDescColumnIndex(desc, "task_secret");
+	if (i >= 0)
+	{
+		Datum		d = heap_getattr(tuple, i + 1, desc, &a->task_secret_null);
 
-			a->task_secret = a->task_secret_null ? 0 : DatumGetInt64(d);
-		}
+		a->task_secret = a->task_secret_null ? 0 : DatumGetInt64(d);
+	}
 }
 
 /*

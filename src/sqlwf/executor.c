@@ -123,9 +123,15 @@
 #include "sqlwf/replay.h"
 #include "sqlwf/usercode.h"
 
-/* How long a chain of one run's tasks may make its transaction */
+/*
+ * How long a chain of one run's tasks may make its transaction.  The time
+ * can be set when building, for bench/instructions.sh, whose backend runs
+ * under valgrind some 50 times slower.
+ */
 #define EXECUTOR_CHAIN_TASKS	32
+#ifndef EXECUTOR_CHAIN_MS
 #define EXECUTOR_CHAIN_MS		20
+#endif
 
 /* The longest a task that fails in the engine is put off */
 #define TASK_BACKOFF_MAX_SECONDS	300
@@ -760,6 +766,7 @@ execute_tasks(int max_tasks, int chain_limit, TaskInHand *hand)
 	ExecutorClaimedTask task;
 	ReplayHistory *history;
 	bool		keeping;
+	bool		keeping_tables;
 
 	hand->can_put_off = TasksCanBePutOff();
 	chain_locked_run = false;
@@ -776,6 +783,9 @@ execute_tasks(int max_tasks, int chain_limit, TaskInHand *hand)
 	}
 	if (claimed > 0)
 	{
+		/* The tables the chain writes stay open to its end (store/direct.c) */
+		keeping_tables = DirectTablesKeep();
+
 		/*
 		 * The run's next task is kept in hand for the chain's next claim
 		 * instead of written (store/kept_task.c); written if the chain ends
@@ -801,6 +811,8 @@ execute_tasks(int max_tasks, int chain_limit, TaskInHand *hand)
 			DirectWriteKeptTask();
 			KeptTaskDisarm();
 		}
+		if (keeping_tables)
+			DirectTablesKeepEnd();
 	}
 	ReplayHistoryFree(history);
 	DurableSPIFinish();

@@ -46,9 +46,11 @@
  * durable.history, from the first event or from a later one (a replay that
  * read the start already: sqlwf/replay.c), and its jsonb is built directly.
  *
- * Tables are opened by name each call; when the extension was dropped
- * meanwhile (a poll that waited for DROP EXTENSION's locks) the call gets a
- * clear 55000 error instead of a failed open of a vanished OID.
+ * Tables are opened by name at each call, or in an executor's chain at its
+ * first write and kept open to the chain's end ("Tables kept open for an
+ * executor's chain" below); when the extension was dropped meanwhile (a
+ * poll that waited for DROP EXTENSION's locks) the call gets a clear 55000
+ * error instead of a failed open of a vanished OID.
  *
  * Rows written here are visible to the engine's next SPI statement (SPI
  * advances the command counter before each); a direct read advances it
@@ -92,7 +94,9 @@
 #include "utils/numeric.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 
+#include "base/invalidation.h"
 #include "base/util.h"
 #include "store/claim_mark.h"
 #include "store/claim_order.h"
@@ -112,6 +116,7 @@ typedef struct DirectTable
 	int			ndefaults;		/* columns a user added that have a default */
 	int		   *default_att;	/* their 0-based indexes */
 	ExprState **default_expr;	/* and their defaults */
+	struct OpenTable *kept;		/* the entry it came from, or NULL */
 } DirectTable;
 
 /* A column the engine reads or writes, and its type */
@@ -128,18 +133,126 @@ static const char *const schema_checks[] = {
 	"activities_priority_check", "activity_attempt_log_outcome_check"
 };
 
+/* The tables DurableOpenTable opened, by name: at most a few dozen */
+#define REMEMBERED_TABLES 32
+
+typedef struct RememberedTable
+{
+	const char *relname;		/* the caller's name, by address */
+	Oid			relid;
+	Oid			nsp;
+} RememberedTable;
+
+static RememberedTable remembered[REMEMBERED_TABLES];
+static int	n_remembered = 0;
+static bool remembered_callbacks = false;
+
 /*
- * Open durable.<relname>, or report that the extension is gone: looked up by
- * name, locked, and checked to still exist after the lock is granted (a
- * call that waited for DROP EXTENSION's locks finds its OID dropped).
+ * A table renamed, dropped or moved, or a schema renamed: forget them all,
+ * looked up again by name at their next open.
+ */
+static void
+forget_tables(Datum arg, Oid relid)
+{
+	n_remembered = 0;
+}
+
+static void
+forget_tables_syscache(Datum arg, int cacheid, uint32 hashvalue)
+{
+	n_remembered = 0;
+}
+
+static void
+remember_table(const char *relname, Relation rel)
+{
+	int			i;
+
+	if (!remembered_callbacks)
+	{
+		DurableRegisterRelcacheCallback(forget_tables, (Datum) 0);
+		CacheRegisterSyscacheCallback(NAMESPACEOID, forget_tables_syscache,
+									  (Datum) 0);
+		remembered_callbacks = true;
+	}
+
+	for (i = 0; i < n_remembered; i++)
+		if (remembered[i].relname == relname)
+			break;
+	if (i == n_remembered)
+	{
+		if (n_remembered == REMEMBERED_TABLES)
+			return;
+		n_remembered++;
+	}
+	remembered[i].relname = relname;
+	remembered[i].relid = RelationGetRelid(rel);
+	remembered[i].nsp = RelationGetNamespace(rel);
+}
+
+/*
+ * The table that relname opened last, locked, if it still exists (a DROP
+ * EXTENSION since removes it; the lock taken first makes that visible) and
+ * still has that name in that schema, which no rename of either has changed
+ * since (forget_tables); otherwise NULL and no lock.
+ */
+static Relation
+remembered_table(const char *relname, LOCKMODE lockmode)
+{
+	Relation	rel;
+	int			i;
+
+	for (i = 0; i < n_remembered; i++)
+		if (remembered[i].relname == relname)
+			break;
+	if (i == n_remembered)
+		return NULL;
+	rel = try_table_open(remembered[i].relid, lockmode);
+	if (rel == NULL)
+		return NULL;
+	if (i < n_remembered && RelationGetNamespace(rel) == remembered[i].nsp &&
+		strcmp(RelationGetRelationName(rel), relname) == 0)
+		return rel;
+	table_close(rel, lockmode);
+	return NULL;
+}
+
+/*
+ * Open durable.<relname>, or return NULL when there is none: looked up by
+ * name (or remembered from the last open, and checked), locked, and checked
+ * to still exist after the lock is granted (a call that waited for DROP
+ * EXTENSION's locks finds its OID dropped).
+ */
+static Relation
+try_open_durable_table(const char *relname, LOCKMODE lockmode)
+{
+	Oid			nsp;
+	Oid			relid;
+	Relation	rel;
+
+	/*
+	 * The table this name opened last, if it is still there under the same
+	 * name and schema once locked: the look-ups by name are skipped.
+	 */
+	rel = remembered_table(relname, lockmode);
+	if (rel != NULL)
+		return rel;
+	nsp = get_namespace_oid("durable", true);
+	relid = OidIsValid(nsp) ? get_relname_relid(relname, nsp) : InvalidOid;
+	rel = OidIsValid(relid) ? try_table_open(relid, lockmode) : NULL;
+	if (rel != NULL)
+		remember_table(relname, rel);
+	return rel;
+}
+
+/*
+ * Open durable.<relname> (try_open_durable_table), or report that the
+ * extension is gone.
  */
 Relation
 DurableOpenTable(const char *relname, LOCKMODE lockmode)
 {
-	Oid			nsp = get_namespace_oid("durable", true);
-	Oid			relid = OidIsValid(nsp) ? get_relname_relid(relname, nsp) :
-		InvalidOid;
-	Relation	rel = OidIsValid(relid) ? try_table_open(relid, lockmode) : NULL;
+	Relation	rel = try_open_durable_table(relname, lockmode);
 
 	if (rel == NULL)
 		ereport(ERROR,
@@ -155,14 +268,12 @@ static int
 column_index_typed(Relation rel, const char *name, Oid type)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
-	int			j;
+	int			j = TupleDescColumnIndex(desc, name);
 
-	for (j = 0; j < desc->natts; j++)
+	if (j >= 0)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, j);
 
-		if (att->attisdropped || strcmp(NameStr(att->attname), name) != 0)
-			continue;
 		if (OidIsValid(type) && att->atttypid != type)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -190,13 +301,8 @@ column_index_typed(Relation rel, const char *name, Oid type)
 static int
 column_index_optional(Relation rel, const char *name, Oid type)
 {
-	TupleDesc	desc = RelationGetDescr(rel);
-	int			j;
-
-	for (j = 0; j < desc->natts; j++)
-		if (!TupleDescAttr(desc, j)->attisdropped &&
-			strcmp(NameStr(TupleDescAttr(desc, j)->attname), name) == 0)
-			return column_index_typed(rel, name, type);
+	if (TupleDescColumnIndex(RelationGetDescr(rel), name) >= 0)
+		return column_index_typed(rel, name, type);
 	return -1;
 }
 
@@ -333,6 +439,441 @@ check_new_row(Relation rel, HeapTuple tuple, const bool *replace,
 }
 
 /*
+ * Tables kept open for an executor's chain
+ *
+ * An executor's chain runs several tasks of a run in one transaction, and
+ * each task writes the same few tables.  Opening one (its lock, its relcache
+ * entry, an IndexInfo built for each index, an executor state, a slot) costs
+ * about as much as the rows written into it, so a chain (DirectTablesKeep)
+ * keeps each table it writes open from its first write to the chain's end
+ * (DirectTablesKeepEnd).  An error closes them with the subtransaction or
+ * transaction it aborts; a utility statement of user code inside the chain
+ * closes them first (DirectTablesRelease, from the ProcessUtility hook), since
+ * it could drop or alter one; the commit closes any left.  No other session
+ * can change a table meanwhile: the lock held to the transaction's end
+ * conflicts with every schema change.  Outside a chain every call opens and
+ * closes what it writes.
+ *
+ * A table is opened under the current resource owner, so that an error while
+ * opening it cleans up as it always did; once open, its references and locks
+ * are taken again by the transaction's top resource owner and let go by the
+ * current one (a subtransaction's, such as a decision task's), so that a
+ * subtransaction's end neither closes the table nor reports it leaked.  A
+ * table asked for while in use (a nested call: user code that calls durable)
+ * is opened afresh and closed by its caller.
+ */
+typedef struct OpenTableLayout
+{
+	DirectColumn *cols;			/* copies of the caller's column lists */
+	int			ncols;
+	DirectColumn *optcols;
+	int			nopt;
+	int		   *attnums;
+	int		   *optattnums;
+	int			ndefaults;
+	int		   *default_att;
+	ExprState **default_expr;
+	struct OpenTableLayout *next;
+} OpenTableLayout;
+
+typedef struct OpenTable
+{
+	const char *relname;
+	DirectTable dt;				/* rel, estate, rri, slot, natts */
+	bool		indexes_open;	/* rri has its indexes (ExecOpenIndices) */
+	bool		in_use;			/* between direct_open* and direct_close */
+	SubTransactionId used_subid;	/* the subtransaction that uses it */
+	OpenTableLayout *layouts;
+	struct OpenTable *next;
+} OpenTable;
+
+static MemoryContext open_tables_cxt = NULL;	/* under TopTransactionContext */
+static OpenTable *open_tables = NULL;
+/* The subtransaction of the chain that keeps tables, or none */
+static SubTransactionId keeping_subid = InvalidSubTransactionId;
+static bool open_tables_callbacks = false;
+
+/*
+ * Take rel's references (itself, its lock, and with indexes those of its
+ * indexes) and the slot's tuple descriptor pin into the top resource owner,
+ * from the current one.
+ */
+static void
+keep_references(Relation rel, ResultRelInfo *rri, TupleTableSlot *slot,
+				bool indexes)
+{
+	ResourceOwner owner = CurrentResourceOwner;
+	TupleDesc	desc = slot != NULL ? slot->tts_tupleDescriptor : NULL;
+	int			i;
+
+	if (owner == TopTransactionResourceOwner)
+		return;
+	CurrentResourceOwner = TopTransactionResourceOwner;
+	if (rel != NULL)
+	{
+		LockRelationOid(RelationGetRelid(rel), RowExclusiveLock);
+		RelationIncrementReferenceCount(rel);
+	}
+	for (i = 0; indexes && i < rri->ri_NumIndices; i++)
+	{
+		LockRelationOid(RelationGetRelid(rri->ri_IndexRelationDescs[i]),
+						RowExclusiveLock);
+		RelationIncrementReferenceCount(rri->ri_IndexRelationDescs[i]);
+	}
+	if (desc != NULL && desc->tdrefcount >= 0)
+		IncrTupleDescRefCount(desc);
+	CurrentResourceOwner = owner;
+	if (rel != NULL)
+		RelationDecrementReferenceCount(rel);
+	for (i = 0; indexes && i < rri->ri_NumIndices; i++)
+	{
+		UnlockRelationOid(RelationGetRelid(rri->ri_IndexRelationDescs[i]),
+						  RowExclusiveLock);
+		RelationDecrementReferenceCount(rri->ri_IndexRelationDescs[i]);
+	}
+	if (desc != NULL && desc->tdrefcount >= 0)
+		DecrTupleDescRefCount(desc);
+}
+
+/* Open ot's indexes for inserts, once, kept as the table is. */
+static void
+open_table_indexes(OpenTable *ot)
+{
+	MemoryContext oldcxt;
+
+	if (ot->indexes_open)
+		return;
+	oldcxt = MemoryContextSwitchTo(open_tables_cxt);
+	ExecOpenIndices(ot->dt.rri, false);
+	MemoryContextSwitchTo(oldcxt);
+	keep_references(NULL, ot->dt.rri, NULL, true);
+	ot->indexes_open = true;
+}
+
+/* Close a kept table, under the owner that holds it. */
+static void
+close_open_table(OpenTable *ot)
+{
+	ResourceOwner owner = CurrentResourceOwner;
+
+	CurrentResourceOwner = TopTransactionResourceOwner;
+	ExecDropSingleTupleTableSlot(ot->dt.slot);
+	if (ot->indexes_open)
+		ExecCloseIndices(ot->dt.rri);
+	FreeExecutorState(ot->dt.estate);
+	table_close(ot->dt.rel, NoLock);
+	CurrentResourceOwner = owner;
+}
+
+/* Close the kept tables; those in use only with all (the transaction ends). */
+static void
+close_open_tables(bool all)
+{
+	OpenTable **link = &open_tables;
+
+	while (*link != NULL)
+	{
+		OpenTable  *ot = *link;
+
+		if (ot->in_use && !all)
+		{
+			link = &ot->next;
+			continue;
+		}
+		*link = ot->next;
+		close_open_table(ot);
+	}
+}
+
+static void
+open_tables_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PARALLEL_PRE_COMMIT:
+		case XACT_EVENT_PRE_PREPARE:
+			/* A chain that kept them did not end (an error caught in C) */
+			close_open_tables(true);
+			keeping_subid = InvalidSubTransactionId;
+			break;
+		default:
+			/* Gone with the transaction's owner and memory */
+			open_tables = NULL;
+			open_tables_cxt = NULL;
+			keeping_subid = InvalidSubTransactionId;
+			break;
+	}
+}
+
+/*
+ * A subtransaction aborts: the chain that kept tables ends if it began in
+ * it, and closes them; otherwise a table in use in it is free again (the
+ * error left its caller before direct_close).
+ */
+static void
+open_tables_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+							 SubTransactionId parentSubid, void *arg)
+{
+	OpenTable  *ot;
+
+	if (event != SUBXACT_EVENT_ABORT_SUB || open_tables == NULL)
+		return;
+	if (keeping_subid != InvalidSubTransactionId && keeping_subid >= mySubid)
+	{
+		close_open_tables(true);
+		keeping_subid = InvalidSubTransactionId;
+		return;
+	}
+	for (ot = open_tables; ot != NULL; ot = ot->next)
+		if (ot->in_use && ot->used_subid >= mySubid)
+			ot->in_use = false;
+}
+
+/*
+ * An executor's chain begins: keep the tables it writes open to its end.
+ * Returns false, and keeps nothing more, within a chain that keeps them
+ * already (user code of a chain that runs durable.run_tasks()); only a call
+ * that returned true calls DirectTablesKeepEnd.
+ */
+bool
+DirectTablesKeep(void)
+{
+	if (keeping_subid != InvalidSubTransactionId)
+		return false;
+	if (!open_tables_callbacks)
+	{
+		RegisterXactCallback(open_tables_xact_callback, NULL);
+		RegisterSubXactCallback(open_tables_subxact_callback, NULL);
+		open_tables_callbacks = true;
+	}
+	keeping_subid = GetCurrentSubTransactionId();
+	return true;
+}
+
+/* The chain ends: close the tables it kept. */
+void
+DirectTablesKeepEnd(void)
+{
+	close_open_tables(true);
+	keeping_subid = InvalidSubTransactionId;
+	if (open_tables_cxt != NULL)
+		MemoryContextDelete(open_tables_cxt);
+	open_tables_cxt = NULL;
+}
+
+/*
+ * Close the tables kept open that are not in use: a utility statement is
+ * about to run (the ProcessUtility hook), which may drop, truncate or alter
+ * them, and would find them in use.  The chain keeps those it opens next.
+ */
+void
+DirectTablesRelease(void)
+{
+	if (open_tables != NULL)
+		close_open_tables(false);
+}
+
+/*
+ * The executor state, result relation and slot of dt, which inserts need, as
+ * do the index entries of an update that is not HOT.
+ */
+static void
+open_table_state(DirectTable *dt)
+{
+	dt->estate = CreateExecutorState();
+	dt->rri = makeNode(ResultRelInfo);
+	InitResultRelInfo(dt->rri, dt->rel, 0, NULL, 0);
+	dt->slot = table_slot_create(dt->rel, NULL);
+}
+
+/*
+ * Open durable.<relname> in the current memory context and resource owner:
+ * for inserts (indexes) with its executor state, result relation, indexes
+ * and a slot; for updates only the relation, the rest made when an update
+ * needs index entries (index_new_version).
+ */
+static void
+open_table_fresh(DirectTable *dt, const char *relname, bool indexes)
+{
+	dt->rel = DurableOpenTable(relname, RowExclusiveLock);
+	dt->user_checks = direct_check_table(dt->rel);
+	dt->natts = RelationGetDescr(dt->rel)->natts;
+	dt->estate = NULL;
+	dt->rri = NULL;
+	dt->slot = NULL;
+	if (indexes)
+	{
+		open_table_state(dt);
+		ExecOpenIndices(dt->rri, false);
+	}
+	dt->cid = GetCurrentCommandId(true);
+	dt->ndefaults = 0;
+	dt->kept = NULL;
+}
+
+/*
+ * The kept table durable.<relname>, opened now if not yet; NULL outside a
+ * chain that keeps tables.
+ */
+static OpenTable *
+open_table_kept(const char *relname)
+{
+	OpenTable  *ot;
+	MemoryContext oldcxt;
+
+	if (keeping_subid == InvalidSubTransactionId)
+		return NULL;
+	for (ot = open_tables; ot != NULL; ot = ot->next)
+		if (strcmp(ot->relname, relname) == 0)
+			return ot;
+	if (open_tables_cxt == NULL)
+		open_tables_cxt = AllocSetContextCreate(TopTransactionContext,
+												"durable open tables",
+												ALLOCSET_SMALL_SIZES);
+	oldcxt = MemoryContextSwitchTo(open_tables_cxt);
+	ot = palloc0(sizeof(OpenTable));
+	ot->relname = pstrdup(relname);
+	open_table_fresh(&ot->dt, relname, false);
+	open_table_state(&ot->dt);
+	MemoryContextSwitchTo(oldcxt);
+	keep_references(ot->dt.rel, ot->dt.rri, ot->dt.slot, false);
+	ot->next = open_tables;
+	open_tables = ot;
+	return ot;
+}
+
+/*
+ * Where the columns cols (and optionally optcols) are in dt's table, and
+ * the defaults of the other columns, which a user added, compiled in dt's
+ * executor state: into layout.
+ */
+static void
+table_layout(DirectTable *dt, OpenTableLayout *layout)
+{
+	TupleDesc	desc = RelationGetDescr(dt->rel);
+	int			i;
+	int			j;
+	int			known;
+
+	for (i = 0; i < layout->ncols; i++)
+		layout->attnums[i] = column_index_typed(dt->rel, layout->cols[i].name,
+												layout->cols[i].type);
+	known = layout->ncols;
+	for (i = 0; i < layout->nopt; i++)
+		if ((layout->optattnums[i] =
+			 column_index_optional(dt->rel, layout->optcols[i].name,
+								   layout->optcols[i].type)) >= 0)
+			known++;
+
+	layout->ndefaults = 0;
+	if (desc->natts == known)
+		return;
+	layout->default_att = palloc(sizeof(int) * desc->natts);
+	layout->default_expr = palloc(sizeof(ExprState *) * desc->natts);
+	for (j = 0; j < desc->natts; j++)
+	{
+		Node	   *expr;
+		bool		given = false;
+
+		if (TupleDescAttr(desc, j)->attisdropped)
+			continue;
+		for (i = 0; i < layout->ncols && !given; i++)
+			given = (layout->attnums[i] == j);
+		for (i = 0; i < layout->nopt && !given; i++)
+			given = (layout->optattnums[i] == j);
+		if (given)
+			continue;
+		expr = build_column_default(dt->rel, j + 1);
+		if (expr == NULL)
+			continue;
+		layout->default_att[layout->ndefaults] = j;
+		layout->default_expr[layout->ndefaults] =
+			ExecPrepareExpr((Expr *) expr, dt->estate);
+		layout->ndefaults++;
+	}
+}
+
+/* Whether two lists of n columns name the same columns of the same types */
+static bool
+same_columns(const DirectColumn *a, const DirectColumn *b, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (a[i].type != b[i].type ||
+			(a[i].name != b[i].name && strcmp(a[i].name, b[i].name) != 0))
+			return false;
+	return true;
+}
+
+/* A copy of n columns, in the current memory context */
+static DirectColumn *
+copy_columns(const DirectColumn *cols, int n)
+{
+	DirectColumn *copy = palloc(sizeof(DirectColumn) * Max(n, 1));
+
+	for (int i = 0; i < n; i++)
+	{
+		copy[i].name = pstrdup(cols[i].name);
+		copy[i].type = cols[i].type;
+	}
+	return copy;
+}
+
+/* ot's layout for these column lists, made once */
+static OpenTableLayout *
+kept_layout(OpenTable *ot, int ncols, const DirectColumn *cols, int nopt,
+			const DirectColumn *optcols)
+{
+	OpenTableLayout *l;
+	MemoryContext oldcxt;
+
+	for (l = ot->layouts; l != NULL; l = l->next)
+		if (l->ncols == ncols && l->nopt == nopt &&
+			same_columns(l->cols, cols, ncols) &&
+			same_columns(l->optcols, optcols, nopt))
+			return l;
+	oldcxt = MemoryContextSwitchTo(open_tables_cxt);
+	l = palloc0(sizeof(OpenTableLayout));
+	l->cols = copy_columns(cols, ncols);
+	l->ncols = ncols;
+	l->optcols = copy_columns(optcols, nopt);
+	l->nopt = nopt;
+	l->attnums = palloc(sizeof(int) * Max(ncols, 1));
+	l->optattnums = palloc(sizeof(int) * Max(nopt, 1));
+	table_layout(&ot->dt, l);
+	MemoryContextSwitchTo(oldcxt);
+	l->next = ot->layouts;
+	ot->layouts = l;
+	return l;
+}
+
+/*
+ * Take the kept table durable.<relname> into *dt for a write, or open it
+ * afresh (dt->kept NULL) when it is in use or none can be kept.  The checks
+ * of a write (direct_check_table) are made on every call.
+ */
+static void
+direct_open_table(DirectTable *dt, const char *relname, bool indexes)
+{
+	OpenTable  *ot = open_table_kept(relname);
+
+	if (ot == NULL || ot->in_use)
+	{
+		open_table_fresh(dt, relname, indexes);
+		return;
+	}
+	if (indexes)
+		open_table_indexes(ot);
+	*dt = ot->dt;
+	dt->user_checks = direct_check_table(dt->rel);
+	dt->cid = GetCurrentCommandId(true);
+	dt->ndefaults = 0;
+	dt->kept = ot;
+	ot->in_use = true;
+	ot->used_subid = GetCurrentSubTransactionId();
+}
+
+/*
  * Open a table for inserts, checking that it has the columns named, of
  * their types (in any order, dropped columns aside).  attnums[i] is set to
  * the index in the tuple of cols[i].  Other columns, which a user added, get
@@ -343,56 +884,32 @@ direct_open_with(DirectTable *dt, const char *relname, int ncols,
 				 const DirectColumn *cols, int *attnums, int nopt,
 				 const DirectColumn *optcols, int *optattnums)
 {
-	TupleDesc	desc;
-	int			i;
-	int			j;
-	int			known;
+	OpenTableLayout fresh;
+	OpenTableLayout *layout;
 
-	dt->rel = DurableOpenTable(relname, RowExclusiveLock);
-	dt->user_checks = direct_check_table(dt->rel);
-	desc = RelationGetDescr(dt->rel);
-	dt->natts = desc->natts;
-	for (i = 0; i < ncols; i++)
-		attnums[i] = column_index_typed(dt->rel, cols[i].name, cols[i].type);
-	known = ncols;
-	for (i = 0; i < nopt; i++)
-		if ((optattnums[i] = column_index_optional(dt->rel, optcols[i].name,
-												   optcols[i].type)) >= 0)
-			known++;
-
-	dt->estate = CreateExecutorState();
-	dt->rri = makeNode(ResultRelInfo);
-	InitResultRelInfo(dt->rri, dt->rel, 0, NULL, 0);
-	ExecOpenIndices(dt->rri, false);
-	dt->slot = table_slot_create(dt->rel, NULL);
-	dt->cid = GetCurrentCommandId(true);
-
-	dt->ndefaults = 0;
-	if (desc->natts == known)
-		return;
-	dt->default_att = palloc(sizeof(int) * desc->natts);
-	dt->default_expr = palloc(sizeof(ExprState *) * desc->natts);
-	for (j = 0; j < desc->natts; j++)
+	direct_open_table(dt, relname, true);
+	if (dt->kept != NULL)
+		layout = kept_layout(dt->kept, ncols, cols, nopt, optcols);
+	else
 	{
-		Node	   *expr;
-		bool		given = false;
-
-		if (TupleDescAttr(desc, j)->attisdropped)
-			continue;
-		for (i = 0; i < ncols && !given; i++)
-			given = (attnums[i] == j);
-		for (i = 0; i < nopt && !given; i++)
-			given = (optattnums[i] == j);
-		if (given)
-			continue;
-		expr = build_column_default(dt->rel, j + 1);
-		if (expr == NULL)
-			continue;
-		dt->default_att[dt->ndefaults] = j;
-		dt->default_expr[dt->ndefaults] = ExecPrepareExpr((Expr *) expr,
-														  dt->estate);
-		dt->ndefaults++;
+		layout = &fresh;
+		fresh.cols = (DirectColumn *) cols;
+		fresh.ncols = ncols;
+		fresh.optcols = (DirectColumn *) optcols;
+		fresh.nopt = nopt;
+		fresh.attnums = attnums;
+		fresh.optattnums = optattnums;
+		table_layout(dt, layout);
 	}
+	if (layout != &fresh)
+	{
+		memcpy(attnums, layout->attnums, sizeof(int) * ncols);
+		if (nopt > 0)
+			memcpy(optattnums, layout->optattnums, sizeof(int) * nopt);
+	}
+	dt->ndefaults = layout->ndefaults;
+	dt->default_att = layout->default_att;
+	dt->default_expr = layout->default_expr;
 }
 
 static void
@@ -458,9 +975,20 @@ direct_fill_slot(DirectTable *dt, Datum *values, bool *isnull)
 static void
 direct_close(DirectTable *dt)
 {
-	ExecDropSingleTupleTableSlot(dt->slot);
-	ExecCloseIndices(dt->rri);
-	FreeExecutorState(dt->estate);
+	if (dt->kept != NULL)
+	{
+		/* Kept for the transaction's next write (above) */
+		ExecClearTuple(dt->slot);
+		ResetPerTupleExprContext(dt->estate);
+		dt->kept->in_use = false;
+		return;
+	}
+	if (dt->rri != NULL)
+	{
+		ExecDropSingleTupleTableSlot(dt->slot);
+		ExecCloseIndices(dt->rri);
+		FreeExecutorState(dt->estate);
+	}
 	table_close(dt->rel, NoLock);
 }
 
@@ -859,6 +1387,89 @@ lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
 }
 
 /*
+ * Where the latest version of a run's row is, once this transaction locked
+ * or wrote it: the next lock or update of that run in the transaction (a
+ * chain's next task, a call's SaveRun) fetches it there instead of searching
+ * the primary key.  The lock, held to the transaction's end, keeps any other
+ * transaction from making a newer version; a subtransaction that aborts
+ * takes back its versions (and its lock), so the place is forgotten then, as
+ * at the transaction's end.  The row found there is checked all the same:
+ * the latest version this transaction sees (SnapshotSelf), of that run.
+ */
+static struct
+{
+	bool		known;
+	pg_uuid_t	run_id;
+	ItemPointerData tid;
+	SubTransactionId subid;		/* the subtransaction that made it known */
+} run_row;
+static bool run_row_callbacks = false;
+
+static void
+run_row_xact_callback(XactEvent event, void *arg)
+{
+	run_row.known = false;
+}
+
+static void
+run_row_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						 SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB && run_row.known &&
+		run_row.subid >= mySubid)
+		run_row.known = false;
+}
+
+static void
+remember_run_row(pg_uuid_t *run_id, ItemPointer tid)
+{
+	if (!run_row_callbacks)
+	{
+		RegisterXactCallback(run_row_xact_callback, NULL);
+		RegisterSubXactCallback(run_row_subxact_callback, NULL);
+		run_row_callbacks = true;
+	}
+	run_row.known = true;
+	run_row.run_id = *run_id;
+	run_row.tid = *tid;
+	run_row.subid = GetCurrentSubTransactionId();
+}
+
+/*
+ * The latest version of run_id's row where remember_run_row saw it, as a
+ * copy in *tuple (the caller frees it); false when the place is not known or
+ * no longer holds it.  run_att: the 1-based column of run_id.
+ */
+static bool
+fetch_known_run_row(Relation rel, pg_uuid_t *run_id, AttrNumber run_att,
+					HeapTuple *tuple)
+{
+	HeapTupleData tup;
+	Buffer		buffer;
+	Datum		d;
+	bool		isnull;
+	bool		same;
+
+	if (!run_row.known || memcmp(&run_row.run_id, run_id, UUID_LEN) != 0)
+		return false;
+	tup.t_self = run_row.tid;
+	if (!heap_fetch(rel, SnapshotSelf, &tup, &buffer, false))
+	{
+		run_row.known = false;
+		return false;
+	}
+	d = heap_getattr(&tup, run_att, RelationGetDescr(rel), &isnull);
+	same = !isnull &&
+		memcmp(DatumGetUUIDP(d), run_id, UUID_LEN) == 0;
+	if (same)
+		*tuple = heap_copytuple(&tup);
+	ReleaseBuffer(buffer);
+	if (!same)
+		run_row.known = false;
+	return same;
+}
+
+/*
  * Lock the row of durable.runs with this run_id as SELECT ... FOR UPDATE
  * [SKIP LOCKED] does, and return its latest version in a slot (the caller
  * drops it), or NULL when there is no such row or it was skipped.  Under
@@ -875,6 +1486,7 @@ DirectLockRun(pg_uuid_t *run_id, bool skip_locked)
 	Snapshot	snapshot;
 	HeapTuple	tuple;
 	ItemPointerData tid;
+	AttrNumber	run_att;
 	bool		found = false;
 	TupleTableSlot *slot;
 	TM_FailureData tmfd;
@@ -887,16 +1499,27 @@ DirectLockRun(pg_uuid_t *run_id, bool skip_locked)
 	/* FOR UPDATE is a write to a statement: refused in a read-only one. */
 	if (XactReadOnly)
 		PreventCommandIfReadOnly("a lock of a row of durable.runs");
-	pkey = primary_key(rel);
-	ScanKeyInit(&key, column_index_typed(rel, "run_id", UUIDOID) + 1,
-				BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(run_id));
-	scan = systable_beginscan(rel, pkey, true, snapshot, 1, &key);
-	if (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	run_att = column_index_typed(rel, "run_id", UUIDOID) + 1;
+	/* Locked already by this transaction: where it is known (above) */
+	if (fetch_known_run_row(rel, run_id, run_att, &tuple))
 	{
 		tid = tuple->t_self;
+		heap_freetuple(tuple);
 		found = true;
 	}
-	systable_endscan(scan);
+	else
+	{
+		pkey = primary_key(rel);
+		ScanKeyInit(&key, run_att, BTEqualStrategyNumber, F_UUID_EQ,
+					UUIDPGetDatum(run_id));
+		scan = systable_beginscan(rel, pkey, true, snapshot, 1, &key);
+		if (HeapTupleIsValid(tuple = systable_getnext(scan)))
+		{
+			tid = tuple->t_self;
+			found = true;
+		}
+		systable_endscan(scan);
+	}
 	if (!found)
 	{
 		table_close(rel, NoLock);
@@ -910,7 +1533,10 @@ DirectLockRun(pg_uuid_t *run_id, bool skip_locked)
 	table_close(rel, NoLock);
 	UnregisterSnapshot(snapshot);
 	if (res == TM_Ok)
+	{
+		remember_run_row(run_id, &slot->tts_tid);
 		return slot;
+	}
 	/* skipped, changed by this very command (as ExecLockRows), or gone */
 	ExecDropSingleTupleTableSlot(slot);
 	return NULL;
@@ -1048,8 +1674,15 @@ DirectInsertRun(int n, const char *const *names, const Datum *values,
 				 errmsg("durable.%s is not a unique index of durable.runs",
 						arbiter),
 				 errhint("durable needs its tables as its extension script made them.")));
-	BuildSpeculativeIndexInfo(dt.rri->ri_IndexRelationDescs[i],
-							  dt.rri->ri_IndexRelationInfo[i]);
+	/* Made once for a table kept open, with its IndexInfo (above) */
+	if (dt.rri->ri_IndexRelationInfo[i]->ii_UniqueOps == NULL)
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(dt.estate->es_query_cxt);
+
+		BuildSpeculativeIndexInfo(dt.rri->ri_IndexRelationDescs[i],
+								  dt.rri->ri_IndexRelationInfo[i]);
+		MemoryContextSwitchTo(oldcxt);
+	}
 	arbiters = list_make1_oid(arbiter_oid);
 
 	vals = palloc0(sizeof(Datum) * dt.natts);
@@ -1106,30 +1739,30 @@ DirectInsertRun(int n, const char *const *names, const Datum *values,
  * checks included).
  */
 static void
-index_new_version(Relation rel, HeapTuple newtup)
+index_new_version(DirectTable *dt, HeapTuple newtup)
 {
-	EState	   *estate;
-	ResultRelInfo *rri;
 	TupleTableSlot *slot;
 	List	   *recheck;
 
 	if (HeapTupleIsHeapOnly(newtup))
 		return;
-	estate = CreateExecutorState();
-	rri = makeNode(ResultRelInfo);
-	slot = table_slot_create(rel, NULL);
-	InitResultRelInfo(rri, rel, 0, NULL, 0);
-	ExecOpenIndices(rri, false);
+	if (dt->kept != NULL)
+		open_table_indexes(dt->kept);
+	else if (dt->rri == NULL)
+	{
+		open_table_state(dt);
+		ExecOpenIndices(dt->rri, false);
+	}
+	slot = dt->slot;
 	ExecForceStoreHeapTuple(newtup, slot, false);
 	slot->tts_tid = newtup->t_self;
 	/* a fresh slot names no table; ExecInsertIndexTuples asserts it does */
-	slot->tts_tableOid = RelationGetRelid(rel);
-	recheck = ExecInsertIndexTuples(rri, slot, estate, false, false, NULL,
-									NIL);
+	slot->tts_tableOid = RelationGetRelid(dt->rel);
+	recheck = ExecInsertIndexTuples(dt->rri, slot, dt->estate, false, false,
+									NULL, NIL);
 	list_free(recheck);
-	ExecDropSingleTupleTableSlot(slot);
-	ExecCloseIndices(rri);
-	FreeExecutorState(estate);
+	ExecClearTuple(slot);
+	ResetPerTupleExprContext(dt->estate);
 }
 
 /* The type of column name among cols (n of them) of durable.relname */
@@ -1156,28 +1789,29 @@ known_column_type(const DirectColumn *cols, int n, const char *name,
  * changing nothing, when there is no such row.
  */
 static bool
-update_row(Relation rel, int nkeys, ScanKey keys, int n,
+update_row(DirectTable *dt, int nkeys, ScanKey keys, HeapTuple oldtup, int n,
 		   const char *const *names, const DirectColumn *known, int nknown,
-		   const Datum *values, const bool *isnull)
+		   const Datum *values, const bool *isnull, ItemPointer updated)
 {
+	Relation	rel = dt->rel;
 	SysScanDesc scan;
-	HeapTuple	oldtup = NULL;
 	HeapTuple	tuple;
 	HeapTuple	newtup;
 	TupleDesc	desc = RelationGetDescr(rel);
 	Datum	   *repl;
 	bool	   *repl_null;
 	bool	   *replace;
-	bool		user_checks;
 
-	user_checks = direct_check_table(rel);
 	CheckCmdReplicaIdentity(rel, CMD_UPDATE);
 	/* Our own earlier changes to the row are the version to update. */
-	scan = systable_beginscan(rel, primary_key(rel), true, SnapshotSelf,
-							  nkeys, keys);
-	if (HeapTupleIsValid(tuple = systable_getnext(scan)))
-		oldtup = heap_copytuple(tuple);
-	systable_endscan(scan);
+	if (oldtup == NULL)
+	{
+		scan = systable_beginscan(rel, primary_key(rel), true, SnapshotSelf,
+								  nkeys, keys);
+		if (HeapTupleIsValid(tuple = systable_getnext(scan)))
+			oldtup = heap_copytuple(tuple);
+		systable_endscan(scan);
+	}
 	if (oldtup == NULL)
 		return false;
 
@@ -1195,9 +1829,10 @@ update_row(Relation rel, int nkeys, ScanKey keys, int n,
 		replace[att] = true;
 	}
 	newtup = heap_modify_tuple(oldtup, desc, repl, repl_null, replace);
-	check_new_row(rel, newtup, replace, repl_null, user_checks);
+	check_new_row(rel, newtup, replace, repl_null, dt->user_checks);
 	simple_heap_update(rel, &oldtup->t_self, newtup);
-	index_new_version(rel, newtup);
+	*updated = newtup->t_self;
+	index_new_version(dt, newtup);
 	heap_freetuple(newtup);
 	heap_freetuple(oldtup);
 	return true;
@@ -1212,17 +1847,23 @@ void
 DirectUpdateRun(pg_uuid_t *run_id, int n, const char *const *names,
 				const Datum *values, const bool *isnull)
 {
-	Relation	rel;
+	DirectTable dt;
 	ScanKeyData key;
+	AttrNumber	run_att;
+	HeapTuple	known = NULL;
+	ItemPointerData updated;
 
 	CommandCounterIncrement();
-	rel = DurableOpenTable("runs", RowExclusiveLock);
-	ScanKeyInit(&key, column_index_typed(rel, "run_id", UUIDOID) + 1,
-				BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(run_id));
-	if (!update_row(rel, 1, &key, n, names, run_columns,
-					lengthof(run_columns), values, isnull))
+	direct_open_table(&dt, "runs", false);
+	run_att = column_index_typed(dt.rel, "run_id", UUIDOID) + 1;
+	ScanKeyInit(&key, run_att, BTEqualStrategyNumber, F_UUID_EQ,
+				UUIDPGetDatum(run_id));
+	(void) fetch_known_run_row(dt.rel, run_id, run_att, &known);
+	if (!update_row(&dt, 1, &key, known, n, names, run_columns,
+					lengthof(run_columns), values, isnull, &updated))
 		elog(ERROR, "run %s vanished while locked", UuidToCString(run_id));
-	table_close(rel, NoLock);
+	remember_run_row(run_id, &updated);
+	direct_close(&dt);
 }
 
 /*
@@ -2541,15 +3182,16 @@ DirectUpdateActivity(pg_uuid_t *run_id, int64 scheduled_event_id, int n,
 					 const char *const *names, const Datum *values,
 					 const bool *isnull)
 {
-	Relation	rel;
+	DirectTable dt;
 	ScanKeyData keys[2];
+	ItemPointerData updated;
 
 	CommandCounterIncrement();
-	rel = DurableOpenTable("activities", RowExclusiveLock);
-	activity_keys(rel, keys, run_id, scheduled_event_id);
-	(void) update_row(rel, 2, keys, n, names, activity_columns,
-					  DIRECT_ACTIVITY_NCOLUMNS, values, isnull);
-	table_close(rel, NoLock);
+	direct_open_table(&dt, "activities", false);
+	activity_keys(dt.rel, keys, run_id, scheduled_event_id);
+	(void) update_row(&dt, 2, keys, NULL, n, names, activity_columns,
+					  DIRECT_ACTIVITY_NCOLUMNS, values, isnull, &updated);
+	direct_close(&dt);
 }
 
 /*
@@ -2788,9 +3430,6 @@ DirectScanTextIndex(const char *relname, const char *indexname, int nkeys,
 					bool (*each) (TupleTableSlot *slot, Snapshot snapshot, void *arg),
 					void *arg)
 {
-	Oid			nsp = get_namespace_oid("durable", true);
-	Oid			relid = OidIsValid(nsp) ? get_relname_relid(relname, nsp) :
-		InvalidOid;
 	Relation	rel;
 	Relation	index;
 	Oid			indexid;
@@ -2803,7 +3442,7 @@ DirectScanTextIndex(const char *relname, const char *indexname, int nkeys,
 	int			i;
 
 	Assert(nkeys > 0 && nkeys <= INDEX_MAX_KEYS);
-	rel = OidIsValid(relid) ? try_table_open(relid, AccessShareLock) : NULL;
+	rel = try_open_durable_table(relname, AccessShareLock);
 	if (rel == NULL)
 		return 0;
 
@@ -2820,7 +3459,7 @@ DirectScanTextIndex(const char *relname, const char *indexname, int nkeys,
 	}
 	else
 	{
-		indexid = get_relname_relid(indexname, nsp);
+		indexid = get_relname_relid(indexname, RelationGetNamespace(rel));
 		if (!OidIsValid(indexid))
 		{
 			table_close(rel, AccessShareLock);

@@ -105,6 +105,9 @@ extern int	DirectDeleteRunTimers(pg_uuid_t *run_id, const char *except_kind);
 extern void DirectSetTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id,
 						   TimestampTz due_at, bool set_attempt, int32 attempt);
 extern void RequireWritableTransaction(const char *funcname);
+extern bool DirectTablesKeep(void);
+extern void DirectTablesKeepEnd(void);
+extern void DirectTablesRelease(void);
 extern bool TaskQueuePaused(const char *namespace, const char *task_queue,
 							Snapshot snapshot);
 extern bool TaskQueuePausesStored(void);

@@ -497,13 +497,10 @@ TaskLimitsStored(void)
 static Datum
 limit_column(TupleTableSlot *slot, const char *name, bool *isnull)
 {
-	TupleDesc	desc = slot->tts_tupleDescriptor;
-	int			j;
+	int			j = TupleDescColumnIndex(slot->tts_tupleDescriptor, name);
 
-	for (j = 0; j < desc->natts; j++)
-		if (!TupleDescAttr(desc, j)->attisdropped &&
-			strcmp(NameStr(TupleDescAttr(desc, j)->attname), name) == 0)
-			return slot_getattr(slot, j + 1, isnull);
+	if (j >= 0)
+		return slot_getattr(slot, j + 1, isnull);
 	elog(ERROR, "durable.task_queue_limits lacks column \"%s\"", name);
 	return (Datum) 0;			/* keep the compiler quiet */
 }
