@@ -13,6 +13,8 @@
 #   make ui         the dashboard (ui/server.js) on 127.0.0.1:8080, connected with
 #                   DATABASE_URL or the PG* environment variables (docs/dashboard.md)
 #   make bench      the pgbench benchmarks with their floors (bench/run.sh)
+#   make bench-instructions  the instructions a workflow costs, counted by valgrind
+#                   (bench/instructions.sh)
 #   make bench-citus  the cost of routing through durable_citus, 1 and 2 workers
 #                   (bench/citus.sh)
 #   make fuzz       the fuzzer and sqlsmith against a throwaway cluster (scripts/fuzz.sh)
@@ -74,7 +76,7 @@ $(DURABLE_INSTALL_SQL): sql/durable--%.sql: $$(DURABLE_PATH_%)
 	sed -n 3p $@.tmp | grep -q '^-- BEGIN schema check'
 	mv $@.tmp $@
 
-.PHONY: test test-cassert test-citus test-small-buffers demo bench bench-citus fuzz ui
+.PHONY: test test-cassert test-citus test-small-buffers demo bench bench-citus bench-instructions fuzz ui
 # scripts/test.sh runs pg_regress, pgTAP, isolation and TAP layers on its own clusters;
 # `scripts/test.sh regress` runs one layer (see test/README.md).  PG15's pg_regress has
 # no --expecteddir: it runs with --inputdir=test, and test/expected is a committed
@@ -107,6 +109,9 @@ bench:
 
 bench-citus:
 	bench/citus.sh
+
+bench-instructions:
+	bench/instructions.sh
 
 # FUZZ_SECONDS (60), FUZZ_SEED, FUZZ_CLIENTS: see scripts/fuzz.sh and test/README.md.
 fuzz:

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# bench/instructions.sh: `make bench-instructions`.
+#
+# The CPU a workflow costs, counted in instructions rather than seconds: one backend in
+# single-user mode runs the workflows under valgrind's callgrind, which counts every
+# instruction the server executes.  The count does not move with the machine's load, as
+# CPU seconds do on a shared machine (bench/README.md "Instructions"), so it compares two
+# commits to within a fraction of a percent with one run each.
+#
+#   sqlwf     SQLWF_COUNT (200) SQL workflows of three no-op SQL activities (the sqlwf
+#             workload's bench_sqlwf) started in one statement, then run by
+#             durable.run_tasks(7), one statement (and transaction) a workflow: its 7
+#             tasks as an executor's chain runs them.
+#   activity  CYCLES (100) activity cycles, the 7 calls of bench/activity_cycle.sql, one
+#             statement (and transaction) each.
+#
+# Each count has the count of an empty session (start-up and shutdown) taken off, and is
+# divided by the workflows, which must all have completed.  Chains are bounded by their
+# tasks, not their time, in this build (EXECUTOR_CHAIN_MS 10 s): under valgrind a chain of
+# 7 tasks outlasts the 20 ms an executor gives it.  Single-user mode parses each
+# statement, which pgbench -M prepared does once: the activity cycle's count includes
+# that parsing, the same for every commit compared.
+#
+# As root it installs valgrind and runs itself again as the `postgres` OS user on a copy
+# of the tree (scripts/lib.sh).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/scripts/lib.sh"
+
+SQLWF_COUNT=${SQLWF_COUNT:-200}
+CYCLES=${CYCLES:-100}
+export SQLWF_COUNT CYCLES
+
+if is_root; then
+    ensure_packages
+    ensure_packages valgrind
+    BENCH_COMMIT=${BENCH_COMMIT:-$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)}
+    export BENCH_COMMIT
+    rerun_as_postgres bench/instructions.sh
+    exit
+fi
+command -v valgrind >/dev/null || die "valgrind is not installed (apt-get install valgrind)"
+
+find_pg
+# The build of this count only: executor.c is built again, with and then without it.
+touch "$ROOT/src/sqlwf/executor.c"
+export COPT="-DEXECUTOR_CHAIN_MS=10000"
+build_temp_install || die "build failed"
+unset COPT
+touch "$ROOT/src/sqlwf/executor.c"
+COMMIT=${BENCH_COMMIT:-$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)}
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/durable-instructions.XXXXXX")
+trap 'stop_cluster "$WORK/data"; rm -rf "$WORK"' EXIT
+PORT=${BENCH_PORT:-54335}
+cat >"$WORK/extra.conf" <<'EOF'
+shared_preload_libraries = 'durable'
+durable.executor_workers = 0
+durable.worker_enabled = off
+fsync = off
+EOF
+start_cluster "$WORK/data" "$PORT" "$WORK" "$WORK/extra.conf"
+psql -X -q -v ON_ERROR_STOP=1 -h "$WORK" -p "$PORT" -d postgres >/dev/null <<'EOF'
+CREATE EXTENSION durable;
+CREATE ROLE bench_app;
+CREATE FUNCTION bench_noop(input jsonb) RETURNS jsonb LANGUAGE sql AS $$ SELECT input $$;
+CREATE FUNCTION bench_sqlwf(input jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM durable.activity('bench_noop', '1');
+    PERFORM durable.activity('bench_noop', '2');
+    PERFORM durable.activity('bench_noop', '3');
+    RETURN '{"ok": true}';
+END $$;
+SELECT durable.register_workflow('bench_sqlwf', 'bench_sqlwf(jsonb)', 'sqlwf',
+                                 run_as => 'bench_app'),
+       durable.register_activity('bench_noop', 'bench_noop(jsonb)', 'sqlwf',
+                                 run_as => 'bench_app');
+-- The worker of the activity cycle (bench/run.sh makes the same): its decisions
+CREATE FUNCTION bench_decide(task jsonb) RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN task->'history' @> '[{"eventType": "ActivityTaskCompleted"}]'
+        THEN '[{"decisionType": "CompleteWorkflowExecution", "result": {"ok": true}}]'::jsonb
+        ELSE '[{"decisionType": "ScheduleActivityTask", "activityId": "a1",
+                "activityType": "noop", "input": {}, "startToCloseTimeoutSeconds": 60}]'::jsonb
+    END
+$$;
+-- The task tokens and decisions between one call and the next
+CREATE TABLE bench_hand (k text PRIMARY KEY, v text);
+EOF
+stop_cluster "$WORK/data"
+
+# Single-user mode reads one statement a line.
+: >"$WORK/empty.sql"
+{
+    echo "SELECT count(durable.start_workflow('bench_sqlwf', '{\"n\": 1}'::jsonb, task_queue => 'sqlwf')) FROM generate_series(1, $SQLWF_COUNT);"
+    for ((i = 0; i < SQLWF_COUNT; i++)); do echo "SELECT durable.run_tasks(7);"; done
+    echo "SELECT 'completed ' || count(*) FROM durable.runs WHERE status = 'completed';"
+} >"$WORK/sqlwf.sql"
+poll="INSERT INTO bench_hand SELECT 'd', t->>'taskToken' || '|' || bench_decide(t)::text FROM (SELECT durable.poll_decision_task('bench', 'bench-worker', 'default', '0s') AS t) s ON CONFLICT (k) DO UPDATE SET v = excluded.v;"
+answer="SELECT durable.complete_decision_task(split_part(v, '|', 1), split_part(v, '|', 2)::jsonb) FROM bench_hand WHERE k = 'd';"
+{
+    for ((i = 0; i < CYCLES; i++)); do
+        echo "SELECT durable.start_workflow('bench_cycle', '{\"n\": 1}'::jsonb, NULL, 'bench');"
+        echo "$poll"
+        echo "$answer"
+        echo "INSERT INTO bench_hand SELECT 'a', durable.poll_activity_task('bench', 'bench-worker', 'default', '0s')->>'taskToken' ON CONFLICT (k) DO UPDATE SET v = excluded.v;"
+        echo "SELECT durable.complete_activity(v, '{\"ok\": true}'::jsonb) FROM bench_hand WHERE k = 'a';"
+        echo "$poll"
+        echo "$answer"
+    done
+    echo "SELECT 'completed ' || count(*) FROM durable.runs WHERE status = 'completed';"
+} >"$WORK/activity.sql"
+
+# count NAME: the instructions of a single-user backend running $WORK/NAME.sql on a
+# copy of the prepared cluster; its output goes to $WORK/NAME.out.
+count() {
+    rm -rf "$WORK/run"
+    cp -a "$WORK/data" "$WORK/run"
+    valgrind --tool=callgrind --callgrind-out-file="$WORK/$1.callgrind" \
+        "$TMP_BINDIR/postgres" --single -D "$WORK/run" postgres \
+        <"$WORK/$1.sql" >"$WORK/$1.out" 2>"$WORK/$1.valgrind" ||
+        { tail -n 20 "$WORK/$1.valgrind"; die "the $1 session failed"; }
+    if grep -q 'ERROR:' "$WORK/$1.valgrind"; then
+        grep -m 5 'ERROR:' "$WORK/$1.valgrind"
+        die "the $1 session had errors"
+    fi
+    sed -n 's/^==[0-9]*== Collected : \([0-9]*\)$/\1/p' "$WORK/$1.valgrind"
+}
+# completed NAME N: whether N workflows completed in the NAME session
+completed() {
+    grep -q "= \"completed $2\"" "$WORK/$1.out" ||
+        die "the $1 session did not complete its $2 workflows: $(grep -m 1 -o 'completed [0-9]*' "$WORK/$1.out")"
+}
+
+log "counting an empty session"
+empty=$(count empty)
+log "counting $SQLWF_COUNT SQL workflows"
+sqlwf=$(count sqlwf)
+completed sqlwf "$SQLWF_COUNT"
+log "counting $CYCLES activity cycles"
+activity=$(count activity)
+completed activity "$CYCLES"
+
+echo
+echo "durable instructions a workflow (commit $COMMIT; valgrind --tool=callgrind, one backend, single-user mode)"
+awk -v e="$empty" -v s="$sqlwf" -v a="$activity" -v ns="$SQLWF_COUNT" -v na="$CYCLES" 'BEGIN {
+    printf "  sqlwf     SQL workflow of 3 SQL activities, started and run in chains: %8.0f thousand\n", (s - e) / ns / 1000
+    printf "  activity  activity cycle, 7 calls (each statement parsed):            %8.0f thousand\n", (a - e) / na / 1000
+    printf "  (an empty session: %.0f million)\n", e / 1000000 }'
