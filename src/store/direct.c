@@ -565,9 +565,12 @@ close_open_table(OpenTable *ot)
 	CurrentResourceOwner = owner;
 }
 
-/* Close the kept tables; those in use only with all (the transaction ends). */
+/*
+ * Close the kept tables that are not in use.  One in use is left to the
+ * resource owners: its slot may hold a buffer pin of another owner.
+ */
 static void
-close_open_tables(bool all)
+close_open_tables(void)
 {
 	OpenTable **link = &open_tables;
 
@@ -575,7 +578,7 @@ close_open_tables(bool all)
 	{
 		OpenTable  *ot = *link;
 
-		if (ot->in_use && !all)
+		if (ot->in_use)
 		{
 			link = &ot->next;
 			continue;
@@ -594,7 +597,7 @@ open_tables_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PARALLEL_PRE_COMMIT:
 		case XACT_EVENT_PRE_PREPARE:
 			/* A chain that kept them did not end (an error caught in C) */
-			close_open_tables(true);
+			close_open_tables();
 			keeping_subid = InvalidSubTransactionId;
 			break;
 		default:
@@ -607,9 +610,11 @@ open_tables_xact_callback(XactEvent event, void *arg)
 }
 
 /*
- * A subtransaction aborts: the chain that kept tables ends if it began in
- * it, and closes them; otherwise a table in use in it is free again (the
- * error left its caller before direct_close).
+ * A subtransaction aborts.  A table in use in it is free again: the error
+ * left its caller before direct_close, and its slot is emptied now, under
+ * the subtransaction's resource owner (still the current one), which holds
+ * the buffer pin the slot may have (a row locked into it).  The chain that
+ * kept tables ends if it began in the subtransaction, and closes them.
  */
 static void
 open_tables_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
@@ -619,15 +624,17 @@ open_tables_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 
 	if (event != SUBXACT_EVENT_ABORT_SUB || open_tables == NULL)
 		return;
-	if (keeping_subid != InvalidSubTransactionId && keeping_subid >= mySubid)
-	{
-		close_open_tables(true);
-		keeping_subid = InvalidSubTransactionId;
-		return;
-	}
 	for (ot = open_tables; ot != NULL; ot = ot->next)
 		if (ot->in_use && ot->used_subid >= mySubid)
+		{
+			ExecClearTuple(ot->dt.slot);
 			ot->in_use = false;
+		}
+	if (keeping_subid != InvalidSubTransactionId && keeping_subid >= mySubid)
+	{
+		close_open_tables();
+		keeping_subid = InvalidSubTransactionId;
+	}
 }
 
 /*
@@ -655,11 +662,14 @@ DirectTablesKeep(void)
 void
 DirectTablesKeepEnd(void)
 {
-	close_open_tables(true);
+	close_open_tables();
 	keeping_subid = InvalidSubTransactionId;
-	if (open_tables_cxt != NULL)
+	/* Their memory too, unless one is in use (not expected) */
+	if (open_tables == NULL && open_tables_cxt != NULL)
+	{
 		MemoryContextDelete(open_tables_cxt);
-	open_tables_cxt = NULL;
+		open_tables_cxt = NULL;
+	}
 }
 
 /*
@@ -671,7 +681,7 @@ void
 DirectTablesRelease(void)
 {
 	if (open_tables != NULL)
-		close_open_tables(false);
+		close_open_tables();
 }
 
 /*
