@@ -4,7 +4,7 @@
 --   2 poll_decision_task        5 complete_activity         7 complete_decision_task
 --   3 complete_decision_task
 -- The clients share the queue `bench`, so a poll may return another client's task;
--- bench_decide() (made by bench/run.sh) answers any decision task from its history:
+-- bench_decide() (bench/workers.sql) answers any decision task from its history:
 -- ScheduleActivityTask first, CompleteWorkflowExecution once ActivityTaskCompleted is
 -- there.  It runs in the poll's statement, where the task arrives, and only the token
 -- and the decisions come back, as a worker reads its task and sends its decisions: the

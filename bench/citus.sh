@@ -142,7 +142,7 @@ SELECT citus_add_node('127.0.0.1', $CITUS_BENCH_PORT + i) FROM generate_series(1
 CREATE EXTENSION durable;
 CREATE EXTENSION durable_citus;
 CREATE EXTENSION dblink;
--- The worker logic of the cycle (bench/run.sh's bench_decide).
+-- The worker logic of the cycle (bench/workers.sql's bench_decide).
 CREATE FUNCTION bench_decide(task jsonb) RETURNS jsonb LANGUAGE sql IMMUTABLE AS \$\$
     SELECT CASE WHEN task->'history' @> '[{"eventType": "ActivityTaskCompleted"}]'
         THEN '[{"decisionType": "CompleteWorkflowExecution", "result": {"ok": true}}]'::jsonb

@@ -61,29 +61,13 @@ durable.worker_enabled = off
 fsync = off
 EOF
 start_cluster "$WORK/data" "$PORT" "$WORK" "$WORK/extra.conf"
+psql -X -q -v ON_ERROR_STOP=1 -h "$WORK" -p "$PORT" -d postgres -c "CREATE EXTENSION durable" \
+    -f "$ROOT/bench/workers.sql" >/dev/null
 psql -X -q -v ON_ERROR_STOP=1 -h "$WORK" -p "$PORT" -d postgres >/dev/null <<'EOF'
-CREATE EXTENSION durable;
-CREATE ROLE bench_app;
-CREATE FUNCTION bench_noop(input jsonb) RETURNS jsonb LANGUAGE sql AS $$ SELECT input $$;
-CREATE FUNCTION bench_sqlwf(input jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
-BEGIN
-    PERFORM durable.activity('bench_noop', '1');
-    PERFORM durable.activity('bench_noop', '2');
-    PERFORM durable.activity('bench_noop', '3');
-    RETURN '{"ok": true}';
-END $$;
 SELECT durable.register_workflow('bench_sqlwf', 'bench_sqlwf(jsonb)', 'sqlwf',
                                  run_as => 'bench_app'),
        durable.register_activity('bench_noop', 'bench_noop(jsonb)', 'sqlwf',
                                  run_as => 'bench_app');
--- The worker of the activity cycle (bench/run.sh makes the same): its decisions
-CREATE FUNCTION bench_decide(task jsonb) RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
-    SELECT CASE WHEN task->'history' @> '[{"eventType": "ActivityTaskCompleted"}]'
-        THEN '[{"decisionType": "CompleteWorkflowExecution", "result": {"ok": true}}]'::jsonb
-        ELSE '[{"decisionType": "ScheduleActivityTask", "activityId": "a1",
-                "activityType": "noop", "input": {}, "startToCloseTimeoutSeconds": 60}]'::jsonb
-    END
-$$;
 -- The task tokens and decisions between one call and the next
 CREATE TABLE bench_hand (k text PRIMARY KEY, v text);
 EOF

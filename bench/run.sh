@@ -204,38 +204,11 @@ CREATE TABLE bench_queue (id bigserial PRIMARY KEY, kind "char" NOT NULL,
     state text NOT NULL DEFAULT 'ready', payload jsonb, claimed_at timestamptz,
     done_at timestamptz);
 CREATE INDEX bench_queue_ready ON bench_queue (kind, id) WHERE state = 'ready';
--- The worker logic of the activity cycle (activity_cycle.sql): the decisions that
--- answer a decision task, from its history alone.
-CREATE FUNCTION bench_decide(task jsonb) RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
-    SELECT CASE WHEN task->'history' @> '[{"eventType": "ActivityTaskCompleted"}]'
-        THEN '[{"decisionType": "CompleteWorkflowExecution", "result": {"ok": true}}]'::jsonb
-        ELSE '[{"decisionType": "ScheduleActivityTask", "activityId": "a1",
-                "activityType": "noop", "input": {}, "startToCloseTimeoutSeconds": 60}]'::jsonb
-    END
-$$;
--- The same for activity_eager (activity_eager.sql): the activity asks for eager execution.
-CREATE FUNCTION bench_decide_eager(task jsonb) RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
-    SELECT CASE WHEN task->'history' @> '[{"eventType": "ActivityTaskCompleted"}]'
-        THEN '[{"decisionType": "CompleteWorkflowExecution", "result": {"ok": true}}]'::jsonb
-        ELSE '[{"decisionType": "ScheduleActivityTask", "activityId": "a1",
-                "activityType": "noop", "input": {}, "startToCloseTimeoutSeconds": 60,
-                "requestEagerExecution": true}]'::jsonb
-    END
-$$;
 EOF
 
-# The SQL workflow of the sqlwf workload: three no-op SQL activities in a row, run as an
-# ordinary role (durable runs no code as a superuser).
+# The workers (bench/workers.sql), on the queues of the sqlwf workloads.
+psql -X -q -v ON_ERROR_STOP=1 -f "$ROOT/bench/workers.sql" >/dev/null
 psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<'EOF'
-CREATE ROLE bench_app;
-CREATE FUNCTION bench_noop(input jsonb) RETURNS jsonb LANGUAGE sql AS $$ SELECT input $$;
-CREATE FUNCTION bench_sqlwf(input jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
-BEGIN
-    PERFORM durable.activity('bench_noop', '1');
-    PERFORM durable.activity('bench_noop', '2');
-    PERFORM durable.activity('bench_noop', '3');
-    RETURN '{"ok": true}';
-END $$;
 SELECT durable.register_workflow('bench_sqlwf', 'bench_sqlwf(jsonb)', q, run_as => 'bench_app'),
        durable.register_activity('bench_noop', 'bench_noop(jsonb)', q, run_as => 'bench_app')
   FROM unnest(ARRAY['sqlwf', 'sqlwf_limited']) q;
@@ -244,16 +217,6 @@ SELECT durable.register_workflow('bench_sqlwf', 'bench_sqlwf(jsonb)', q, run_as 
 SELECT durable.set_task_queue_limits('sqlwf_limited', k, max_concurrent => 10000,
            rate => 1000000, burst => 1000000)
   FROM unnest(ARRAY['decision', 'activity']) k;
--- sqlwf_steps: input->'n' no-op SQL activities in a row.
-CREATE FUNCTION bench_steps(input jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
-DECLARE
-    last jsonb;
-BEGIN
-    FOR i IN 1 .. (input->>'n')::int LOOP
-        last := durable.activity('bench_noop', to_jsonb(i));
-    END LOOP;
-    RETURN jsonb_build_object('last', last);
-END $$;
 SELECT durable.register_workflow('bench_steps', 'bench_steps(jsonb)', 'sqlwf', run_as => 'bench_app');
 EOF
 # BENCH_SETUP_SQL: SQL run once after the setup, e.g. to measure the activity cycle with

@@ -1446,9 +1446,10 @@ remember_run_row(pg_uuid_t *run_id, ItemPointer tid)
 }
 
 /*
- * The latest version of run_id's row where remember_run_row saw it, as a
- * copy in *tuple (the caller frees it); false when the place is not known or
- * no longer holds it.  run_att: the 1-based column of run_id.
+ * Whether the latest version of run_id's row is where remember_run_row saw
+ * it (run_row.tid); with tuple, a copy of it goes to *tuple (the caller
+ * frees it).  False when the place is not known or no longer holds it.
+ * run_att: the 1-based column of run_id.
  */
 static bool
 fetch_known_run_row(Relation rel, pg_uuid_t *run_id, AttrNumber run_att,
@@ -1471,7 +1472,7 @@ fetch_known_run_row(Relation rel, pg_uuid_t *run_id, AttrNumber run_att,
 	d = heap_getattr(&tup, run_att, RelationGetDescr(rel), &isnull);
 	same = !isnull &&
 		memcmp(DatumGetUUIDP(d), run_id, UUID_LEN) == 0;
-	if (same)
+	if (same && tuple != NULL)
 		*tuple = heap_copytuple(&tup);
 	ReleaseBuffer(buffer);
 	if (!same)
@@ -1511,10 +1512,9 @@ DirectLockRun(pg_uuid_t *run_id, bool skip_locked)
 		PreventCommandIfReadOnly("a lock of a row of durable.runs");
 	run_att = column_index_typed(rel, "run_id", UUIDOID) + 1;
 	/* Locked already by this transaction: where it is known (above) */
-	if (fetch_known_run_row(rel, run_id, run_att, &tuple))
+	if (fetch_known_run_row(rel, run_id, run_att, NULL))
 	{
-		tid = tuple->t_self;
-		heap_freetuple(tuple);
+		tid = run_row.tid;
 		found = true;
 	}
 	else
