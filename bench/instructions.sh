@@ -13,6 +13,10 @@
 #             tasks as an executor's chain runs them.
 #   activity  CYCLES (100) activity cycles, the 7 calls of bench/activity_cycle.sql, one
 #             statement (and transaction) each.
+#   floors    the same counts for the floors bench/run.sh compares them with: 8 one-row
+#             INSERTs a SQL workflow (floor_insert.sql), the 7 transactions of
+#             floor_queue.sql an activity cycle; each workflow's count is printed as a
+#             multiple of its floor's, the CPU side of bench/run.sh's `vs floor`.
 #
 # Each count has the count of an empty session (start-up and shutdown) taken off, and is
 # divided by the workflows, which must all have completed.  Chains are bounded by their
@@ -20,6 +24,9 @@
 # 7 tasks outlasts the 20 ms an executor gives it.  Single-user mode parses each
 # statement, which pgbench -M prepared does once: the activity cycle's count includes
 # that parsing, the same for every commit compared.
+#
+# CALLGRIND_DIR: a directory to keep each session's callgrind profile and script in
+# (NAME.callgrind, NAME.sql; read with callgrind_annotate --inclusive=yes).
 #
 # As root it installs valgrind and runs itself again as the `postgres` OS user on a copy
 # of the tree (scripts/lib.sh).
@@ -68,8 +75,15 @@ SELECT durable.register_workflow('bench_sqlwf', 'bench_sqlwf(jsonb)', 'sqlwf',
                                  run_as => 'bench_app'),
        durable.register_activity('bench_noop', 'bench_noop(jsonb)', 'sqlwf',
                                  run_as => 'bench_app');
--- The task tokens and decisions between one call and the next
+-- The task tokens and decisions between one call and the next, and the floors' jobs
 CREATE TABLE bench_hand (k text PRIMARY KEY, v text);
+-- The floors' tables, as bench/run.sh makes them
+CREATE TABLE bench_floor (id bigserial PRIMARY KEY, k text NOT NULL, v jsonb);
+CREATE INDEX ON bench_floor (k);
+CREATE TABLE bench_queue (id bigserial PRIMARY KEY, kind "char" NOT NULL,
+    state text NOT NULL DEFAULT 'ready', payload jsonb, claimed_at timestamptz,
+    done_at timestamptz);
+CREATE INDEX bench_queue_ready ON bench_queue (kind, id) WHERE state = 'ready';
 EOF
 stop_cluster "$WORK/data"
 
@@ -80,20 +94,42 @@ stop_cluster "$WORK/data"
     for ((i = 0; i < SQLWF_COUNT; i++)); do echo "SELECT durable.run_tasks(7);"; done
     echo "SELECT 'completed ' || count(*) FROM durable.runs WHERE status = 'completed';"
 } >"$WORK/sqlwf.sql"
-poll="INSERT INTO bench_hand SELECT 'd', t->>'taskToken' || '|' || bench_decide(t)::text FROM (SELECT durable.poll_decision_task('bench', 'bench-worker', 'default', '0s') AS t) s ON CONFLICT (k) DO UPDATE SET v = excluded.v;"
-answer="SELECT durable.complete_decision_task(split_part(v, '|', 1), split_part(v, '|', 2)::jsonb) FROM bench_hand WHERE k = 'd';"
+# The activity cycle and its queue floor run prepared statements, as pgbench -M prepared
+# runs them in bench/run.sh: each is parsed and planned once, in the session's first
+# lines.  The tokens and decisions the cycle hands from one call to the next, and the
+# job the floor claims, are kept in bench_hand.
 {
+    echo "PREPARE start_wf AS SELECT durable.start_workflow('bench_cycle', '{\"n\": 1}'::jsonb, NULL, 'bench');"
+    echo "PREPARE poll_d AS INSERT INTO bench_hand SELECT 'd', t->>'taskToken' || '|' || bench_decide(t)::text FROM (SELECT durable.poll_decision_task('bench', 'bench-worker', 'default', '0s') AS t) s ON CONFLICT (k) DO UPDATE SET v = excluded.v;"
+    echo "PREPARE answer_d AS SELECT durable.complete_decision_task(split_part(v, '|', 1), split_part(v, '|', 2)::jsonb) FROM bench_hand WHERE k = 'd';"
+    echo "PREPARE poll_a AS INSERT INTO bench_hand SELECT 'a', durable.poll_activity_task('bench', 'bench-worker', 'default', '0s')->>'taskToken' ON CONFLICT (k) DO UPDATE SET v = excluded.v;"
+    echo "PREPARE answer_a AS SELECT durable.complete_activity(v, '{\"ok\": true}'::jsonb) FROM bench_hand WHERE k = 'a';"
     for ((i = 0; i < CYCLES; i++)); do
-        echo "SELECT durable.start_workflow('bench_cycle', '{\"n\": 1}'::jsonb, NULL, 'bench');"
-        echo "$poll"
-        echo "$answer"
-        echo "INSERT INTO bench_hand SELECT 'a', durable.poll_activity_task('bench', 'bench-worker', 'default', '0s')->>'taskToken' ON CONFLICT (k) DO UPDATE SET v = excluded.v;"
-        echo "SELECT durable.complete_activity(v, '{\"ok\": true}'::jsonb) FROM bench_hand WHERE k = 'a';"
-        echo "$poll"
-        echo "$answer"
+        printf '%s\n' "EXECUTE start_wf;" "EXECUTE poll_d;" "EXECUTE answer_d;" "EXECUTE poll_a;" \
+            "EXECUTE answer_a;" "EXECUTE poll_d;" "EXECUTE answer_d;"
     done
     echo "SELECT 'completed ' || count(*) FROM durable.runs WHERE status = 'completed';"
 } >"$WORK/activity.sql"
+# The floors of bench/run.sh: 8 one-row INSERTs (floor_insert.sql, which run.sh does not
+# prepare) a SQL workflow, and the 7 transactions of floor_queue.sql an activity cycle.
+{
+    for ((i = 0; i < SQLWF_COUNT * 8; i++)); do
+        echo "INSERT INTO bench_floor (k, v) VALUES (gen_random_uuid()::text, '{\"n\": 1}'::jsonb);"
+    done
+    echo "SELECT 'completed ' || count(*) / 8 FROM bench_floor;"
+} >"$WORK/insert_floor.sql"
+{
+    echo "PREPARE job_new(\"char\", jsonb) AS INSERT INTO bench_queue (kind, payload) VALUES (\$1, \$2);"
+    echo "PREPARE job_claim(\"char\") AS WITH c AS (UPDATE bench_queue SET state = 'running', claimed_at = now() WHERE id = (SELECT id FROM bench_queue WHERE state = 'ready' AND kind = \$1 ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id) INSERT INTO bench_hand SELECT 'j', COALESCE((SELECT id FROM c), 0)::text ON CONFLICT (k) DO UPDATE SET v = excluded.v;"
+    echo "PREPARE job_done_then(\"char\", jsonb) AS WITH done AS (UPDATE bench_queue SET state = 'done', done_at = now() WHERE id = (SELECT v::bigint FROM bench_hand WHERE k = 'j')) INSERT INTO bench_queue (kind, payload) VALUES (\$1, \$2);"
+    echo "PREPARE job_done AS UPDATE bench_queue SET state = 'done', done_at = now() WHERE id = (SELECT v::bigint FROM bench_hand WHERE k = 'j');"
+    for ((i = 0; i < CYCLES; i++)); do
+        printf '%s\n' "EXECUTE job_new('d', '{\"n\": 1}');" "EXECUTE job_claim('d');" \
+            "EXECUTE job_done_then('a', '{\"n\": 1}');" "EXECUTE job_claim('a');" \
+            "EXECUTE job_done_then('d', '{\"ok\": true}');" "EXECUTE job_claim('d');" "EXECUTE job_done;"
+    done
+    echo "SELECT 'completed ' || count(*) / 3 FROM bench_queue WHERE state = 'done';"
+} >"$WORK/queue_floor.sql"
 
 # count NAME: the instructions of a single-user backend running $WORK/NAME.sql on a
 # copy of the prepared cluster; its output goes to $WORK/NAME.out.
@@ -107,6 +143,9 @@ count() {
     if grep -q 'ERROR:' "$WORK/$1.valgrind"; then
         grep -m 5 'ERROR:' "$WORK/$1.valgrind"
         die "the $1 session had errors"
+    fi
+    if [ -n "${CALLGRIND_DIR:-}" ]; then
+        cp "$WORK/$1.callgrind" "$WORK/$1.sql" "$CALLGRIND_DIR/" || die "cannot write to CALLGRIND_DIR $CALLGRIND_DIR"
     fi
     sed -n 's/^==[0-9]*== Collected : \([0-9]*\)$/\1/p' "$WORK/$1.valgrind"
 }
@@ -124,10 +163,18 @@ completed sqlwf "$SQLWF_COUNT"
 log "counting $CYCLES activity cycles"
 activity=$(count activity)
 completed activity "$CYCLES"
+log "counting their floors: $((SQLWF_COUNT * 8)) one-row INSERTs, $CYCLES queue cycles"
+insert_floor=$(count insert_floor)
+completed insert_floor "$SQLWF_COUNT"
+queue_floor=$(count queue_floor)
+completed queue_floor "$CYCLES"
 
 echo
 echo "durable instructions a workflow (commit $COMMIT; valgrind --tool=callgrind, one backend, single-user mode)"
-awk -v e="$empty" -v s="$sqlwf" -v a="$activity" -v ns="$SQLWF_COUNT" -v na="$CYCLES" 'BEGIN {
-    printf "  sqlwf     SQL workflow of 3 SQL activities, started and run in chains: %8.0f thousand\n", (s - e) / ns / 1000
-    printf "  activity  activity cycle, 7 calls (each statement parsed):            %8.0f thousand\n", (a - e) / na / 1000
+awk -v e="$empty" -v s="$sqlwf" -v a="$activity" -v fi="$insert_floor" -v fq="$queue_floor" \
+    -v ns="$SQLWF_COUNT" -v na="$CYCLES" 'BEGIN {
+    s = (s - e) / ns; a = (a - e) / na; fi = (fi - e) / ns; fq = (fq - e) / na
+    printf "  sqlwf     SQL workflow of 3 SQL activities, started and run in chains: %6.0f thousand, %.2f x its floor\n", s / 1000, s / fi
+    printf "  activity  activity cycle, 7 calls (prepared statements):              %6.0f thousand, %.2f x its floor\n", a / 1000, a / fq
+    printf "  floors    8 one-row INSERTs %.0f thousand; the 7 transactions of a queue cycle %.0f thousand\n", fi / 1000, fq / 1000
     printf "  (an empty session: %.0f million)\n", e / 1000000 }'
