@@ -8,6 +8,8 @@
 #ifndef DURABLE_STORE_CLAIM_MARK_H
 #define DURABLE_STORE_CLAIM_MARK_H
 
+#include "access/genam.h"
+#include "access/skey.h"
 #include "utils/relcache.h"
 #include "utils/snapshot.h"
 
@@ -25,6 +27,19 @@ typedef struct ClaimMark
 } ClaimMark;
 
 /*
+ * A walk from a mark reads a window of task ids first (claim_mark.c,
+ * ClaimWindowKeys): its two keys on the task id, and where the first window
+ * ends (0 once the walk goes on past it, or when it has no window).
+ */
+typedef struct ClaimWindow
+{
+	int			lower;			/* keys[lower]: task_id >= */
+	int			upper;			/* keys[upper]: task_id < end, then <= max */
+	AttrNumber	attno;			/* the task id's column in the index */
+	int64		end;
+} ClaimWindow;
+
+/*
  * The kind under which a mark keeps the executors' walk of a queue's tasks
  * of kind 'w' or 'x' in their own index (executor_share.c), priority 3, all
  * keys: not the same tasks as the poll's walk of the primary key covers.
@@ -38,6 +53,10 @@ extern int64 ClaimMarkBegin(ClaimMark *cm, Relation rel,
 							char kind, Snapshot snapshot);
 extern void ClaimMarkSaw(ClaimMark *cm, int64 task_id, bool visible);
 extern void ClaimMarkEnd(ClaimMark *cm);
+extern void ClaimWindowKeys(ClaimWindow *cw, ScanKey keys, int *nkeys,
+							AttrNumber attno, int64 start);
+extern bool ClaimWindowWiden(ClaimWindow *cw, IndexScanDesc scan,
+							 ScanKey keys, int nkeys);
 extern void ClaimMarkLower(int64 low_id);
 extern void ClaimMarkNoteInsert(const char *namespace, const char *task_queue,
 								char kind, int64 task_id);

@@ -1976,7 +1976,7 @@ static bool
 claim_walk(ClaimWalk *w, int priority, const char *key_eq,
 		   const char *key_after, const char *key_upto)
 {
-	ScanKeyData keys[8];
+	ScanKeyData keys[10];
 	int			nbase;
 	bool		marked;
 	bool		claimed = false;
@@ -1993,6 +1993,7 @@ claim_walk(ClaimWalk *w, int priority, const char *key_eq,
 		int			nkeys = nbase;
 		char	   *refused = NULL;
 		char	   *admitted = NULL;
+		ClaimWindow window = {0};
 
 		if (key_eq != NULL)
 			ScanKeyEntryInitialize(&keys[nkeys++], 0, 5, BTEqualStrategyNumber,
@@ -2014,11 +2015,9 @@ claim_walk(ClaimWalk *w, int priority, const char *key_eq,
 											   w->task_queue, w->kind,
 											   w->snapshot);
 
+			/* Every column before the task id is compared for equality */
 			if (start > 0)
-				ScanKeyEntryInitialize(&keys[nkeys++], 0, w->i_id,
-									   BTGreaterEqualStrategyNumber,
-									   InvalidOid, InvalidOid, F_INT8GE,
-									   Int64GetDatum(start));
+				ClaimWindowKeys(&window, keys, &nkeys, w->i_id, start);
 		}
 		scan = index_beginscan(w->rel, w->index, w->snapshot, nkeys, 0);
 		scan->xs_want_itup = true;	/* the task id and key of each entry */
@@ -2034,7 +2033,11 @@ claim_walk(ClaimWalk *w, int priority, const char *key_eq,
 			bool		visible;
 
 			if (itid == NULL)
+			{
+				if (ClaimWindowWiden(&window, scan, keys, nkeys))
+					continue;
 				break;
+			}
 			task_id = DatumGetInt64(index_getattr(scan->xs_itup, w->i_id,
 												  scan->xs_itupdesc, &isnull));
 			visible = index_fetch_heap(scan, w->fetched);

@@ -589,10 +589,11 @@ static bool
 group_walk(ShareIndex *si, Snapshot snapshot, TupleTableSlot *slot,
 		   Candidate *c, StrategyNumber strategy, bool marked)
 {
-	ScanKeyData keys[5];
+	ScanKeyData keys[6];
 	int			nkeys = 0;
 	IndexScanDesc scan;
 	ClaimMark	cm;
+	ClaimWindow window = {0};
 	bool		found = false;
 
 	ScanKeyEntryInitialize(&keys[nkeys++], 0, 1, BTEqualStrategyNumber,
@@ -616,16 +617,16 @@ group_walk(ShareIndex *si, Snapshot snapshot, TupleTableSlot *slot,
 										   CLAIM_MARK_EXECUTOR_KIND(c->kind),
 										   snapshot);
 
+		/* The columns before the task id are compared for equality */
 		if (start > 0)
-			ScanKeyEntryInitialize(&keys[nkeys++], 0, 5,
-								   BTGreaterEqualStrategyNumber, InvalidOid,
-								   InvalidOid, F_INT8GE,
-								   Int64GetDatum(start));
+			ClaimWindowKeys(&window, keys, &nkeys, 5, start);
 	}
 	scan = index_beginscan(si->rel, si->index, snapshot, nkeys, 0);
 	scan->xs_want_itup = true;	/* the task id of each entry */
 	index_rescan(scan, keys, nkeys, NULL, 0);
-	while (index_getnext_tid(scan, ForwardScanDirection) != NULL)
+	while (index_getnext_tid(scan, ForwardScanDirection) != NULL ||
+		   (ClaimWindowWiden(&window, scan, keys, nkeys) &&
+			index_getnext_tid(scan, ForwardScanDirection) != NULL))
 	{
 		int64		task_id = DatumGetInt64(entry_column(scan, 5));
 		bool		visible = index_fetch_heap(scan, slot);

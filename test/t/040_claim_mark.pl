@@ -67,6 +67,19 @@ is($claimed, 'last-1', 'the new task is claimed');
 cmp_ok($entries, '<', 50,
 	"the claim walked $entries index entries, not the 300 claimed before it");
 
+# 1b. From the mark a claim reads a window of task ids first, then the rest of
+# the queue (src/store/claim_mark.c, ClaimWindowKeys): tasks of one queue whose
+# ids lie 80 apart, another queue's tasks between them, are all delivered, in
+# their order.
+start_workflows('gap', 'g', 2);
+start_workflows('between', 'b', 80);
+start_workflows('gap', 'h', 1);
+start_workflows('between', 'c', 80);
+start_workflows('gap', 'i', 1);
+is_deeply([ drain('gap') ], [ 'g-1', 'g-2', 'h-1', 'i-1' ],
+	'tasks 80 ids apart are claimed, in order');
+is(scalar(drain('between')), 160, "and the other queue's, all of them");
+
 # 2. A task committed after later tasks were claimed.  Its transaction took its
 # task id first and commits last; meanwhile the tasks after it are claimed.
 my $slow = $node->background_psql('postgres');
@@ -170,9 +183,17 @@ is(run_all(), 20, 'the committed executor tasks run while the slow one is not co
 $xslow->query_safe('COMMIT');
 $xslow->quit;
 is(run_all(), 1, 'the executor task committed last, with an older id, is still run');
+# Executor tasks 80 ids apart, other queues' tasks between them (the window)
+start_sql_workflows('xgap-a', 2);
+start_workflows('xbetween', 'xb', 80);
+start_sql_workflows('xgap-b', 1);
+start_workflows('xbetween', 'xc', 80);
+start_sql_workflows('xgap-c', 1);
+is(run_all(), 4, 'executor tasks 80 ids apart all run');
+is(scalar(drain('xbetween')), 160, "and the other queue's tasks are all claimed");
 is($node->safe_psql('postgres', q{
 	SELECT count(*) FROM durable.runs WHERE workflow_type = 'xwf' AND status = 'completed'}),
-	'322', 'every SQL workflow completed, once');
+	'326', 'every SQL workflow completed, once');
 
 # 4. A restart empties shared memory.  Tasks queued before the claims got past
 # them (held back in an open transaction), tasks claimed, and tasks queued after:
