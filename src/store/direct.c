@@ -494,6 +494,31 @@ static SubTransactionId keeping_subid = InvalidSubTransactionId;
 static bool open_tables_callbacks = false;
 
 /*
+ * Close the indexes ExecOpenIndices opened for rri, keeping their
+ * RowExclusiveLocks to the end of the transaction, as the table's lock is
+ * kept (and as an index scan keeps its index's lock).  ExecCloseIndices
+ * releases them, so that the next open of the same index in the transaction
+ * (a call writes a table several times, an activity cycle opens some fifty
+ * indexes) acquired it again through the lock manager and read the pending
+ * invalidation messages; with the lock kept, that open finds it in the
+ * backend's own lock table.  Holding an index's lock longer than its table's
+ * changes no conflict: the table's lock already outlives every statement
+ * that could drop or rebuild the index.
+ */
+static void
+close_indexes_keep_locks(ResultRelInfo *rri)
+{
+	int			i;
+
+	for (i = 0; i < rri->ri_NumIndices; i++)
+	{
+		if (rri->ri_IndexRelationDescs[i] != NULL)
+			index_close(rri->ri_IndexRelationDescs[i], NoLock);
+		rri->ri_IndexRelationDescs[i] = NULL;
+	}
+}
+
+/*
  * Take rel's references (itself, its lock, and with indexes those of its
  * indexes) and the slot's tuple descriptor pin into the top resource owner,
  * from the current one.
@@ -559,7 +584,7 @@ close_open_table(OpenTable *ot)
 	CurrentResourceOwner = TopTransactionResourceOwner;
 	ExecDropSingleTupleTableSlot(ot->dt.slot);
 	if (ot->indexes_open)
-		ExecCloseIndices(ot->dt.rri);
+		close_indexes_keep_locks(ot->dt.rri);
 	FreeExecutorState(ot->dt.estate);
 	table_close(ot->dt.rel, NoLock);
 	CurrentResourceOwner = owner;
@@ -996,7 +1021,7 @@ direct_close(DirectTable *dt)
 	if (dt->rri != NULL)
 	{
 		ExecDropSingleTupleTableSlot(dt->slot);
-		ExecCloseIndices(dt->rri);
+		close_indexes_keep_locks(dt->rri);
 		FreeExecutorState(dt->estate);
 	}
 	table_close(dt->rel, NoLock);
@@ -2953,7 +2978,7 @@ DirectStartActivityAttempt(pg_uuid_t *run_id, int64 scheduled_event_id,
 					recheck = ExecInsertIndexTuples(rri, slot, estate, false,
 													false, NULL, NIL);
 					list_free(recheck);
-					ExecCloseIndices(rri);
+					close_indexes_keep_locks(rri);
 					FreeExecutorState(estate);
 				}
 			}
@@ -3461,7 +3486,7 @@ DirectScanTextIndex(const char *relname, const char *indexname, int nkeys,
 
 	if (table_has_no_page(rel))
 	{
-		table_close(rel, AccessShareLock);
+		table_close(rel, NoLock);	/* kept, as below */
 		return 0;
 	}
 	if (indexname == NULL)
@@ -3475,7 +3500,7 @@ DirectScanTextIndex(const char *relname, const char *indexname, int nkeys,
 		indexid = get_relname_relid(indexname, RelationGetNamespace(rel));
 		if (!OidIsValid(indexid))
 		{
-			table_close(rel, AccessShareLock);
+			table_close(rel, NoLock);	/* kept, as below */
 			return 0;
 		}
 	}
@@ -3513,8 +3538,14 @@ DirectScanTextIndex(const char *relname, const char *indexname, int nkeys,
 	ExecDropSingleTupleTableSlot(slot);
 	if (own_snapshot)
 		UnregisterSnapshot(snapshot);
-	index_close(index, AccessShareLock);
-	table_close(rel, AccessShareLock);
+	/*
+	 * The locks are kept to the end of the transaction, as a SELECT keeps
+	 * them: a claim probes the same limit tables again and again in one
+	 * transaction (an executor's chain), and each release made the next
+	 * probe take its lock through the lock manager again.
+	 */
+	index_close(index, NoLock);
+	table_close(rel, NoLock);
 	return n;
 }
 
