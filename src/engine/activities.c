@@ -231,35 +231,20 @@ read_activity_tuple(ActivityState *a, HeapTuple tuple, TupleDesc desc)
 }
 
 /*
- * Load a pending activity by scheduled event id, by primary key without a
- * statement (direct.c), locked FOR UPDATE or not; false if none.
+ * Lock (FOR UPDATE) and load a pending activity by scheduled event id, by
+ * primary key without a statement (direct.c); false if none.
  */
-static bool
-fetch_activity(pg_uuid_t *run_id, int64 scheduled_event_id, bool for_update,
-			   ActivityState *a)
+bool
+LoadActivity(pg_uuid_t *run_id, int64 scheduled_event_id, ActivityState *a)
 {
 	TupleDesc	desc;
 	HeapTuple	tuple;
 
-	tuple = DirectFetchActivity(run_id, scheduled_event_id, for_update, &desc);
+	tuple = DirectFetchActivity(run_id, scheduled_event_id, &desc);
 	if (tuple == NULL)
 		return false;
 	read_activity_tuple(a, tuple, desc);
 	return true;
-}
-
-/* Load a pending activity without locking it; false if none. */
-bool
-PeekActivity(pg_uuid_t *run_id, int64 scheduled_event_id, ActivityState *a)
-{
-	return fetch_activity(run_id, scheduled_event_id, false, a);
-}
-
-/* Lock and load a pending activity by scheduled event id; false if none. */
-bool
-LoadActivity(pg_uuid_t *run_id, int64 scheduled_event_id, ActivityState *a)
-{
-	return fetch_activity(run_id, scheduled_event_id, true, a);
 }
 
 /* A nullable value of a direct write (direct.c) */

@@ -64,8 +64,6 @@ typedef struct ActivityState
 	bool		finished_in_db; /* also logged and its timer dropped */
 } ActivityState;
 
-extern bool PeekActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
-						 ActivityState *a);
 extern bool LoadActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
 						 ActivityState *a);
 extern bool LoadActivityById(pg_uuid_t *run_id, const char *activity_id,

@@ -533,7 +533,6 @@ execute_activity_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt,
 					  const char *namespace, const char *task_queue)
 {
 	ActivityRun ar;
-	ActivityState peek;
 	Registration reg;
 	char	   *activity_type;
 	Jsonb	   *input;
@@ -550,46 +549,45 @@ execute_activity_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt,
 	const char *cause;
 
 	/*
-	 * Read by its primary key, never by a plan: a plan made while autovacuum
-	 * had emptied the table would scan all of it once it refilled.
+	 * Run and activity are locked first, in this order, so that no other
+	 * outcome (a timeout, a cancel) can race the attempt; the activity is
+	 * read by its primary key, never by a plan (a plan made while autovacuum
+	 * had emptied the table would scan all of it once it refilled).  An
+	 * attempt retried, timed out or canceled since its task was queued is
+	 * stale: nothing to do.  Locking them only after the function ran, from
+	 * its subtransaction, would turn the row locks of a chain into
+	 * multixacts.
 	 */
-	if (!PeekActivity(run_id, scheduled_id, &peek))
+	memset(&ar, 0, sizeof(ar));
+	ar.run_id = *run_id;
+	ar.scheduled_id = scheduled_id;
+	ar.attempt = attempt;
+	if (!lock_current_attempt(&ar))
 		return;
-	activity_type = peek.activity_type;
-	input = peek.input;
-	if (peek.attempt != attempt || strcmp(peek.state, "SCHEDULED") != 0 ||
-		peek.next_attempt_time != DT_NOEND)
-		return;					/* stale: retried, timed out or canceled */
-	timeout = peek.start_to_close;
-	schedule_to_close = peek.schedule_to_close;
+	activity_type = ar.a.activity_type;
+	input = ar.a.input;
+	timeout = ar.a.start_to_close;
+	schedule_to_close = ar.a.schedule_to_close;
 	if (schedule_to_close > 0)
 	{
 		double		left = schedule_to_close -
-			TimestampDiffSeconds(started, peek.first_scheduled_time);
+			TimestampDiffSeconds(started, ar.a.first_scheduled_time);
 
 		timeout = Min(timeout, Max(left, 0.001));
 	}
 	/* At most the namespace's max_task_timeout (executor_share.c) */
 	timeout = ExecutorTaskTimeout(namespace, timeout, &capped);
 
-	memset(&ar, 0, sizeof(ar));
-	ar.run_id = *run_id;
-	ar.scheduled_id = scheduled_id;
-	ar.attempt = attempt;
-
 	if (!LookupRegistration('x', namespace, activity_type, task_queue, &reg))
 	{
 		/* Unregistered since it was queued: back to the external pollers. */
-		if (lock_current_attempt(&ar))
-		{
-			int			priority;
-			char	   *key;
+		int			priority;
+		char	   *key;
 
-			ActivityTaskOrder(&ar.rs.run_id, scheduled_id, &priority, &key);
-			EnqueueReadyTask(&ar.rs, task_queue, 'a', activity_type,
-							 scheduled_id, attempt, priority, key);
-			SaveRun(&ar.rs);
-		}
+		ActivityTaskOrder(&ar.rs.run_id, scheduled_id, &priority, &key);
+		EnqueueReadyTask(&ar.rs, task_queue, 'a', activity_type,
+						 scheduled_id, attempt, priority, key);
+		SaveRun(&ar.rs);
 		return;
 	}
 	if (IsBackgroundWorker)
@@ -603,8 +601,6 @@ execute_activity_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt,
 	{
 		JsonBuilder jb;
 
-		if (!lock_current_attempt(&ar))
-			return;
 		count_activity_start(&ar, started);
 		LogUserCodeFailure("activity", activity_type, &ar.rs,
 						   psprintf("attempt %d of activity %lld", attempt,
@@ -621,14 +617,6 @@ execute_activity_task(pg_uuid_t *run_id, int64 scheduled_id, int32 attempt,
 		return;
 	}
 
-	/*
-	 * Run and activity are locked before the function runs, in this order,
-	 * so that no other outcome (a timeout, a cancel) can race it.  Locking
-	 * them only afterwards, from the function's subtransaction, would turn
-	 * the row locks of a chain into multixacts.
-	 */
-	if (!lock_current_attempt(&ar))
-		return;
 	count_activity_start(&ar, started);
 	fmgr_info(reg.function, &flinfo);
 	CallAsRole(reg.run_as, &flinfo, input, timeout, keep_writes, &result,

@@ -3151,19 +3151,18 @@ activity_keys(Relation rel, ScanKey keys, pg_uuid_t *run_id,
 }
 
 /*
- * Read an activity's row as
+ * Lock and read an activity's row as
  *   SELECT * FROM durable.activities
- *   WHERE run_id = $1 AND scheduled_event_id = $2 [FOR UPDATE]
+ *   WHERE run_id = $1 AND scheduled_event_id = $2 FOR UPDATE
  * does, through its primary key whatever the table's statistics say, and
  * return a copy of it and of its descriptor; NULL when there is no such
- * row.  With for_update a holder is waited for and the latest version
- * locked (under REPEATABLE READ and SERIALIZABLE a row changed since the
- * snapshot is a serialization failure); NULL too when it was deleted
- * meanwhile.
+ * row.  A holder is waited for and the latest version locked (under
+ * REPEATABLE READ and SERIALIZABLE a row changed since the snapshot is a
+ * serialization failure); NULL too when it was deleted meanwhile.
  */
 HeapTuple
 DirectFetchActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
-					bool for_update, TupleDesc *desc_out)
+					TupleDesc *desc_out)
 {
 	Relation	rel;
 	ScanKeyData keys[2];
@@ -3176,10 +3175,9 @@ DirectFetchActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
 
 	CommandCounterIncrement();
 	snapshot = RegisterSnapshot(GetTransactionSnapshot());
-	rel = DurableOpenTable("activities",
-						   for_update ? RowShareLock : AccessShareLock);
+	rel = DurableOpenTable("activities", RowShareLock);
 	/* FOR UPDATE is a write to a statement: refused in a read-only one. */
-	if (for_update && XactReadOnly)
+	if (XactReadOnly)
 		PreventCommandIfReadOnly("a lock of a row of durable.activities");
 	activity_keys(rel, keys, run_id, scheduled_event_id);
 	scan = systable_beginscan(rel, primary_key(rel), true, snapshot, 2, keys);
@@ -3187,11 +3185,9 @@ DirectFetchActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
 	{
 		tid = tuple->t_self;
 		found = true;
-		if (!for_update)
-			result = heap_copytuple(tuple);
 	}
 	systable_endscan(scan);
-	if (found && for_update)
+	if (found)
 	{
 		TupleTableSlot *slot = table_slot_create(rel, NULL);
 		TM_FailureData tmfd;

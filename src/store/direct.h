@@ -89,7 +89,7 @@ extern bool DirectInsertActivity(const Datum *values, const bool *isnull,
 								 bool set_order, int16 priority,
 								 const char *concurrency_key);
 extern HeapTuple DirectFetchActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
-									 bool for_update, TupleDesc *desc_out);
+									 TupleDesc *desc_out);
 extern void DirectUpdateActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
 								 int n, const char *const *names,
 								 const Datum *values, const bool *isnull);
