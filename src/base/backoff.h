@@ -40,6 +40,7 @@ extern void ReadStoredRetryPolicy(Jsonb *policy, RetryPolicy *out);
 extern void ValidateRetryPolicy(const RetryPolicy *p, const char *argname,
 								bool sql_argument_names);
 extern Jsonb *RetryPolicyToJsonb(const RetryPolicy *p);
+extern Jsonb *ReadStoredRetryPolicyNormalized(Jsonb *policy, RetryPolicy *out);
 extern double RetryDelay(const RetryPolicy *p, int failed_attempt);
 extern RetryVerdict DecideRetry(const RetryPolicy *p, int failed_attempt,
 								const char *reason, TimestampTz now,

@@ -507,7 +507,8 @@ ScheduleActivity(RunState *rs, TimestampTz now, ActivityRequest *req,
 
 	if (policy_json == NULL)
 		policy_json = NamespaceActivityPolicy(rs->namespace);
-	ReadStoredRetryPolicy(policy_json, &policy);	/* validated when given */
+	/* validated when given; recorded normalised */
+	policy_json = ReadStoredRetryPolicyNormalized(policy_json, &policy);
 
 	/* Engine rule 5: StartToClose defaults to ScheduleToClose, then to the GUC. */
 	if (stc <= 0)
@@ -546,7 +547,7 @@ ScheduleActivity(RunState *rs, TimestampTz now, ActivityRequest *req,
 	JsonAddFloat(&jb, "startToCloseTimeoutSeconds", stc);
 	if (req->heartbeat_timeout > 0)
 		JsonAddFloat(&jb, "heartbeatTimeoutSeconds", req->heartbeat_timeout);
-	JsonAddJsonb(&jb, "retryPolicy", policy_json = RetryPolicyToJsonb(&policy));
+	JsonAddJsonb(&jb, "retryPolicy", policy_json);
 	JsonAddInt(&jb, "decisionTaskCompletedEventId", completed_event_id);
 	/* Recorded as the decision gave them; otherwise the run's apply. */
 	if (req->priority > 0)
