@@ -9,8 +9,9 @@
  * relcache_callback_list slots").  Citus alone takes most of them.  So
  * durable takes one: the modules that keep a copy of one of durable's
  * tables (the namespaces, the registrations, the executors' limits, the
- * router) register their callback here, and the one callback durable gives
- * PostgreSQL calls each of them in turn.
+ * router, the tables and layouts of direct writes) register their callback
+ * here, and the one callback durable gives PostgreSQL calls each of them in
+ * turn.
  *
  *-------------------------------------------------------------------------
  */

@@ -854,6 +854,128 @@ copy_columns(const DirectColumn *cols, int n)
 	return copy;
 }
 
+/*
+ * Layouts remembered across transactions, for the tables opened afresh (an
+ * API call's writes: a table kept for a chain has its own, above).  Finding
+ * the columns by name and the defaults of the others cost some 6 thousand
+ * instructions an open, eight opens an activity cycle.  What a layout says
+ * changes only with the table's definition, and every change of that (a
+ * column added, dropped or renamed, a default set) invalidates the table's
+ * relcache entry, which forgets them all (forget_layouts); the open that
+ * uses one has locked the table, which read the invalidations first.  The
+ * defaults are kept as expressions and compiled into each open's executor
+ * state.
+ */
+typedef struct RememberedLayout
+{
+	Oid			relid;
+	int			natts;			/* of the table's descriptor, checked too */
+	OpenTableLayout layout;		/* default_expr unused */
+	Expr	  **default_node;
+	struct RememberedLayout *next;
+} RememberedLayout;
+
+static MemoryContext layouts_cxt = NULL;
+static RememberedLayout *remembered_layouts = NULL;
+
+static void
+forget_layouts(Datum arg, Oid relid)
+{
+	RememberedLayout *r;
+
+	if (remembered_layouts == NULL)
+		return;
+	if (OidIsValid(relid))
+	{
+		for (r = remembered_layouts; r != NULL; r = r->next)
+			if (r->relid == relid)
+				break;
+		if (r == NULL)
+			return;
+	}
+	remembered_layouts = NULL;
+	MemoryContextReset(layouts_cxt);
+}
+
+/*
+ * table_layout for a table opened afresh: layout has the caller's column
+ * lists and arrays, and gets the defaults compiled in dt's executor state.
+ */
+static void
+fresh_layout(DirectTable *dt, OpenTableLayout *layout)
+{
+	Oid			relid = RelationGetRelid(dt->rel);
+	int			natts = RelationGetDescr(dt->rel)->natts;
+	RememberedLayout *r;
+	MemoryContext oldcxt;
+	int			i;
+
+	for (r = remembered_layouts; r != NULL; r = r->next)
+		if (r->relid == relid && r->natts == natts &&
+			r->layout.ncols == layout->ncols && r->layout.nopt == layout->nopt &&
+			same_columns(r->layout.cols, layout->cols, layout->ncols) &&
+			same_columns(r->layout.optcols, layout->optcols, layout->nopt))
+			break;
+	if (r == NULL)
+	{
+		OpenTableLayout *l;
+
+		table_layout(dt, layout);
+		if (layouts_cxt == NULL)
+		{
+			layouts_cxt = AllocSetContextCreate(CacheMemoryContext,
+												"durable table layouts",
+												ALLOCSET_SMALL_SIZES);
+			DurableRegisterRelcacheCallback(forget_layouts, (Datum) 0);
+		}
+		oldcxt = MemoryContextSwitchTo(layouts_cxt);
+		r = palloc0(sizeof(RememberedLayout));
+		r->relid = relid;
+		r->natts = natts;
+		l = &r->layout;
+		l->cols = copy_columns(layout->cols, layout->ncols);
+		l->ncols = layout->ncols;
+		l->optcols = copy_columns(layout->optcols, layout->nopt);
+		l->nopt = layout->nopt;
+		l->attnums = palloc(sizeof(int) * Max(layout->ncols, 1));
+		memcpy(l->attnums, layout->attnums, sizeof(int) * layout->ncols);
+		l->optattnums = palloc(sizeof(int) * Max(layout->nopt, 1));
+		if (layout->nopt > 0)
+			memcpy(l->optattnums, layout->optattnums,
+				   sizeof(int) * layout->nopt);
+		l->ndefaults = layout->ndefaults;
+		l->default_att = palloc(sizeof(int) * Max(layout->ndefaults, 1));
+		r->default_node = palloc(sizeof(Expr *) * Max(layout->ndefaults, 1));
+		for (i = 0; i < layout->ndefaults; i++)
+		{
+			l->default_att[i] = layout->default_att[i];
+			r->default_node[i] = (Expr *)
+				build_column_default(dt->rel, layout->default_att[i] + 1);
+		}
+		MemoryContextSwitchTo(oldcxt);
+		r->next = remembered_layouts;
+		remembered_layouts = r;
+		return;
+	}
+
+	/* Copied out: an invalidation while the table is open forgets r. */
+	memcpy(layout->attnums, r->layout.attnums, sizeof(int) * layout->ncols);
+	if (layout->nopt > 0)
+		memcpy(layout->optattnums, r->layout.optattnums,
+			   sizeof(int) * layout->nopt);
+	layout->ndefaults = r->layout.ndefaults;
+	if (layout->ndefaults == 0)
+		return;
+	layout->default_att = palloc(sizeof(int) * layout->ndefaults);
+	layout->default_expr = palloc(sizeof(ExprState *) * layout->ndefaults);
+	for (i = 0; i < layout->ndefaults; i++)
+	{
+		layout->default_att[i] = r->layout.default_att[i];
+		layout->default_expr[i] =
+			ExecPrepareExpr(copyObject(r->default_node[i]), dt->estate);
+	}
+}
+
 /* ot's layout for these column lists, made once */
 static OpenTableLayout *
 kept_layout(OpenTable *ot, int ncols, const DirectColumn *cols, int nopt,
@@ -934,7 +1056,7 @@ direct_open_with(DirectTable *dt, const char *relname, int ncols,
 		fresh.nopt = nopt;
 		fresh.attnums = attnums;
 		fresh.optattnums = optattnums;
-		table_layout(dt, layout);
+		fresh_layout(dt, layout);
 	}
 	if (layout != &fresh)
 	{
