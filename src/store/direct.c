@@ -900,6 +900,9 @@ forget_layouts(Datum arg, Oid relid)
 /*
  * table_layout for a table opened afresh: layout has the caller's column
  * lists and arrays, and gets the defaults compiled in dt's executor state.
+ * Whatever may read the catalogs (building or compiling a default) may also
+ * take a lock and so run forget_layouts, which frees every remembered
+ * layout: it is done only while no remembered layout is in hand.
  */
 static void
 fresh_layout(DirectTable *dt, OpenTableLayout *layout)
@@ -907,6 +910,7 @@ fresh_layout(DirectTable *dt, OpenTableLayout *layout)
 	Oid			relid = RelationGetRelid(dt->rel);
 	int			natts = RelationGetDescr(dt->rel)->natts;
 	RememberedLayout *r;
+	Expr	  **nodes;
 	MemoryContext oldcxt;
 	int			i;
 
@@ -916,64 +920,69 @@ fresh_layout(DirectTable *dt, OpenTableLayout *layout)
 			same_columns(r->layout.cols, layout->cols, layout->ncols) &&
 			same_columns(r->layout.optcols, layout->optcols, layout->nopt))
 			break;
-	if (r == NULL)
+	if (r != NULL)
 	{
-		OpenTableLayout *l;
-
-		table_layout(dt, layout);
-		if (layouts_cxt == NULL)
-		{
-			layouts_cxt = AllocSetContextCreate(CacheMemoryContext,
-												"durable table layouts",
-												ALLOCSET_SMALL_SIZES);
-			DurableRegisterRelcacheCallback(forget_layouts, (Datum) 0);
-		}
-		oldcxt = MemoryContextSwitchTo(layouts_cxt);
-		r = palloc0(sizeof(RememberedLayout));
-		r->relid = relid;
-		r->natts = natts;
-		l = &r->layout;
-		l->cols = copy_columns(layout->cols, layout->ncols);
-		l->ncols = layout->ncols;
-		l->optcols = copy_columns(layout->optcols, layout->nopt);
-		l->nopt = layout->nopt;
-		l->attnums = palloc(sizeof(int) * Max(layout->ncols, 1));
-		memcpy(l->attnums, layout->attnums, sizeof(int) * layout->ncols);
-		l->optattnums = palloc(sizeof(int) * Max(layout->nopt, 1));
+		/* Copied out first: memory only, nothing that forgets r */
+		memcpy(layout->attnums, r->layout.attnums,
+			   sizeof(int) * layout->ncols);
 		if (layout->nopt > 0)
-			memcpy(l->optattnums, layout->optattnums,
+			memcpy(layout->optattnums, r->layout.optattnums,
 				   sizeof(int) * layout->nopt);
-		l->ndefaults = layout->ndefaults;
-		l->default_att = palloc(sizeof(int) * Max(layout->ndefaults, 1));
-		r->default_node = palloc(sizeof(Expr *) * Max(layout->ndefaults, 1));
+		layout->ndefaults = r->layout.ndefaults;
+		if (layout->ndefaults == 0)
+			return;
+		layout->default_att = palloc(sizeof(int) * layout->ndefaults);
+		layout->default_expr = palloc(sizeof(ExprState *) * layout->ndefaults);
+		nodes = palloc(sizeof(Expr *) * layout->ndefaults);
 		for (i = 0; i < layout->ndefaults; i++)
 		{
-			l->default_att[i] = layout->default_att[i];
-			r->default_node[i] = (Expr *)
-				build_column_default(dt->rel, layout->default_att[i] + 1);
+			layout->default_att[i] = r->layout.default_att[i];
+			nodes[i] = copyObject(r->default_node[i]);
 		}
-		MemoryContextSwitchTo(oldcxt);
-		r->next = remembered_layouts;
-		remembered_layouts = r;
+		for (i = 0; i < layout->ndefaults; i++)
+			layout->default_expr[i] = ExecPrepareExpr(nodes[i], dt->estate);
 		return;
 	}
 
-	/* Copied out: an invalidation while the table is open forgets r. */
-	memcpy(layout->attnums, r->layout.attnums, sizeof(int) * layout->ncols);
+	table_layout(dt, layout);
+	nodes = palloc(sizeof(Expr *) * Max(layout->ndefaults, 1));
+	for (i = 0; i < layout->ndefaults; i++)
+		nodes[i] = (Expr *) build_column_default(dt->rel,
+												 layout->default_att[i] + 1);
+
+	/* Remembered: memory only from here on */
+	if (layouts_cxt == NULL)
+	{
+		layouts_cxt = AllocSetContextCreate(CacheMemoryContext,
+											"durable table layouts",
+											ALLOCSET_SMALL_SIZES);
+		DurableRegisterRelcacheCallback(forget_layouts, (Datum) 0);
+	}
+	oldcxt = MemoryContextSwitchTo(layouts_cxt);
+	r = palloc0(sizeof(RememberedLayout));
+	r->relid = relid;
+	r->natts = natts;
+	r->layout.cols = copy_columns(layout->cols, layout->ncols);
+	r->layout.ncols = layout->ncols;
+	r->layout.optcols = copy_columns(layout->optcols, layout->nopt);
+	r->layout.nopt = layout->nopt;
+	r->layout.attnums = palloc(sizeof(int) * Max(layout->ncols, 1));
+	memcpy(r->layout.attnums, layout->attnums, sizeof(int) * layout->ncols);
+	r->layout.optattnums = palloc(sizeof(int) * Max(layout->nopt, 1));
 	if (layout->nopt > 0)
-		memcpy(layout->optattnums, r->layout.optattnums,
+		memcpy(r->layout.optattnums, layout->optattnums,
 			   sizeof(int) * layout->nopt);
-	layout->ndefaults = r->layout.ndefaults;
-	if (layout->ndefaults == 0)
-		return;
-	layout->default_att = palloc(sizeof(int) * layout->ndefaults);
-	layout->default_expr = palloc(sizeof(ExprState *) * layout->ndefaults);
+	r->layout.ndefaults = layout->ndefaults;
+	r->layout.default_att = palloc(sizeof(int) * Max(layout->ndefaults, 1));
+	r->default_node = palloc(sizeof(Expr *) * Max(layout->ndefaults, 1));
 	for (i = 0; i < layout->ndefaults; i++)
 	{
-		layout->default_att[i] = r->layout.default_att[i];
-		layout->default_expr[i] =
-			ExecPrepareExpr(copyObject(r->default_node[i]), dt->estate);
+		r->layout.default_att[i] = layout->default_att[i];
+		r->default_node[i] = copyObject(nodes[i]);
 	}
+	MemoryContextSwitchTo(oldcxt);
+	r->next = remembered_layouts;
+	remembered_layouts = r;
 }
 
 /* ot's layout for these column lists, made once */
