@@ -297,6 +297,16 @@ RetryPolicyToJsonb(const RetryPolicy *p)
 	return JsonFinish(&jb);
 }
 
+/* A copy of policy src, its reasons too, in the current memory context */
+static void
+copy_policy(const RetryPolicy *src, RetryPolicy *dst)
+{
+	*dst = *src;
+	dst->non_retriable = palloc(sizeof(char *) * Max(src->n_non_retriable, 1));
+	for (int i = 0; i < src->n_non_retriable; i++)
+		dst->non_retriable[i] = pstrdup(src->non_retriable[i]);
+}
+
 /*
  * ReadStoredRetryPolicy, and the normalised JSON form of what it read
  * (RetryPolicyToJsonb), both allocated in the current memory context: what
@@ -316,15 +326,11 @@ ReadStoredRetryPolicyNormalized(Jsonb *policy, RetryPolicy *out)
 	static RetryPolicy last_read;
 	Jsonb	   *normalized;
 	MemoryContext oldcxt;
-	int			i;
 
 	if (last_stored != NULL && VARSIZE(policy) == VARSIZE(last_stored) &&
 		memcmp(policy, last_stored, VARSIZE(policy)) == 0)
 	{
-		*out = last_read;
-		out->non_retriable = palloc(sizeof(char *) * Max(out->n_non_retriable, 1));
-		for (i = 0; i < out->n_non_retriable; i++)
-			out->non_retriable[i] = pstrdup(last_read.non_retriable[i]);
+		copy_policy(&last_read, out);
 		normalized = palloc(VARSIZE(last_normalized));
 		memcpy(normalized, last_normalized, VARSIZE(last_normalized));
 		return normalized;
@@ -341,10 +347,7 @@ ReadStoredRetryPolicyNormalized(Jsonb *policy, RetryPolicy *out)
 	last_stored = NULL;
 	MemoryContextReset(cxt);
 	oldcxt = MemoryContextSwitchTo(cxt);
-	last_read = *out;
-	last_read.non_retriable = palloc(sizeof(char *) * Max(out->n_non_retriable, 1));
-	for (i = 0; i < out->n_non_retriable; i++)
-		last_read.non_retriable[i] = pstrdup(out->non_retriable[i]);
+	copy_policy(out, &last_read);
 	last_normalized = palloc(VARSIZE(normalized));
 	memcpy(last_normalized, normalized, VARSIZE(normalized));
 	last_stored = palloc(VARSIZE(policy));
