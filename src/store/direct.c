@@ -462,20 +462,6 @@ check_new_row(Relation rel, HeapTuple tuple, const bool *replace,
  * table asked for while in use (a nested call: user code that calls durable)
  * is opened afresh and closed by its caller.
  */
-typedef struct OpenTableLayout
-{
-	DirectColumn *cols;			/* copies of the caller's column lists */
-	int			ncols;
-	DirectColumn *optcols;
-	int			nopt;
-	int		   *attnums;
-	int		   *optattnums;
-	int			ndefaults;
-	int		   *default_att;
-	ExprState **default_expr;
-	struct OpenTableLayout *next;
-} OpenTableLayout;
-
 typedef struct OpenTable
 {
 	const char *relname;
@@ -483,7 +469,6 @@ typedef struct OpenTable
 	bool		indexes_open;	/* rri has its indexes (ExecOpenIndices) */
 	bool		in_use;			/* between direct_open* and direct_close */
 	SubTransactionId used_subid;	/* the subtransaction that uses it */
-	OpenTableLayout *layouts;
 	struct OpenTable *next;
 } OpenTable;
 
@@ -778,13 +763,27 @@ open_table_kept(const char *relname)
 	return ot;
 }
 
+/* Where a write's columns are in its table, and the defaults of the others */
+typedef struct TableLayout
+{
+	DirectColumn *cols;			/* the caller's column lists, or copies */
+	int			ncols;
+	DirectColumn *optcols;
+	int			nopt;
+	int		   *attnums;
+	int		   *optattnums;
+	int			ndefaults;
+	int		   *default_att;
+	ExprState **default_expr;
+} TableLayout;
+
 /*
  * Where the columns cols (and optionally optcols) are in dt's table, and
  * the defaults of the other columns, which a user added, compiled in dt's
  * executor state: into layout.
  */
 static void
-table_layout(DirectTable *dt, OpenTableLayout *layout)
+table_layout(DirectTable *dt, TableLayout *layout)
 {
 	TupleDesc	desc = RelationGetDescr(dt->rel);
 	int			i;
@@ -855,10 +854,10 @@ copy_columns(const DirectColumn *cols, int n)
 }
 
 /*
- * Layouts remembered across transactions, for the tables opened afresh (an
- * API call's writes: a table kept for a chain has its own, above).  Finding
- * the columns by name and the defaults of the others cost some 6 thousand
- * instructions an open, eight opens an activity cycle.  What a layout says
+ * Layouts remembered across transactions, for every write (an API call's
+ * table opened afresh, a chain's kept one).  Finding the columns by name and
+ * the defaults of the others cost some 6 thousand instructions an open,
+ * eight opens an activity cycle.  What a layout says
  * changes only with the table's definition, and every change of that (a
  * column added, dropped or renamed, a default set) invalidates the table's
  * relcache entry, which forgets them all (forget_layouts); the open that
@@ -870,7 +869,7 @@ typedef struct RememberedLayout
 {
 	Oid			relid;
 	int			natts;			/* of the table's descriptor, checked too */
-	OpenTableLayout layout;		/* default_expr unused */
+	TableLayout layout;		/* default_expr unused */
 	Expr	  **default_node;
 	struct RememberedLayout *next;
 } RememberedLayout;
@@ -898,14 +897,15 @@ forget_layouts(Datum arg, Oid relid)
 }
 
 /*
- * table_layout for a table opened afresh: layout has the caller's column
- * lists and arrays, and gets the defaults compiled in dt's executor state.
+ * table_layout, remembered: layout has the caller's column lists and
+ * arrays, and gets the defaults (of columns a user added: rare) compiled in
+ * dt's executor state at each write.
  * Whatever may read the catalogs (building or compiling a default) may also
  * take a lock and so run forget_layouts, which frees every remembered
  * layout: it is done only while no remembered layout is in hand.
  */
 static void
-fresh_layout(DirectTable *dt, OpenTableLayout *layout)
+remembered_layout(DirectTable *dt, TableLayout *layout)
 {
 	Oid			relid = RelationGetRelid(dt->rel);
 	int			natts = RelationGetDescr(dt->rel)->natts;
@@ -985,34 +985,6 @@ fresh_layout(DirectTable *dt, OpenTableLayout *layout)
 	remembered_layouts = r;
 }
 
-/* ot's layout for these column lists, made once */
-static OpenTableLayout *
-kept_layout(OpenTable *ot, int ncols, const DirectColumn *cols, int nopt,
-			const DirectColumn *optcols)
-{
-	OpenTableLayout *l;
-	MemoryContext oldcxt;
-
-	for (l = ot->layouts; l != NULL; l = l->next)
-		if (l->ncols == ncols && l->nopt == nopt &&
-			same_columns(l->cols, cols, ncols) &&
-			same_columns(l->optcols, optcols, nopt))
-			return l;
-	oldcxt = MemoryContextSwitchTo(open_tables_cxt);
-	l = palloc0(sizeof(OpenTableLayout));
-	l->cols = copy_columns(cols, ncols);
-	l->ncols = ncols;
-	l->optcols = copy_columns(optcols, nopt);
-	l->nopt = nopt;
-	l->attnums = palloc(sizeof(int) * Max(ncols, 1));
-	l->optattnums = palloc(sizeof(int) * Max(nopt, 1));
-	table_layout(&ot->dt, l);
-	MemoryContextSwitchTo(oldcxt);
-	l->next = ot->layouts;
-	ot->layouts = l;
-	return l;
-}
-
 /*
  * Take the kept table durable.<relname> into *dt for a write, or open it
  * afresh (dt->kept NULL) when it is in use or none can be kept.  The checks
@@ -1050,32 +1022,19 @@ direct_open_with(DirectTable *dt, const char *relname, int ncols,
 				 const DirectColumn *cols, int *attnums, int nopt,
 				 const DirectColumn *optcols, int *optattnums)
 {
-	OpenTableLayout fresh;
-	OpenTableLayout *layout;
+	TableLayout layout;
 
 	direct_open_table(dt, relname, true);
-	if (dt->kept != NULL)
-		layout = kept_layout(dt->kept, ncols, cols, nopt, optcols);
-	else
-	{
-		layout = &fresh;
-		fresh.cols = (DirectColumn *) cols;
-		fresh.ncols = ncols;
-		fresh.optcols = (DirectColumn *) optcols;
-		fresh.nopt = nopt;
-		fresh.attnums = attnums;
-		fresh.optattnums = optattnums;
-		fresh_layout(dt, layout);
-	}
-	if (layout != &fresh)
-	{
-		memcpy(attnums, layout->attnums, sizeof(int) * ncols);
-		if (nopt > 0)
-			memcpy(optattnums, layout->optattnums, sizeof(int) * nopt);
-	}
-	dt->ndefaults = layout->ndefaults;
-	dt->default_att = layout->default_att;
-	dt->default_expr = layout->default_expr;
+	layout.cols = (DirectColumn *) cols;
+	layout.ncols = ncols;
+	layout.optcols = (DirectColumn *) optcols;
+	layout.nopt = nopt;
+	layout.attnums = attnums;
+	layout.optattnums = optattnums;
+	remembered_layout(dt, &layout);
+	dt->ndefaults = layout.ndefaults;
+	dt->default_att = layout.default_att;
+	dt->default_expr = layout.default_expr;
 }
 
 static void
