@@ -133,6 +133,8 @@ get_jsonb(ActivityRow *r, int col)
 	return isnull ? NULL : DatumGetJsonbPCopy(d);
 }
 
+static TimestampTz next_deadline(ActivityState *a);
+
 /* Fill a from a row (columns ACTIVITY_COLUMNS), copying what it keeps. */
 static void
 read_activity(ActivityState *a, ActivityRow *r)
@@ -169,6 +171,7 @@ read_activity(ActivityState *a, ActivityRow *r)
 	a->task_secret = 0;
 	a->deleted = false;
 	a->finished_in_db = false;
+	a->may_have_timer = next_deadline(a) != TS_NONE;
 }
 
 /*
@@ -436,6 +439,7 @@ arm_activity_timer(ActivityState *a)
 {
 	TimestampTz due = next_deadline(a);
 
+	a->may_have_timer = due != TS_NONE;
 	if (due == TS_NONE)
 	{
 		(void) DirectDeleteTimer(&a->run_id, TIMER_ACTIVITY,
@@ -745,11 +749,18 @@ finish_activity(RunState *rs, ActivityState *a, TimestampTz now,
 	}
 	AppendEventOrBuffer(rs, now, outcome_event, outcome_attrs);
 
-	/* The DELETEs by primary key, without a statement (direct.c) */
+	/*
+	 * The DELETEs by primary key, without a statement (direct.c).  The timer
+	 * only if the activity's stored state had a deadline: every write of that
+	 * state arms its timer (arm_activity_timer), and one with no deadline has
+	 * none, such as an executor's SQL activity, started and ended in the
+	 * transaction that read it.  A timer left by a path that broke this rule
+	 * would fire on no activity and do nothing, and goes with its run's.
+	 */
 	if (!a->deleted)
 		(void) DirectDeleteActivity(&a->run_id, a->scheduled_event_id, false,
 									0, NULL, NULL);
-	if (!a->finished_in_db)
+	if (!a->finished_in_db && a->may_have_timer)
 		(void) DirectDeleteTimer(&a->run_id, TIMER_ACTIVITY,
 								 a->scheduled_event_id);
 	ScheduleDecisionTask(rs, now);

@@ -62,6 +62,7 @@ typedef struct ActivityState
 	int64		task_secret;	/* of the started attempt's token */
 	bool		deleted;		/* taken by TakeActivity */
 	bool		finished_in_db; /* also logged and its timer dropped */
+	bool		may_have_timer; /* its stored state has a deadline */
 } ActivityState;
 
 extern bool LoadActivity(pg_uuid_t *run_id, int64 scheduled_event_id,

@@ -3,7 +3,7 @@
 -- with their completion), failures (nothing written, reason = SQLSTATE), retries with
 -- the policy's exact delays, StartToClose as a statement timeout, and the role they run as.
 BEGIN;
-SELECT plan(36);
+SELECT plan(42);
 SET LOCAL durable.test_time = '2026-01-01 00:00:00+00';
 
 CREATE ROLE act_app;
@@ -39,6 +39,10 @@ BEGIN
     PERFORM durable.register_activity(atype, fn, wid, run_as => 'act_app');
     PERFORM t.decide(wid, pg_temp.sched('a', atype, extra));
 END $$;
+-- The activity timers of workflow wid (its run stays open: a decision task is pending).
+CREATE FUNCTION pg_temp.activity_timers(wid text) RETURNS bigint LANGUAGE sql AS $$
+    SELECT count(*) FROM durable.timers tm JOIN durable.runs r USING (run_id)
+     WHERE r.workflow_id = wid AND tm.kind = 'activity' $$;
 CREATE FUNCTION pg_temp.attempts(wid text) RETURNS text[] LANGUAGE sql AS $$
     SELECT array_agg(format('%s %s %s %s', attempt, outcome, COALESCE(failure_reason, '-'),
                             COALESCE((next_retry_time - end_time)::text, '-')) ORDER BY attempt)
@@ -60,6 +64,14 @@ SELECT is(t.attrs('once', 'ActivityTaskStarted')->>'identity', 'durable-executor
 SELECT is(pg_temp.attempts('once'), '{"1 completed - -"}', 'one attempt, completed');
 SELECT is(durable.run_tasks(), 0, 'nothing left to run');
 SELECT is((SELECT count(*) FROM app.ledger), 1::bigint, 'still one row');
+SELECT is(pg_temp.activity_timers('once'), 0::bigint, 'the completed activity left no timer');
+-- An activity with a ScheduleToClose timeout has a timer from its scheduling; its
+-- completion takes it.
+SELECT pg_temp.setup('s2c', 'pay', 'app.pay(jsonb)', '{"input": {"note": "s2c"}, "scheduleToCloseTimeoutSeconds": 60}');
+SELECT is(pg_temp.activity_timers('s2c'), 1::bigint, 'ScheduleToClose: the scheduled activity has its timer');
+SELECT is(durable.run_tasks(), 1, 'the activity ran');
+SELECT is(pg_temp.activity_timers('s2c'), 0::bigint, 'its completion took the timer');
+DELETE FROM app.ledger WHERE note = 's2c';
 -- A completion that cannot be recorded (its result is over durable.max_payload_size)
 -- takes the activity's writes with it.
 SELECT pg_temp.setup('toobig', 'pay', 'app.pay(jsonb)',
@@ -99,6 +111,7 @@ BEGIN
 END $$;
 SELECT is(durable.run_tasks(), 1, 'attempt 1 fails');
 SELECT is(t.pending('retries')->>'nextAttemptScheduledTime', '2026-01-01T01:00:02+00:00', 'attempt 2 is due 2 s later');
+SELECT is(pg_temp.activity_timers('retries'), 1::bigint, 'a timer holds the next attempt');
 SELECT is(pg_temp.round('2026-01-01 01:00:01.999+00'), 0, 'nothing runs before');
 SELECT is(pg_temp.round('2026-01-01 01:00:02+00'), 1, 'attempt 2 runs after 2 s, and fails');
 SELECT is(pg_temp.round('2026-01-01 01:00:07.999+00'), 0, 'nothing runs before 6 s more');
@@ -108,6 +121,7 @@ SELECT is(pg_temp.round('2026-01-01 01:00:26+00'), 1, 'attempt 4 runs after 18 s
 SELECT is(pg_temp.attempts('retries'),
     '{"1 failed 22012 00:00:02","2 failed 22012 00:00:06","3 failed 22012 00:00:18","4 failed 22012 -"}',
     'activity_attempts: four failed attempts and their retry delays');
+SELECT is(pg_temp.activity_timers('retries'), 0::bigint, 'the activity that failed for good left no timer');
 SELECT is((SELECT count(*) FROM app.ledger WHERE note = 'written by a failing attempt'), 0::bigint,
     'no attempt left a write');
 
