@@ -257,8 +257,6 @@ static int	random_pool_pid = 0;
 static void
 strong_random_bytes(void *buf, int len)
 {
-	uint8	   *out = buf;
-
 	Assert(len > 0 && len <= RANDOM_POOL_SIZE);
 	if (random_pool_pid != MyProcPid || random_pool_left < len)
 	{
@@ -270,7 +268,7 @@ strong_random_bytes(void *buf, int len)
 		random_pool_pid = MyProcPid;
 	}
 	random_pool_left -= len;
-	memcpy(out, random_pool + random_pool_left, len);
+	memcpy(buf, random_pool + random_pool_left, len);
 	explicit_bzero(random_pool + random_pool_left, len);
 }
 

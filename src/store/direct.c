@@ -869,7 +869,7 @@ typedef struct RememberedLayout
 {
 	Oid			relid;
 	int			natts;			/* of the table's descriptor, checked too */
-	TableLayout layout;		/* default_expr unused */
+	TableLayout layout;			/* default_expr unused */
 	Expr	  **default_node;
 	struct RememberedLayout *next;
 } RememberedLayout;
