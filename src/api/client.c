@@ -326,6 +326,31 @@ read_start_arguments(FunctionCallInfo fcinfo, StartRequest *req)
 	read_start_options(fcinfo, 3, req);
 }
 
+/*
+ * Start the first decision task of the run just started for the poll that
+ * was reserved for it (HandOverTakenDecision, api/worker.c).  When the start
+ * did not schedule it for the caller (a delay, a cron schedule, a SQL
+ * workflow's task, a paused or limited queue, a run that existed already) it
+ * was queued as usual, and the poll goes back to its claims.
+ */
+static void
+hand_over_first_decision(StartRequest *req, pg_uuid_t *run_id,
+						 TimestampTz now, const char *identity)
+{
+	RunState	rs;
+
+	if (!req->decision_taken)
+	{
+		CancelPollerReservation();
+		return;
+	}
+	/* The run is ours, inserted just now: its task starts as a poll's. */
+	if (!LoadRunById(run_id, false, &rs))
+		elog(ERROR, "the run %s just started is missing", UuidToCString(run_id));
+	rs.decision_taken = true;
+	(void) HandOverTakenDecision(&rs, now, identity);
+}
+
 PG_FUNCTION_INFO_V1(durable_start_workflow);
 /*
  * durable.start_workflow(workflow_type, input, workflow_id, task_queue,
@@ -339,6 +364,8 @@ durable_start_workflow(PG_FUNCTION_ARGS)
 	StartRequest req;
 	pg_uuid_t  *result = palloc(sizeof(pg_uuid_t));
 	pg_uuid_t  *run_id;
+	TimestampTz now;
+	char		poller[HANDOFF_NAME_LEN];
 
 	RequireWritableTransaction("durable.start_workflow()");
 
@@ -347,7 +374,13 @@ durable_start_workflow(PG_FUNCTION_ARGS)
 
 	DurableSPIConnect();
 	CheckNamespacePrivilege(req.namespace, NSPRIV_CLIENT);
-	run_id = StartWorkflowExecution(&req, DurableNow());
+	now = DurableNow();
+	/* A poll waiting on the queue gets the first decision task at commit. */
+	req.take_decision = MayHandOverTasks() &&
+		ReserveWaitingPoller(req.namespace, req.task_queue, 'd', poller);
+	run_id = StartWorkflowExecution(&req, now);
+	if (req.take_decision)
+		hand_over_first_decision(&req, run_id, now, poller);
 	memcpy(result, run_id, sizeof(pg_uuid_t));
 	DurableSPIFinish();
 	PG_RETURN_UUID_P(result);

@@ -360,6 +360,31 @@ claim_decision_task(void *arg)
 	}
 }
 
+/*
+ * A decision task that the transaction which made it started for this poll
+ * (ReserveWaitingPoller, store/wait.c; start_workflow, api/client.c): read,
+ * not claimed, so that the poll writes nothing.  NULL when it is not the
+ * task handed over any more (the run closed, or moved on).
+ */
+static void *
+take_decision_task(const TaskHandoff *offer, void *arg)
+{
+	PollRequest *pr = (PollRequest *) arg;
+	RunState	rs;
+	char	   *token;
+
+	if (!ReadRunById((pg_uuid_t *) &offer->run_id, &rs) || !RunIsOpen(&rs) ||
+		strcmp(rs.namespace, pr->namespace) != 0 ||
+		strcmp(rs.task_queue, pr->task_queue) != 0 ||
+		rs.decision_started_id != offer->event_id ||
+		rs.task_secret_null || rs.task_secret != offer->secret)
+		return NULL;
+	token = make_token('D', rs.namespace, rs.workflow_id, &rs.run_id,
+					   rs.decision_scheduled_id, rs.decision_started_id,
+					   rs.task_secret_null, rs.task_secret);
+	return DecisionTaskJson(&rs, token, 0, pr->identity);
+}
+
 /* The JSON of a started activity task. */
 static Jsonb *
 activity_task_json(ActivityState *a)
@@ -422,6 +447,26 @@ claim_activity_task(void *arg)
 	}
 }
 
+/*
+ * An activity attempt that the transaction which scheduled it started for
+ * this poll (hand_over_activity): read, not claimed.  NULL when it is not
+ * the attempt handed over any more (canceled, timed out, its run closed).
+ */
+static void *
+take_activity_task(const TaskHandoff *offer, void *arg)
+{
+	PollRequest *pr = (PollRequest *) arg;
+	ActivityState a;
+
+	if (!ReadActivity((pg_uuid_t *) &offer->run_id, offer->event_id, &a) ||
+		strcmp(a.namespace, pr->namespace) != 0 ||
+		strcmp(a.task_queue, pr->task_queue) != 0 ||
+		strcmp(a.state, "STARTED") != 0 || a.attempt != offer->attempt ||
+		a.task_secret_null || a.task_secret != offer->secret)
+		return NULL;
+	return activity_task_json(&a);
+}
+
 /* The common arguments of the poll functions. */
 static void
 read_poll_args(FunctionCallInfo fcinfo, PollRequest *pr)
@@ -452,8 +497,10 @@ poll_for(FunctionCallInfo fcinfo, char kind, void *(*claim) (void *),
 	CheckNamespacePrivilege(pr.namespace, NSPRIV_WORKER);
 	RecordPoller(pr.namespace, pr.task_queue, kind, pr.identity, pr.now,
 				 wait_ms);
-	task = WaitForTask(pr.namespace, pr.task_queue, kind, wait_ms,
-					   fcinfo->flinfo, claim, &pr);
+	task = WaitForTask(pr.namespace, pr.task_queue, kind, pr.identity,
+					   wait_ms, fcinfo->flinfo, claim,
+					   kind == 'd' ? take_decision_task : take_activity_task,
+					   &pr);
 	if (task != NULL)
 		result = SPI_datumTransfer(JsonbPGetDatum(task), false, -1);
 	DurableSPIFinish();
@@ -521,8 +568,9 @@ durable_poll_activity_tasks(PG_FUNCTION_ARGS)
 	CheckNamespacePrivilege(pr.namespace, NSPRIV_WORKER);
 	RecordPoller(pr.namespace, pr.task_queue, 'a', pr.identity, pr.now,
 				 wait_ms);
-	task = WaitForTask(pr.namespace, pr.task_queue, 'a', wait_ms,
-					   fcinfo->flinfo, claim_activity_task, &pr);
+	task = WaitForTask(pr.namespace, pr.task_queue, 'a', pr.identity,
+					   wait_ms, fcinfo->flinfo, claim_activity_task,
+					   take_activity_task, &pr);
 	while (task != NULL)
 	{
 		Datum		value = JsonbPGetDatum(task);
@@ -705,6 +753,66 @@ TakenDecisionTaskJson(RunState *rs, int64 history_after, const char *identity)
 }
 
 /*
+ * Start the decision task scheduled for the caller of a locked run
+ * (take_decision) for the waiting poll reserved for it instead
+ * (ReserveWaitingPoller, store/wait.c), as its claim would start it
+ * (DecisionTaskStarted with the poll's identity, its timeout, its token's
+ * secret), and offer it to the poll, which gets it when this transaction
+ * commits.  Returns what StartTakenDecisionTask returns (false: the caller
+ * saves the run); when no task was so scheduled the poll goes back to its
+ * claims.
+ */
+bool
+HandOverTakenDecision(RunState *rs, TimestampTz now, const char *identity)
+{
+	TaskHandoff offer;
+	bool		taken = rs->decision_taken;
+	bool		written = StartTakenDecisionTask(rs, now, identity);
+
+	/* Not scheduled for the caller: queued, or one was started already. */
+	if (!taken || !RunIsOpen(rs) || rs->task_secret_null)
+	{
+		CancelPollerReservation();
+		return written;
+	}
+	memset(&offer, 0, sizeof(offer));
+	memcpy(&offer.run_id, &rs->run_id, sizeof(pg_uuid_t));
+	offer.event_id = rs->decision_started_id;
+	offer.secret = rs->task_secret;
+	OfferToReservedPoller(&offer);
+	return written;
+}
+
+/*
+ * Start the activity that ScheduleActivity kept for a waiting poll of its
+ * queue (engine/activities.c, ReserveWaitingPoller in store/wait.c) with the
+ * poll's identity, as the poll's claim would start it, and offer it to the
+ * poll, which gets it when this transaction commits.  One dropped meanwhile
+ * (canceled by a later decision of the same list, or its run closed) is not:
+ * the poll goes back to its claims.
+ */
+static void
+hand_over_activity(RunState *rs, TimestampTz now)
+{
+	ActivityState a;
+	TaskHandoff offer;
+
+	if (!StartActivityAttempt(&rs->run_id, rs->handoff_activity, 1, now,
+							  rs->handoff_identity, &a) ||
+		a.task_secret_null)
+	{
+		CancelPollerReservation();
+		return;
+	}
+	memset(&offer, 0, sizeof(offer));
+	memcpy(&offer.run_id, &rs->run_id, sizeof(pg_uuid_t));
+	offer.event_id = a.scheduled_event_id;
+	offer.attempt = a.attempt;
+	offer.secret = a.task_secret;
+	OfferToReservedPoller(&offer);
+}
+
+/*
  * Start the activities that ScheduleActivity kept for the caller of a
  * decision task's completion (requestEagerExecution, engine/activities.c),
  * as a poll starts an attempt; their tasks go in tasks.  Returns how many.
@@ -790,6 +898,7 @@ durable_complete_decision_task(PG_FUNCTION_ARGS)
 	{
 		rs.take_decision = return_new;
 		rs.eager_activities = Min(max_eager, n);
+		rs.may_hand_over = MayHandOverTasks();
 		if (CompleteDecisionTask(&rs, now, list, n, identity))
 			next = TakenDecisionTaskJson(&rs, history_after, identity);
 		if (rs.n_eager > 0)
@@ -798,6 +907,8 @@ durable_complete_decision_task(PG_FUNCTION_ARGS)
 			n_activities = start_eager_activities(&rs, now, identity,
 												  activities);
 		}
+		if (rs.handoff_activity != 0)
+			hand_over_activity(&rs, now);
 	}
 	result = eager_result(next, activities, n_activities, &isnull);
 	DurableSPIFinish();
@@ -881,6 +992,8 @@ durable_complete_activity(PG_FUNCTION_ARGS)
 	Jsonb	   *next = NULL;
 	Datum		answer;
 	bool		isnull;
+	bool		handed;
+	char		poller[HANDOFF_NAME_LEN];
 
 	RequireWritableTransaction("durable.complete_activity()");
 
@@ -900,10 +1013,18 @@ durable_complete_activity(PG_FUNCTION_ARGS)
 		report_stale(token, "It was not issued for the current attempt of its task.");
 	identity = a.last_worker_identity != NULL ? a.last_worker_identity :
 		CallerIdentity();
-	rs.take_decision = return_new;
+	/* Else a poll waiting for the run's queue gets the decision task. */
+	handed = !return_new && MayHandOverTasks() &&
+		ReserveWaitingPoller(rs.namespace, rs.task_queue, 'd', poller);
+	rs.take_decision = return_new || handed;
 	CompleteActivity(&rs, &a, now, result, a.last_worker_identity);
-	/* The task started for the caller is written with the run. */
-	if (StartTakenDecisionTask(&rs, now, identity))
+	/* The task started for the caller (or the poll) is written with the run. */
+	if (handed)
+	{
+		if (!HandOverTakenDecision(&rs, now, poller))
+			SaveRun(&rs);
+	}
+	else if (StartTakenDecisionTask(&rs, now, identity))
 		next = TakenDecisionTaskJson(&rs, history_after, identity);
 	else
 		SaveRun(&rs);

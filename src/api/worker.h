@@ -13,6 +13,8 @@
 
 #include "engine/runs.h"
 
+extern bool HandOverTakenDecision(RunState *rs, TimestampTz now,
+								  const char *identity);
 extern Jsonb *TakenDecisionTaskJson(RunState *rs, int64 history_after,
 									 const char *identity);
 extern Datum EagerStartResult(pg_uuid_t *run_id, Jsonb *decision);

@@ -36,6 +36,7 @@
 #include "store/spi.h"
 #include "store/task_limits.h"
 #include "store/timer_rows.h"
+#include "store/wait.h"
 #include "engine/activities.h"
 #include "engine/runs.h"
 #include "engine/workflow.h"
@@ -135,6 +136,23 @@ get_jsonb(ActivityRow *r, int col)
 
 static TimestampTz next_deadline(ActivityState *a);
 
+/*
+ * Whether a new activity's task may be started by the call that schedules
+ * it rather than queued (eager dispatch, a waiting poll): not a SQL
+ * activity, which goes to the executors; not one of a paused queue or of a
+ * queue with limits (store/queue_pause.c, store/task_limits.c: the limits
+ * are decided where a poll claims); not one of a paused run, which is held
+ * (engine/pause.c).
+ */
+static bool
+may_skip_queue(RunState *rs, ActivityRequest *req)
+{
+	return ReadyTaskKind(rs, req->task_queue, 'a', req->activity_type) == 'a' &&
+		!RunIsPaused(rs) &&
+		!TaskQueuePaused(rs->namespace, req->task_queue, NULL) &&
+		!TaskQueueLimited(rs->namespace, req->task_queue, 'a');
+}
+
 /* Fill a from a row (columns ACTIVITY_COLUMNS), copying what it keeps. */
 static void
 read_activity(ActivityState *a, ActivityRow *r)
@@ -233,6 +251,16 @@ read_activity_tuple(ActivityState *a, HeapTuple tuple, TupleDesc desc)
 	}
 }
 
+/* Fill a from a row read directly, if one was found (false if not). */
+static bool
+read_activity_found(ActivityState *a, HeapTuple tuple, TupleDesc desc)
+{
+	if (tuple == NULL)
+		return false;
+	read_activity_tuple(a, tuple, desc);
+	return true;
+}
+
 /*
  * Lock (FOR UPDATE) and load a pending activity by scheduled event id, by
  * primary key without a statement (direct.c); false if none.
@@ -240,14 +268,24 @@ read_activity_tuple(ActivityState *a, HeapTuple tuple, TupleDesc desc)
 bool
 LoadActivity(pg_uuid_t *run_id, int64 scheduled_event_id, ActivityState *a)
 {
-	TupleDesc	desc;
-	HeapTuple	tuple;
+	TupleDesc	desc = NULL;
+	HeapTuple	tuple = DirectFetchActivity(run_id, scheduled_event_id, &desc);
 
-	tuple = DirectFetchActivity(run_id, scheduled_event_id, &desc);
-	if (tuple == NULL)
-		return false;
-	read_activity_tuple(a, tuple, desc);
-	return true;
+	return read_activity_found(a, tuple, desc);
+}
+
+/*
+ * Load a pending activity by scheduled event id, unlocked, as a fresh
+ * snapshot sees it: for reading only (a poll handed an attempt it did not
+ * claim, api/worker.c); false if none.
+ */
+bool
+ReadActivity(pg_uuid_t *run_id, int64 scheduled_event_id, ActivityState *a)
+{
+	TupleDesc	desc = NULL;
+	HeapTuple	tuple = DirectReadActivity(run_id, scheduled_event_id, &desc);
+
+	return read_activity_found(a, tuple, desc);
 }
 
 /* A nullable value of a direct write (direct.c) */
@@ -630,23 +668,37 @@ ScheduleActivity(RunState *rs, TimestampTz now, ActivityRequest *req,
 	 * Eager dispatch, as Temporal's request_eager_execution: the worker
 	 * completing the decision task starts the activity itself when it asked
 	 * for activities and the activity is on the decision task's own queue
-	 * (StartActivityAttempt, api/worker.c); it is not queued.  A SQL
-	 * activity still goes to the executors, and an activity of a paused
-	 * queue, or of a queue with limits, is queued (store/queue_pause.c,
-	 * store/task_limits.c: the limits are decided where a poll claims), as
-	 * is one of a paused run, held (engine/pause.c).
+	 * (StartActivityAttempt, api/worker.c) and may skip it
+	 * (may_skip_queue); it is not queued.
 	 */
 	if (req->eager && rs->n_eager < rs->eager_activities &&
 		strcmp(req->task_queue, rs->task_queue) == 0 &&
-		ReadyTaskKind(rs, req->task_queue, 'a', req->activity_type) == 'a' &&
-		!RunIsPaused(rs) &&
-		!TaskQueuePaused(rs->namespace, req->task_queue, NULL) &&
-		!TaskQueueLimited(rs->namespace, req->task_queue, 'a'))
+		may_skip_queue(rs, req))
 	{
 		if (rs->eager_ids == NULL)
 			rs->eager_ids = palloc(sizeof(int64) * rs->eager_activities);
 		rs->eager_ids[rs->n_eager++] = a.scheduled_event_id;
 		return;
+	}
+
+	/*
+	 * Under the same rules, one activity of the call may go to a poll of its
+	 * queue that waits for a task (Temporal's "sync match"): the caller
+	 * starts it for that poll (api/worker.c, store/wait.c
+	 * "ReserveWaitingPoller"); it is not queued.
+	 */
+	if (rs->may_hand_over && rs->handoff_activity == 0 &&
+		may_skip_queue(rs, req))
+	{
+		char		identity[HANDOFF_NAME_LEN];
+
+		if (ReserveWaitingPoller(rs->namespace, req->task_queue, 'a',
+								 identity))
+		{
+			rs->handoff_activity = a.scheduled_event_id;
+			rs->handoff_identity = pstrdup(identity);
+			return;
+		}
 	}
 	EnqueueReadyTask(rs, req->task_queue, 'a', req->activity_type,
 					 a.scheduled_event_id, 1, priority, key);

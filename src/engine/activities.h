@@ -67,6 +67,8 @@ typedef struct ActivityState
 
 extern bool LoadActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
 						 ActivityState *a);
+extern bool ReadActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
+						 ActivityState *a);
 extern bool LoadActivityById(pg_uuid_t *run_id, const char *activity_id,
 							 ActivityState *a);
 extern bool TakeActivity(pg_uuid_t *run_id, int64 scheduled_event_id,

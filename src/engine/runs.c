@@ -387,6 +387,9 @@ reset_call_state(RunState *rs)
 	rs->eager_activities = 0;
 	rs->n_eager = 0;
 	rs->eager_ids = NULL;
+	rs->may_hand_over = false;
+	rs->handoff_activity = 0;
+	rs->handoff_identity = NULL;
 }
 
 /* Fill rs from row 0 of the last SPI result (RUN_COLUMNS_V8, _V4 or _V3). */
@@ -695,6 +698,22 @@ bool
 LoadRunById(pg_uuid_t *run_id, bool skip_locked, RunState *rs)
 {
 	TupleTableSlot *slot = DirectLockRun(run_id, skip_locked);
+
+	if (slot == NULL)
+		return false;
+	read_run_slot(rs, slot);
+	ExecDropSingleTupleTableSlot(slot);
+	return true;
+}
+
+/*
+ * Load a run by run_id, unlocked, as a fresh snapshot sees it: for reading
+ * only (a poll handed a task it did not claim, api/worker.c), never saved.
+ */
+bool
+ReadRunById(pg_uuid_t *run_id, RunState *rs)
+{
+	TupleTableSlot *slot = DirectFetchRun(run_id);
 
 	if (slot == NULL)
 		return false;

@@ -83,6 +83,10 @@ typedef struct RunState
 	int			eager_activities;	/* activities the caller may take */
 	int			n_eager;		/* taken, not queued: their scheduled ids */
 	int64	   *eager_ids;
+	/* An activity started for a waiting poll instead (store/wait.c) */
+	bool		may_hand_over;	/* this call may hand one over */
+	int64		handoff_activity;	/* its scheduled id, 0: none */
+	char	   *handoff_identity;	/* the poll's */
 	EventBatch *events;			/* appended, written by SaveRun/CloseRun */
 	ReadyBatch *ready;			/* queued, written by SaveRun/FlushEvents */
 } RunState;
@@ -131,6 +135,7 @@ extern bool LoadRun(const char *namespace, const char *workflow_id,
 extern void LoadRunOrError(const char *namespace, const char *workflow_id,
 						   pg_uuid_t *run_id, bool for_update, RunState *rs);
 extern bool LoadRunById(pg_uuid_t *run_id, bool skip_locked, RunState *rs);
+extern bool ReadRunById(pg_uuid_t *run_id, RunState *rs);
 extern TimestampTz RunDeadline(TimestampTz start_time, double backoff,
 							   double run_timeout);
 extern void StoreRunDeadline(pg_uuid_t *run_id, TimestampTz deadline);

@@ -321,6 +321,25 @@ primary_key(Relation rel)
 	return pkey;
 }
 
+/*
+ * The tid of the row that snapshot sees under these keys of the table's
+ * primary key; false when there is none.
+ */
+static bool
+primary_key_tid(Relation rel, Snapshot snapshot, int nkeys, ScanKey keys,
+				ItemPointer tid)
+{
+	SysScanDesc scan = systable_beginscan(rel, primary_key(rel), true,
+										  snapshot, nkeys, keys);
+	HeapTuple	tuple = systable_getnext(scan);
+	bool		found = HeapTupleIsValid(tuple);
+
+	if (found)
+		*tid = tuple->t_self;
+	systable_endscan(scan);
+	return found;
+}
+
 /* 0A000 for something on a durable table that the direct paths cannot honour. */
 static void
 refuse_table(Relation rel, const char *what)
@@ -1606,11 +1625,8 @@ TupleTableSlot *
 DirectLockRun(pg_uuid_t *run_id, bool skip_locked)
 {
 	Relation	rel;
-	Oid			pkey;
 	ScanKeyData key;
-	SysScanDesc scan;
 	Snapshot	snapshot;
-	HeapTuple	tuple;
 	ItemPointerData tid;
 	AttrNumber	run_att;
 	bool		found = false;
@@ -1634,16 +1650,9 @@ DirectLockRun(pg_uuid_t *run_id, bool skip_locked)
 	}
 	else
 	{
-		pkey = primary_key(rel);
 		ScanKeyInit(&key, run_att, BTEqualStrategyNumber, F_UUID_EQ,
 					UUIDPGetDatum(run_id));
-		scan = systable_beginscan(rel, pkey, true, snapshot, 1, &key);
-		if (HeapTupleIsValid(tuple = systable_getnext(scan)))
-		{
-			tid = tuple->t_self;
-			found = true;
-		}
-		systable_endscan(scan);
+		found = primary_key_tid(rel, snapshot, 1, &key, &tid);
 	}
 	if (!found)
 	{
@@ -1665,6 +1674,40 @@ DirectLockRun(pg_uuid_t *run_id, bool skip_locked)
 	/* skipped, changed by this very command (as ExecLockRows), or gone */
 	ExecDropSingleTupleTableSlot(slot);
 	return NULL;
+}
+
+/*
+ * The row of durable.runs with this run_id as a fresh snapshot of this
+ * transaction sees it, unlocked, in a slot (the caller drops it), or NULL
+ * when there is none: a read that writes nothing, where DirectLockRun's lock
+ * would give the transaction an xid and its commit a flush.
+ */
+TupleTableSlot *
+DirectFetchRun(pg_uuid_t *run_id)
+{
+	Relation	rel;
+	ScanKeyData key;
+	Snapshot	snapshot;
+	ItemPointerData tid;
+	TupleTableSlot *slot = NULL;
+
+	CommandCounterIncrement();
+	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	rel = DurableOpenTable("runs", AccessShareLock);
+	ScanKeyInit(&key, column_index_typed(rel, "run_id", UUIDOID) + 1,
+				BTEqualStrategyNumber, F_UUID_EQ, UUIDPGetDatum(run_id));
+	if (primary_key_tid(rel, snapshot, 1, &key, &tid))
+	{
+		slot = table_slot_create(rel, NULL);
+		if (!table_tuple_fetch_row_version(rel, &tid, snapshot, slot))
+		{
+			ExecDropSingleTupleTableSlot(slot);
+			slot = NULL;
+		}
+	}
+	table_close(rel, NoLock);
+	UnregisterSnapshot(snapshot);
+	return slot;
 }
 
 /* The columns of durable.runs that DirectUpdateRun writes, and their types */
@@ -3241,49 +3284,40 @@ activity_keys(Relation rel, ScanKey keys, pg_uuid_t *run_id,
 }
 
 /*
- * Lock and read an activity's row as
+ * Read an activity's row through its primary key whatever the table's
+ * statistics say, with a fresh snapshot, and return a copy of it and of its
+ * descriptor; NULL when there is no such row.  With lock, as
  *   SELECT * FROM durable.activities
  *   WHERE run_id = $1 AND scheduled_event_id = $2 FOR UPDATE
- * does, through its primary key whatever the table's statistics say, and
- * return a copy of it and of its descriptor; NULL when there is no such
- * row.  A holder is waited for and the latest version locked (under
+ * does: a holder is waited for and the latest version locked (under
  * REPEATABLE READ and SERIALIZABLE a row changed since the snapshot is a
  * serialization failure); NULL too when it was deleted meanwhile.
  */
-HeapTuple
-DirectFetchActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
-					TupleDesc *desc_out)
+static HeapTuple
+fetch_activity(pg_uuid_t *run_id, int64 scheduled_event_id, bool lock,
+			   TupleDesc *desc_out)
 {
 	Relation	rel;
 	ScanKeyData keys[2];
-	SysScanDesc scan;
 	Snapshot	snapshot;
-	HeapTuple	tuple;
 	ItemPointerData tid;
-	bool		found = false;
 	HeapTuple	result = NULL;
 
 	CommandCounterIncrement();
 	snapshot = RegisterSnapshot(GetTransactionSnapshot());
-	rel = DurableOpenTable("activities", RowShareLock);
+	rel = DurableOpenTable("activities", lock ? RowShareLock : AccessShareLock);
 	/* FOR UPDATE is a write to a statement: refused in a read-only one. */
-	if (XactReadOnly)
+	if (lock && XactReadOnly)
 		PreventCommandIfReadOnly("a lock of a row of durable.activities");
 	activity_keys(rel, keys, run_id, scheduled_event_id);
-	scan = systable_beginscan(rel, primary_key(rel), true, snapshot, 2, keys);
-	if (HeapTupleIsValid(tuple = systable_getnext(scan)))
-	{
-		tid = tuple->t_self;
-		found = true;
-	}
-	systable_endscan(scan);
-	if (found)
+	if (primary_key_tid(rel, snapshot, 2, keys, &tid))
 	{
 		TupleTableSlot *slot = table_slot_create(rel, NULL);
 		TM_FailureData tmfd;
 
-		if (lock_row(rel, &tid, snapshot, slot, LockWaitBlock,
-					 &tmfd) == TM_Ok)
+		if (lock ? lock_row(rel, &tid, snapshot, slot, LockWaitBlock,
+							&tmfd) == TM_Ok :
+			table_tuple_fetch_row_version(rel, &tid, snapshot, slot))
 			result = ExecCopySlotHeapTuple(slot);
 		/* else changed by this very command (as ExecLockRows), or gone */
 		ExecDropSingleTupleTableSlot(slot);
@@ -3293,6 +3327,25 @@ DirectFetchActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
 	table_close(rel, NoLock);
 	UnregisterSnapshot(snapshot);
 	return result;
+}
+
+/* Lock and read an activity's row (fetch_activity) */
+HeapTuple
+DirectFetchActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
+					TupleDesc *desc_out)
+{
+	return fetch_activity(run_id, scheduled_event_id, true, desc_out);
+}
+
+/*
+ * Read an activity's row unlocked (fetch_activity): a read that writes
+ * nothing, where a lock would give the transaction an xid.
+ */
+HeapTuple
+DirectReadActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
+				   TupleDesc *desc_out)
+{
+	return fetch_activity(run_id, scheduled_event_id, false, desc_out);
 }
 
 /*

@@ -30,6 +30,7 @@ extern void DirectInsertReadyTasks(const char *namespace, pg_uuid_t *run_id,
 								   char *const *keys);
 extern struct TupleTableSlot *DirectLockRun(pg_uuid_t *run_id,
 											bool skip_locked);
+extern struct TupleTableSlot *DirectFetchRun(pg_uuid_t *run_id);
 /* A task a claim took (DirectClaimReadyTask) */
 typedef struct ClaimedTask
 {
@@ -90,6 +91,8 @@ extern bool DirectInsertActivity(const Datum *values, const bool *isnull,
 								 const char *concurrency_key);
 extern HeapTuple DirectFetchActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
 									 TupleDesc *desc_out);
+extern HeapTuple DirectReadActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
+									TupleDesc *desc_out);
 extern void DirectUpdateActivity(pg_uuid_t *run_id, int64 scheduled_event_id,
 								 int n, const char *const *names,
 								 const Datum *values, const bool *isnull);

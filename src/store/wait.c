@@ -20,6 +20,26 @@
  * cancel), it hands its wakeup to the next waiter of its queue, so that a
  * task never waits for a poll's timeout while a poller of its queue sleeps.
  *
+ * A transaction that makes a task for which a poll is waiting may start it
+ * for that poll instead of queuing it: it reserves the poll
+ * (ReserveWaitingPoller: the poll leaves the list, as a woken one does),
+ * starts the task with the poll's identity, and hands it over at commit
+ * (OfferToReservedPoller; the poll is woken with the task's run and secret).
+ * The task's start is then written and flushed with the transaction that
+ * made it, and the poll only reads it: one commit, and no flush, fewer
+ * between a start and its worker (Temporal's "sync match").  A transaction
+ * that rolls back, or starts no task after all, lets its poll go back to its
+ * claims (CancelPollerReservation).  A poll takes handoffs only under READ
+ * COMMITTED, where its reads see the commit that woke it, and only with
+ * names of fewer than HANDOFF_NAME_LEN bytes, which the reserving
+ * transaction compares, all of them, with its own.  A reserved poll waits
+ * for the outcome until its wait ends; one that leaves first (its wait ended,
+ * a cancel) abandons the task, which its timeout gives back, as it does a
+ * task whose worker died.  The callers: start_workflow (api/client.c),
+ * complete_activity and complete_decision_task (api/worker.c,
+ * engine/activities.c), in a statement that is its own transaction
+ * (MayHandOverTasks).
+ *
  * Executor tasks (kinds 'w' and 'x') have no poller: their commit wakes the
  * executor workers of the database instead (store/worker_slots.c), which sleep in
  * WaitForExecutorTask with the same generation counter rule.
@@ -76,12 +96,28 @@
 #define WORKFLOW_BUCKETS		1024
 #define ALL_BUCKETS				(QUEUE_BUCKETS + WORKFLOW_BUCKETS)
 #define UNSHARED_POLL_MS		100
+/* How long past its wait a reserved poll waits for its task (await_handoff) */
+#define HANDOFF_GRACE_MS		1000
 
 /*
  * Longest payload NOTIFY takes: async.c refuses one of NOTIFY_PAYLOAD_MAX_LENGTH
  * (BLCKSZ - NAMEDATALEN - 128, 8000 bytes by default) or more.
  */
 #define CLOSED_PAYLOAD_MAX		(BLCKSZ - NAMEDATALEN - 128 - 1)
+
+/*
+ * Where a waiting poll stands with a task handed over to it (see "Handing a
+ * task over" below).  Read and written under its bucket's mutex.
+ */
+typedef enum HandoffState
+{
+	HANDOFF_NONE,				/* takes no handoff */
+	HANDOFF_OPEN,				/* listed, and would take one */
+	HANDOFF_RESERVED,			/* a transaction starts a task for it */
+	HANDOFF_DELIVERED,			/* that transaction committed: offer is set */
+	HANDOFF_CANCELED,			/* it rolled back, or started no task */
+	HANDOFF_ABANDONED			/* the poll left while reserved */
+} HandoffState;
 
 typedef struct WaitBucket
 {
@@ -105,6 +141,13 @@ typedef struct QueueWaiter
 	int			prev;
 	bool		listed;
 	bool		woken;			/* a commit chose it for a task */
+	/* Handing a started task over (ReserveWaitingPoller): */
+	HandoffState handoff;
+	TaskHandoff offer;			/* set by the reserving transaction */
+	Oid			dboid;			/* the poll's exact queue, and its identity */
+	char		namespace[HANDOFF_NAME_LEN];
+	char		task_queue[HANDOFF_NAME_LEN];
+	char		identity[HANDOFF_NAME_LEN];
 } QueueWaiter;
 
 /* QUEUE_BUCKETS for the task queues, then WORKFLOW_BUCKETS for workflows */
@@ -152,6 +195,12 @@ typedef struct PendingClose
 } PendingClose;
 static List *pending_closes = NIL;
 
+/* The poll this transaction reserved (ReserveWaitingPoller), -1: none */
+static int	reserved_waiter = -1;
+static int	reserved_bucket = -1;
+static int	reserved_level = 0; /* the transaction nest level it was made at */
+static bool reserved_offered = false;
+
 /* When a claim held back by a limit may try again (ClaimRetryAfter) */
 static long claim_retry_ms = 0;
 
@@ -198,6 +247,7 @@ WaitShmemInit(void)
 		{
 			queue_waiters[i].listed = false;
 			queue_waiters[i].woken = false;
+			queue_waiters[i].handoff = HANDOFF_NONE;
 			queue_waiters[i].next = -1;
 			queue_waiters[i].prev = -1;
 		}
@@ -311,6 +361,40 @@ wake_queue_waiters(WaitBucket *bucket, uint64 key, int count, bool all)
 }
 
 /*
+ * End this transaction's reservation of a poll: hand the poll its task when
+ * the transaction committed having offered one, else let it go back to its
+ * claims; in both cases wake it.  A poll that left meanwhile (abandoned)
+ * gets nothing: its slot is free again.
+ */
+static void
+resolve_reservation(bool committed)
+{
+	QueueWaiter *w;
+	WaitBucket *bucket;
+	bool		wake = false;
+	int			i = reserved_waiter;
+
+	if (i < 0)
+		return;
+	reserved_waiter = -1;
+	w = &queue_waiters[i];
+	bucket = &wait_buckets[reserved_bucket];
+	SpinLockAcquire(&bucket->mutex);
+	if (w->handoff == HANDOFF_RESERVED)
+	{
+		w->handoff = committed && reserved_offered ?
+			HANDOFF_DELIVERED : HANDOFF_CANCELED;
+		wake = true;
+	}
+	else if (w->handoff == HANDOFF_ABANDONED)
+		w->handoff = HANDOFF_NONE;
+	SpinLockRelease(&bucket->mutex);
+	reserved_offered = false;
+	if (wake)
+		SetLatch(&GetPGProcByNumber(i)->procLatch);
+}
+
+/*
  * Send the NOTIFYs of the closes (before commit, where PostgreSQL's own
  * NOTIFYs are queued), and broadcast the buckets this transaction enqueued
  * for or closed runs of, once it committed.
@@ -330,6 +414,7 @@ durable_xact_callback(XactEvent event, void *arg)
 			pending_closes = NIL;
 			break;
 		case XACT_EVENT_COMMIT:
+			resolve_reservation(true);
 			if (wait_buckets == NULL)
 			{
 				reset_pending();
@@ -376,13 +461,18 @@ durable_xact_callback(XactEvent event, void *arg)
 			 * as launcher_xact_callback (worker_slots.c) keeps its own; if
 			 * that one is something else, they come early and the waiters
 			 * sleep again (a wakeup is a hint, as before).  The closes'
-			 * NOTIFYs are not sent for a prepared transaction.
+			 * NOTIFYs are not sent for a prepared transaction.  A poll it
+			 * reserved goes back to its claims; its task, started when the
+			 * transaction commits, times out (decision_timeout) and is
+			 * retried.
 			 */
 			pending_closes = NIL;	/* freed with TopTransactionContext */
+			resolve_reservation(false);
 			break;
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PARALLEL_ABORT:
+			resolve_reservation(false);
 			reset_pending();
 			break;
 		default:
@@ -391,7 +481,8 @@ durable_xact_callback(XactEvent event, void *arg)
 }
 
 /*
- * A subtransaction that rolls back takes its closes' NOTIFYs with it; one
+ * A subtransaction that rolls back takes its closes' NOTIFYs with it, and
+ * the task it started for a poll (the poll goes back to its claims); one
  * that commits hands them to its parent.
  */
 static void
@@ -401,6 +492,13 @@ durable_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	int			level = GetCurrentTransactionNestLevel();
 	ListCell   *lc;
 
+	if (reserved_waiter >= 0 && reserved_level >= level)
+	{
+		if (event == SUBXACT_EVENT_ABORT_SUB)
+			resolve_reservation(false);
+		else if (event == SUBXACT_EVENT_COMMIT_SUB)
+			reserved_level = level - 1;
+	}
 	if (pending_closes == NIL)
 		return;
 	if (event == SUBXACT_EVENT_ABORT_SUB)
@@ -492,6 +590,104 @@ WakeWholeQueueAtCommit(const char *namespace, const char *task_queue)
 	pending_wake[queue_bucket(queue_key(namespace, task_queue, 'd'))] = true;
 	pending_wake[queue_bucket(queue_key(namespace, task_queue, 'a'))] = true;
 	any_pending_wake = true;
+}
+
+/*
+ * Reserve a poll that waits on the queue and takes handoffs, the longest
+ * waiting first, for a task this transaction is about to make: it leaves the
+ * queue's list, and its identity (HANDOFF_NAME_LEN bytes) is copied to
+ * identity.  False when no poll waits so, or this transaction holds a
+ * reservation already.  The caller starts the task with that identity and
+ * offers it (OfferToReservedPoller), or lets the poll go
+ * (CancelPollerReservation); the poll gets the task when the transaction
+ * commits.
+ */
+bool
+ReserveWaitingPoller(const char *namespace, const char *task_queue,
+					 char kind, char *identity)
+{
+	uint64		key;
+	int			b;
+	WaitBucket *bucket;
+	int			i;
+
+	if (wait_buckets == NULL || reserved_waiter >= 0 || RecoveryInProgress() ||
+		strlen(namespace) >= HANDOFF_NAME_LEN ||
+		strlen(task_queue) >= HANDOFF_NAME_LEN)
+		return false;
+	key = queue_key(namespace, task_queue, kind);
+	b = queue_bucket(key);
+	bucket = &wait_buckets[b];
+	if (pg_atomic_read_u32(&bucket->waiters) == 0)
+		return false;
+
+	SpinLockAcquire(&bucket->mutex);
+	for (i = bucket->head; i >= 0; i = queue_waiters[i].next)
+	{
+		QueueWaiter *w = &queue_waiters[i];
+
+		/* The key tells queues apart; the names make sure of the tenant. */
+		if (w->key == key && w->handoff == HANDOFF_OPEN &&
+			w->dboid == MyDatabaseId &&
+			strcmp(w->namespace, namespace) == 0 &&
+			strcmp(w->task_queue, task_queue) == 0)
+		{
+			unlink_waiter(bucket, i);
+			w->handoff = HANDOFF_RESERVED;
+			memset(&w->offer, 0, sizeof(w->offer));
+			strlcpy(identity, w->identity, HANDOFF_NAME_LEN);
+			break;
+		}
+	}
+	SpinLockRelease(&bucket->mutex);
+	if (i < 0)
+		return false;
+	register_callbacks();
+	reserved_waiter = i;
+	reserved_bucket = b;
+	reserved_level = GetCurrentTransactionNestLevel();
+	reserved_offered = false;
+	return true;
+}
+
+/* The task started for the reserved poll: it gets it at commit. */
+void
+OfferToReservedPoller(const TaskHandoff *offer)
+{
+	QueueWaiter *w;
+	WaitBucket *bucket;
+
+	if (reserved_waiter < 0)
+		elog(ERROR, "durable: a task was offered with no poll reserved");
+	w = &queue_waiters[reserved_waiter];
+	bucket = &wait_buckets[reserved_bucket];
+	SpinLockAcquire(&bucket->mutex);
+	if (w->handoff == HANDOFF_RESERVED)
+		w->offer = *offer;
+	SpinLockRelease(&bucket->mutex);
+	reserved_offered = true;
+}
+
+/* No task for the reserved poll after all: it goes back to its claims. */
+void
+CancelPollerReservation(void)
+{
+	resolve_reservation(false);
+}
+
+/*
+ * Whether this transaction may hand the tasks it makes to waiting polls: a
+ * client's statement that is its own transaction, whose commit follows at
+ * once.  In a transaction block the poll would wait for the block's end (and
+ * a prepared transaction's tasks are seen only at COMMIT PREPARED); a
+ * database without task secrets could not tell the handed-over task from
+ * another attempt of it.
+ */
+bool
+MayHandOverTasks(void)
+{
+	return wait_buckets != NULL && MyBackendType == B_BACKEND &&
+		!IsTransactionBlock() && TaskSecretsStored();
 }
 
 /*
@@ -859,6 +1055,11 @@ leave_queue(void)
 		unlink_waiter(bucket, me);
 	woken = w->woken;
 	w->woken = false;
+	/* A task started for this poll meanwhile is abandoned: a timeout ends it. */
+	if (w->handoff == HANDOFF_RESERVED)
+		w->handoff = HANDOFF_ABANDONED;
+	else if (w->handoff != HANDOFF_ABANDONED)
+		w->handoff = HANDOFF_NONE;
 	SpinLockRelease(&bucket->mutex);
 	if (listed)
 		pg_atomic_fetch_sub_u32(&bucket->waiters, 1);
@@ -873,13 +1074,61 @@ leave_queue_at_exit(int code, Datum arg)
 }
 
 /*
+ * Wait, reserved, for the transaction that reserved this poll to end, or
+ * the poll's wait and HANDOFF_GRACE_MS to: true, with *offer, when that
+ * transaction committed a task for it.  A poll not reserved returns at once.
+ */
+static bool
+await_handoff(WaitBucket *bucket, QueueWaiter *w, TimestampTz deadline,
+			  TaskHandoff *offer)
+{
+	bool		delivered = false;
+
+	/* Its transaction is one statement: it ends within the grace. */
+	deadline = TimestampTzPlusMilliseconds(deadline, HANDOFF_GRACE_MS);
+	for (;;)
+	{
+		long		left = (long) ((deadline - GetCurrentTimestamp()) / 1000);
+
+		SpinLockAcquire(&bucket->mutex);
+		if (w->handoff != HANDOFF_RESERVED)
+		{
+			delivered = w->handoff == HANDOFF_DELIVERED;
+			if (delivered)
+				*offer = w->offer;
+			if (w->handoff != HANDOFF_ABANDONED)
+				w->handoff = HANDOFF_NONE;
+			break;
+		}
+		if (left <= 0)
+		{
+			w->handoff = HANDOFF_ABANDONED;
+			break;
+		}
+		SpinLockRelease(&bucket->mutex);
+		(void) WaitLatch(MyLatch,
+						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 left, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		/* A cancel leaves through leave_queue, which abandons the task. */
+		CHECK_FOR_INTERRUPTS();
+	}
+	SpinLockRelease(&bucket->mutex);
+	return delivered;
+}
+
+/*
  * Wait for a task on a queue: call claim until it returns non-NULL or
  * wait_ms pass.  flinfo is the polling SQL function's call (the xmin rule
- * above).
+ * above).  With take, the poll also takes tasks started for it by the
+ * transaction that made them (ReserveWaitingPoller), with this identity:
+ * take reads the handed-over task and returns it, or NULL when it is stale.
  */
 void *
 WaitForTask(const char *namespace, const char *task_queue, char kind,
-			double wait_ms, FmgrInfo *flinfo, void *(*claim) (void *), void *arg)
+			const char *identity, double wait_ms, FmgrInfo *flinfo,
+			void *(*claim) (void *),
+			void *(*take) (const TaskHandoff *, void *), void *arg)
 {
 	static bool exit_callback = false;
 	TimestampTz deadline = TimestampPlusSeconds(GetCurrentTimestamp(),
@@ -889,6 +1138,7 @@ WaitForTask(const char *namespace, const char *task_queue, char kind,
 	int			me = MyProc != NULL ? MyProc->pgprocno : -1;
 	QueueWaiter *w;
 	WaitBucket *bucket;
+	bool		takes_handoff;
 	void	   *volatile result = NULL;
 
 	/* On a standby no commit of this server queues a task. */
@@ -903,12 +1153,31 @@ WaitForTask(const char *namespace, const char *task_queue, char kind,
 		exit_callback = true;
 	}
 
+	/*
+	 * Its names are read by reserving transactions once it is open, under
+	 * the mutex; only this backend writes them, while it is not.
+	 */
+	takes_handoff = take != NULL && identity != NULL &&
+		!IsolationUsesXactSnapshot() &&
+		strlen(namespace) < HANDOFF_NAME_LEN &&
+		strlen(task_queue) < HANDOFF_NAME_LEN &&
+		strlen(identity) < HANDOFF_NAME_LEN;
+	if (takes_handoff)
+	{
+		w->dboid = MyDatabaseId;
+		strlcpy(w->namespace, namespace, HANDOFF_NAME_LEN);
+		strlcpy(w->task_queue, task_queue, HANDOFF_NAME_LEN);
+		strlcpy(w->identity, identity, HANDOFF_NAME_LEN);
+	}
+
 	PG_TRY();
 	{
 		for (;;)
 		{
 			uint64		generation = pg_atomic_read_u64(&bucket->generation);
 			long		remaining;
+			TaskHandoff offer;
+			bool		delivered;
 
 			claim_retry_ms = 0;
 			result = claim(arg);
@@ -935,6 +1204,9 @@ WaitForTask(const char *namespace, const char *task_queue, char kind,
 			else
 				bucket->head = me;
 			bucket->tail = me;
+			/* Not while a task it abandoned may still be started for it */
+			if (takes_handoff && w->handoff == HANDOFF_NONE)
+				w->handoff = HANDOFF_OPEN;
 			SpinLockRelease(&bucket->mutex);
 			pg_atomic_fetch_add_u32(&bucket->waiters, 1);	/* a full barrier */
 
@@ -944,13 +1216,24 @@ WaitForTask(const char *namespace, const char *task_queue, char kind,
 								 remaining, PG_WAIT_EXTENSION);
 			ResetLatch(MyLatch);
 
-			/* Out of the list; w->woken stays until the claim above. */
+			/*
+			 * Out of the list; w->woken stays until the claim above.  A
+			 * reserved poll waits for its task's transaction to end.
+			 */
 			SpinLockAcquire(&bucket->mutex);
 			if (w->listed)
 				unlink_waiter(bucket, me);
 			SpinLockRelease(&bucket->mutex);
 			pg_atomic_fetch_sub_u32(&bucket->waiters, 1);
 			CHECK_FOR_INTERRUPTS();
+			delivered = takes_handoff &&
+				await_handoff(bucket, w, deadline, &offer);
+			if (delivered)
+			{
+				result = take(&offer, arg);
+				if (result != NULL)
+					break;
+			}
 		}
 	}
 	PG_CATCH();

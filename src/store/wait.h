@@ -14,6 +14,19 @@
 /* The channel of the NOTIFY sent when a run closes (durable.notify_workflow_closed) */
 #define DURABLE_CLOSED_CHANNEL	"durable_workflow_closed"
 
+/* Longest namespace, task queue and identity of a poll taking handoffs, + 1 */
+#define HANDOFF_NAME_LEN		128
+
+/* A task started for a waiting poll by another transaction (wait.c) */
+typedef struct TaskHandoff
+{
+	pg_uuid_t	run_id;
+	int64		event_id;		/* a decision task's DecisionTaskStarted id, an
+								 * activity's scheduled id */
+	int32		attempt;		/* an activity's attempt */
+	int64		secret;			/* the secret of its token */
+} TaskHandoff;
+
 extern bool durable_notify_workflow_closed;
 extern void WakeQueueAtCommit(const char *namespace, const char *task_queue,
 							  char kind, uint64 ntasks);
@@ -24,8 +37,16 @@ extern void WorkflowClosedAtCommit(const char *namespace,
 								   const pg_uuid_t *run_id,
 								   const char *status);
 extern void *WaitForTask(const char *namespace, const char *task_queue,
-						 char kind, double wait_ms, FmgrInfo *flinfo,
-						 void *(*claim) (void *), void *arg);
+						 char kind, const char *identity, double wait_ms,
+						 FmgrInfo *flinfo, void *(*claim) (void *),
+						 void *(*take) (const TaskHandoff *, void *),
+						 void *arg);
+extern bool ReserveWaitingPoller(const char *namespace,
+								 const char *task_queue, char kind,
+								 char *identity);
+extern void OfferToReservedPoller(const TaskHandoff *offer);
+extern void CancelPollerReservation(void);
+extern bool MayHandOverTasks(void);
 extern void ClaimRetryAfter(long ms);
 extern void *WaitForWorkflowClose(const char *namespace,
 								  const char *workflow_id, double wait_ms,
