@@ -106,8 +106,8 @@
 #define CLOSED_PAYLOAD_MAX		(BLCKSZ - NAMEDATALEN - 128 - 1)
 
 /*
- * Where a waiting poll stands with a task handed over to it (see "Handing a
- * task over" below).  Read and written under its bucket's mutex.
+ * Where a waiting poll stands with a task handed over to it (the header
+ * above; ReserveWaitingPoller).  Read and written under its bucket's mutex.
  */
 typedef enum HandoffState
 {
@@ -462,9 +462,9 @@ durable_xact_callback(XactEvent event, void *arg)
 			 * that one is something else, they come early and the waiters
 			 * sleep again (a wakeup is a hint, as before).  The closes'
 			 * NOTIFYs are not sent for a prepared transaction.  A poll it
-			 * reserved goes back to its claims; its task, started when the
-			 * transaction commits, times out (decision_timeout) and is
-			 * retried.
+			 * reserved goes back to its claims; the task started for it, once
+			 * the transaction commits, times out and is retried, as one
+			 * whose worker died.
 			 */
 			pending_closes = NIL;	/* freed with TopTransactionContext */
 			resolve_reservation(false);
