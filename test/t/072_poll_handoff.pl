@@ -166,13 +166,24 @@ is($node->safe_psql('app', q{
 # 7. A decision task's completion hands the activity it schedules to a poll
 # of the activity's queue, and the activity's completion hands the next
 # decision task to a decision poll.
-$node->safe_psql('app', q{SELECT durable.start_workflow('t', NULL, 'act', 'aq')});
-$token = $node->safe_psql('app', q{SELECT durable.poll_decision_task('aq', 'd0')->>'taskToken'});
-start_poll('a1', 'aq', kind => 'activity');
-$node->safe_psql('app', qq{
-	SELECT durable.complete_decision_task('$token', '[{"decisionType": "ScheduleActivityTask",
-		"activityId": "x1", "activityType": "work", "taskQueue": "aq",
-		"startToCloseTimeoutSeconds": 30}]')});
+# Start workflow $wid on queue aq (no poll waits), start activity poll $poll,
+# then answer the first decision task by scheduling activity $aid on aq,
+# followed by the decisions @more.
+sub schedule_for_poll
+{
+	my ($wid, $poll, $aid, @more) = @_;
+	$node->safe_psql('app', qq{SELECT durable.start_workflow('t', NULL, '$wid', 'aq')});
+	my $dtoken = $node->safe_psql('app',
+		q{SELECT durable.poll_decision_task('aq', 'd0')->>'taskToken'});
+	start_poll($poll, 'aq', kind => 'activity');
+	my $decisions = join(', ', qq{{"decisionType": "ScheduleActivityTask",
+		"activityId": "$aid", "activityType": "work", "taskQueue": "aq",
+		"startToCloseTimeoutSeconds": 30}}, @more);
+	$node->safe_psql('app', qq{
+		SELECT durable.complete_decision_task('$dtoken', '[$decisions]')});
+}
+
+schedule_for_poll('act', 'a1', 'x1');
 $lp->wait_until_waiting([qw(a1)], [], 'the completion wakes the activity poll');
 my $atoken;
 ($wid, $wrote, $atoken) = split / /, $lp->finish('a1');
@@ -200,14 +211,8 @@ is($node->safe_psql('app', q{SELECT durable.describe_workflow('act')->>'status'}
 
 # 8. An activity canceled by a later decision of the same completion is not
 # handed over: the poll waits on.
-$node->safe_psql('app', q{SELECT durable.start_workflow('t', NULL, 'cx', 'aq')});
-$token = $node->safe_psql('app', q{SELECT durable.poll_decision_task('aq', 'd0')->>'taskToken'});
-start_poll('a2', 'aq', kind => 'activity');
-$node->safe_psql('app', qq{
-	SELECT durable.complete_decision_task('$token', '[{"decisionType": "ScheduleActivityTask",
-		"activityId": "y1", "activityType": "work", "taskQueue": "aq",
-		"startToCloseTimeoutSeconds": 30},
-		{"decisionType": "RequestCancelActivityTask", "activityId": "y1"}]')});
+schedule_for_poll('cx', 'a2', 'y1',
+	'{"decisionType": "RequestCancelActivityTask", "activityId": "y1"}');
 $lp->wait_until_waiting([qw(a2)], [qw(a2)], 'the activity poll still waits');
 is($node->safe_psql('app', q{
 	SELECT count(*) FROM durable.activities a JOIN durable.runs r USING (run_id)
