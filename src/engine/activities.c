@@ -688,6 +688,7 @@ ScheduleActivity(RunState *rs, TimestampTz now, ActivityRequest *req,
 	 * "ReserveWaitingPoller"); it is not queued.
 	 */
 	if (rs->may_hand_over && rs->handoff_activity == 0 &&
+		PollMayBeWaiting(rs->namespace, req->task_queue, 'a') &&
 		may_skip_queue(rs, req))
 	{
 		char		identity[HANDOFF_NAME_LEN];

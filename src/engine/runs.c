@@ -688,6 +688,17 @@ read_run_slot(RunState *rs, TupleTableSlot *slot)
 #undef RN
 }
 
+/* Fill rs from a run's row in a slot, if one was found, and drop the slot. */
+static bool
+read_run_found(RunState *rs, TupleTableSlot *slot)
+{
+	if (slot == NULL)
+		return false;
+	read_run_slot(rs, slot);
+	ExecDropSingleTupleTableSlot(slot);
+	return true;
+}
+
 /*
  * Lock and load a run by run_id alone.  With skip_locked, a run whose row is
  * locked by someone else is passed over (false), as is a missing run.  The
@@ -697,13 +708,7 @@ read_run_slot(RunState *rs, TupleTableSlot *slot)
 bool
 LoadRunById(pg_uuid_t *run_id, bool skip_locked, RunState *rs)
 {
-	TupleTableSlot *slot = DirectLockRun(run_id, skip_locked);
-
-	if (slot == NULL)
-		return false;
-	read_run_slot(rs, slot);
-	ExecDropSingleTupleTableSlot(slot);
-	return true;
+	return read_run_found(rs, DirectLockRun(run_id, skip_locked));
 }
 
 /*
@@ -713,13 +718,7 @@ LoadRunById(pg_uuid_t *run_id, bool skip_locked, RunState *rs)
 bool
 ReadRunById(pg_uuid_t *run_id, RunState *rs)
 {
-	TupleTableSlot *slot = DirectFetchRun(run_id);
-
-	if (slot == NULL)
-		return false;
-	read_run_slot(rs, slot);
-	ExecDropSingleTupleTableSlot(slot);
-	return true;
+	return read_run_found(rs, DirectFetchRun(run_id));
 }
 
 /*

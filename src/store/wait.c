@@ -593,6 +593,37 @@ WakeWholeQueueAtCommit(const char *namespace, const char *task_queue)
 }
 
 /*
+ * The bucket of a queue whose polls could take a handoff, with the queue's
+ * key, or -1 when none of its polls waits (a read of one counter).
+ */
+static int
+handoff_bucket(const char *namespace, const char *task_queue, char kind,
+			   uint64 *key)
+{
+	int			b;
+
+	if (wait_buckets == NULL || strlen(namespace) >= HANDOFF_NAME_LEN ||
+		strlen(task_queue) >= HANDOFF_NAME_LEN)
+		return -1;
+	*key = queue_key(namespace, task_queue, kind);
+	b = queue_bucket(*key);
+	return pg_atomic_read_u32(&wait_buckets[b].waiters) > 0 ? b : -1;
+}
+
+/*
+ * Whether a poll that could take a handoff may be waiting on the queue: for
+ * callers to ask before they check what a handoff needs
+ * (ReserveWaitingPoller then tells for sure).
+ */
+bool
+PollMayBeWaiting(const char *namespace, const char *task_queue, char kind)
+{
+	uint64		key;
+
+	return handoff_bucket(namespace, task_queue, kind, &key) >= 0;
+}
+
+/*
  * Reserve a poll that waits on the queue and takes handoffs, the longest
  * waiting first, for a task this transaction is about to make: it leaves the
  * queue's list, and its identity (HANDOFF_NAME_LEN bytes) is copied to
@@ -611,15 +642,12 @@ ReserveWaitingPoller(const char *namespace, const char *task_queue,
 	WaitBucket *bucket;
 	int			i;
 
-	if (wait_buckets == NULL || reserved_waiter >= 0 || RecoveryInProgress() ||
-		strlen(namespace) >= HANDOFF_NAME_LEN ||
-		strlen(task_queue) >= HANDOFF_NAME_LEN)
+	if (reserved_waiter >= 0 || RecoveryInProgress())
 		return false;
-	key = queue_key(namespace, task_queue, kind);
-	b = queue_bucket(key);
+	b = handoff_bucket(namespace, task_queue, kind, &key);
+	if (b < 0)
+		return false;
 	bucket = &wait_buckets[b];
-	if (pg_atomic_read_u32(&bucket->waiters) == 0)
-		return false;
 
 	SpinLockAcquire(&bucket->mutex);
 	for (i = bucket->head; i >= 0; i = queue_waiters[i].next)

@@ -41,6 +41,8 @@ extern void *WaitForTask(const char *namespace, const char *task_queue,
 						 FmgrInfo *flinfo, void *(*claim) (void *),
 						 void *(*take) (const TaskHandoff *, void *),
 						 void *arg);
+extern bool PollMayBeWaiting(const char *namespace, const char *task_queue,
+							 char kind);
 extern bool ReserveWaitingPoller(const char *namespace,
 								 const char *task_queue, char kind,
 								 char *identity);
