@@ -64,7 +64,9 @@
 #include "access/relation.h"
 #include "access/heapam.h"
 #include "access/itup.h"
+#include "access/nbtree.h"
 #include "access/relscan.h"
+#include "catalog/pg_am.h"
 #include "catalog/pg_index.h"
 #include "access/htup_details.h"
 #include "access/stratnum.h"
@@ -2744,17 +2746,37 @@ DirectDeleteHeldTask(RunTask *task)
 }
 
 /*
- * Whether rel has no page, and so no row for any snapshot, a dirty one
- * included: an insertion extends the file before its row is on a page, and
- * VACUUM truncates only pages without rows.  The tables of paused queues, of
- * limits and of user timers, probed on every claim or close, are empty where
- * nobody paused a queue, set a limit or started a timer (or since VACUUM
- * truncated them), and the size of the file is cheaper to read than an index.
+ * Whether a btree index has no root page yet, and so no entry for any
+ * snapshot, a dirty one included: a scan of it could return nothing.  A
+ * btree gets its root with its first entry and loses it only to a TRUNCATE
+ * or a REINDEX, which give it a new file and a new relcache entry.  The
+ * tables of paused queues, of limits and of user timers, probed through an
+ * index on every claim or close, are empty where nobody paused a queue, set
+ * a limit or started a timer.  The metapage is read through shared buffers
+ * (once the root is cached with the index, not at all), which costs less
+ * than a scan's set-up and far less than the system call that reads the
+ * size of a file (smgrnblocks: an lseek on every call outside recovery).
+ * Another access method, or a page that is not a btree's metapage: false,
+ * and the scan decides.
  */
 static bool
-table_has_no_page(Relation rel)
+index_has_no_entry(Relation index)
 {
-	return RelationGetNumberOfBlocks(rel) == 0;
+	Buffer		buf;
+	Page		page;
+	BTMetaPageData *meta;
+	bool		empty;
+
+	if (index->rd_rel->relam != BTREE_AM_OID || index->rd_amcache != NULL)
+		return false;
+	buf = ReadBuffer(index, BTREE_METAPAGE);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	meta = BTPageGetMeta(page);
+	empty = !PageIsNew(page) && P_ISMETA(BTPageGetOpaque(page)) &&
+		meta->btm_magic == BTREE_MAGIC && meta->btm_root == P_NONE;
+	UnlockReleaseBuffer(buf);
+	return empty;
 }
 
 /*
@@ -2776,17 +2798,18 @@ DirectRunHasRows(const char *relname, pg_uuid_t *run_id)
 	bool		found;
 
 	rel = DurableOpenTable(relname, AccessShareLock);
-	if (table_has_no_page(rel))
+	pkey = primary_key(rel);
+	index = index_open(pkey, AccessShareLock);
+	if (index_has_no_entry(index))
 	{
+		index_close(index, NoLock);
 		table_close(rel, NoLock);
 		return false;
 	}
-	CommandCounterIncrement();
-	snapshot = RegisterSnapshot(GetTransactionSnapshot());
-	pkey = primary_key(rel);
-	index = index_open(pkey, AccessShareLock);
 	attno = index->rd_index->indkey.values[0];
 	index_close(index, NoLock);
+	CommandCounterIncrement();
+	snapshot = RegisterSnapshot(GetTransactionSnapshot());
 	if (TupleDescAttr(RelationGetDescr(rel), attno - 1)->atttypid != UUIDOID)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -3623,11 +3646,6 @@ DirectScanTextIndex(const char *relname, const char *indexname, int nkeys,
 	if (rel == NULL)
 		return 0;
 
-	if (table_has_no_page(rel))
-	{
-		table_close(rel, NoLock);	/* kept, as below */
-		return 0;
-	}
 	if (indexname == NULL)
 	{
 		indexid = RelationGetPrimaryKeyIndex(rel);
@@ -3649,6 +3667,12 @@ DirectScanTextIndex(const char *relname, const char *indexname, int nkeys,
 		index->rd_index->indnkeyatts < nkeys)
 		elog(ERROR, "index durable.%s is not an index of durable.%s's first %d columns",
 			 RelationGetRelationName(index), relname, nkeys);
+	if (index_has_no_entry(index))
+	{
+		index_close(index, NoLock); /* kept, as below */
+		table_close(rel, NoLock);
+		return 0;
+	}
 	if (own_snapshot)
 		snapshot = RegisterSnapshot(GetTransactionSnapshot());
 	/* Compared in the columns' collation, as the index does. */
