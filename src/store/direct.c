@@ -87,6 +87,7 @@
 #include "rewrite/rewriteHandler.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
+#include "storage/proc.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
 #include "utils/fmgroids.h"
@@ -1068,6 +1069,56 @@ direct_open(DirectTable *dt, const char *relname, int ncols,
 static void direct_fill_slot(DirectTable *dt, Datum *values, bool *isnull);
 
 /*
+ * The tables this transaction wrote rows into (the inserts and updates of
+ * this file), by OID: lock_row looks for a version of a row that this
+ * transaction made only in these.  More than WRITTEN_TABLES: in all.
+ */
+#define WRITTEN_TABLES 16
+
+static struct
+{
+	LocalTransactionId lxid;	/* the transaction of the list */
+	int			n;				/* > WRITTEN_TABLES: any table */
+	Oid			relids[WRITTEN_TABLES];
+} written;
+
+static void
+note_written(Relation rel)
+{
+	Oid			relid = RelationGetRelid(rel);
+	int			i;
+
+	if (written.lxid != MyProc->lxid)
+	{
+		written.lxid = MyProc->lxid;
+		written.n = 0;
+	}
+	for (i = 0; i < written.n && i < WRITTEN_TABLES; i++)
+		if (written.relids[i] == relid)
+			return;
+	if (written.n < WRITTEN_TABLES)
+		written.relids[written.n] = relid;
+	if (written.n <= WRITTEN_TABLES)
+		written.n++;
+}
+
+static bool
+wrote_table(Relation rel)
+{
+	Oid			relid = RelationGetRelid(rel);
+	int			i;
+
+	if (written.lxid != MyProc->lxid)
+		return false;
+	if (written.n > WRITTEN_TABLES)
+		return true;
+	for (i = 0; i < written.n; i++)
+		if (written.relids[i] == relid)
+			return true;
+	return false;
+}
+
+/*
  * Insert one row (values and isnull have the table's natts entries, NULL in
  * the columns the engine does not know) and its index entries; columns a
  * user added get their defaults; a duplicate key raises unique_violation
@@ -1080,6 +1131,7 @@ direct_insert(DirectTable *dt, Datum *values, bool *isnull)
 
 	direct_fill_slot(dt, values, isnull);
 	table_tuple_insert(dt->rel, dt->slot, dt->cid, 0, NULL);
+	note_written(dt->rel);
 	if (dt->rri->ri_NumIndices > 0)
 	{
 		recheck = ExecInsertIndexTuples(dt->rri, dt->slot, dt->estate, false,
@@ -1491,6 +1543,14 @@ EndHistoryScan(HistoryScan *hs)
  * Returns TM_Ok (the version locked is in slot), TM_WouldBlock (skipped),
  * TM_SelfModified (changed by this very command) or, under READ COMMITTED,
  * TM_Deleted (gone meanwhile).
+ *
+ * A version this transaction made (an insert or update of a subtransaction
+ * not aborted, and not changed since) is held as a lock would hold it, and
+ * is not locked again: no other transaction sees it, and one that would lock
+ * or change the row waits on the version it replaced, or does not see the
+ * row, until this transaction ends.  A lock would only write a WAL record,
+ * and make the next change of the row (by another subtransaction than the
+ * locker, as a chain's next task is) create a MultiXact.
  */
 static TM_Result
 lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
@@ -1498,6 +1558,22 @@ lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
 {
 	TM_Result	res;
 
+	if (wrote_table(rel) &&
+		table_tuple_fetch_row_version(rel, tid, SnapshotSelf, slot))
+	{
+		HeapTuple	tuple = ExecFetchSlotHeapTuple(slot, false, NULL);
+
+		if (TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(tuple->t_data)))
+		{
+			/* The latest version, where tid points: no update was followed */
+			tmfd->ctid = *tid;
+			tmfd->xmax = InvalidTransactionId;
+			tmfd->cmax = InvalidCommandId;
+			tmfd->traversed = false;
+			return TM_Ok;
+		}
+		ExecClearTuple(slot);
+	}
 	res = table_tuple_lock(rel, tid, snapshot, slot,
 						   GetCurrentCommandId(false), LockTupleExclusive,
 						   wait,
@@ -1886,6 +1962,7 @@ DirectInsertRun(int n, const char *const *names, const Datum *values,
 		none_seen = false;
 		token = SpeculativeInsertionLockAcquire(GetCurrentTransactionId());
 		table_tuple_insert_speculative(dt.rel, slot, dt.cid, 0, NULL, token);
+		note_written(dt.rel);
 		recheck = ExecInsertIndexTuples(dt.rri, slot, dt.estate, false, true,
 										&spec_conflict, arbiters);
 		table_tuple_complete_speculative(dt.rel, slot, token, !spec_conflict);
@@ -2001,6 +2078,7 @@ update_row(DirectTable *dt, int nkeys, ScanKey keys, HeapTuple oldtup, int n,
 	newtup = heap_modify_tuple(oldtup, desc, repl, repl_null, replace);
 	check_new_row(rel, newtup, replace, repl_null, dt->user_checks);
 	simple_heap_update(rel, &oldtup->t_self, newtup);
+	note_written(rel);
 	*updated = newtup->t_self;
 	index_new_version(dt, newtup);
 	heap_freetuple(newtup);
@@ -2930,6 +3008,7 @@ DirectSetTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id,
 		newtup = heap_modify_tuple(oldtup, desc, repl, repl_null, replace);
 		check_new_row(dt.rel, newtup, replace, repl_null, dt.user_checks);
 		simple_heap_update(dt.rel, &dt.slot->tts_tid, newtup);
+		note_written(dt.rel);
 		if (!HeapTupleIsHeapOnly(newtup) && dt.rri->ri_NumIndices > 0)
 		{
 			List	   *recheck;
@@ -3121,6 +3200,7 @@ DirectStartActivityAttempt(pg_uuid_t *run_id, int64 scheduled_event_id,
 										   replace);
 				check_new_row(rel, result, replace, repl_null, user_checks);
 				simple_heap_update(rel, &slot->tts_tid, result);
+				note_written(rel);
 				if (!HeapTupleIsHeapOnly(result))
 				{
 					EState	   *estate = CreateExecutorState();
