@@ -343,6 +343,8 @@ fi
 # transaction that wrote took one): their differences over a run, divided by the
 # workflows it completed, are its commits and write transactions a workflow.
 XACTS_SQL="SELECT xact_commit, txid_current() FROM pg_stat_database WHERE datname = current_database()"
+# The WAL written so far, in bytes (full-page images after the run's CHECKPOINT included).
+WAL_SQL="SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')"
 
 # server_cpu_ms: the CPU the bench cluster's processes used so far, in ms (the
 # postmaster's own and that of its children, those ended included, from /proc).
@@ -509,18 +511,23 @@ executors() {
 sqlwf() {
     local run=$1 name=${2:-sqlwf} queue=${3:-sqlwf}
     local out="$WORK/$name.$1.out" n=$((SQLWF_COUNT / 8 * 8)) floor_tps marker i done_n=0 xid0
+    local wal0 floor_wal
     # The floor: as many one-row INSERT transactions as the workflows take (start, 4
     # decision tasks, 3 activities: 8 each), by 8 clients.
     psql -X -q -c CHECKPOINT
     log "run $run/$RUNS: $name floor ($((n * 8)) INSERT transactions, 8 clients)"
+    wal0=$(psql -X -q -A -t -c "$WAL_SQL")
     pgbench -n -c 8 -j "$THREADS" -t "$n" -f "$ROOT/bench/floor_insert.sql" \
         >"$WORK/${name}_floor.$run.out" 2>&1 ||
         { cat "$WORK/${name}_floor.$run.out"; die "pgbench failed on the $name floor"; }
+    floor_wal=$(awk -v a="$(psql -X -q -A -t -c "$WAL_SQL")" -v b="$wal0" -v n="$n" \
+        'BEGIN { printf "%.0f", (a - b) / n }')
     floor_tps=$(awk '/^tps = / {print $3; exit}' "$WORK/${name}_floor.$run.out")
     executors "$SQLWF_EXECUTORS"
     psql -X -q -c CHECKPOINT
     marker=$(psql -X -q -A -t -c "SELECT clock_timestamp()")
     xid0=$(psql -X -q -A -t -c "SELECT txid_current()")
+    wal0=$(psql -X -q -A -t -c "$WAL_SQL")
     log "run $run/$RUNS: $name ($n SQL workflows started by 8 clients, $SQLWF_EXECUTORS executors)"
     pgbench -n -M prepared -c 8 -j "$THREADS" -t $((n / 8)) -D queue="$queue" \
         -f "$ROOT/bench/sqlwf_start.sql" >"$out" 2>&1 || { cat "$out"; die "pgbench failed on $name"; }
@@ -537,8 +544,10 @@ SQL
     # reads only).  Not commits: an executor runs a run's steps as subtransactions of
     # one transaction (docs/sql-workflows.md "Transactions"), each of which that writes
     # takes an id.
+    # And the WAL a workflow, next to that of the floor's 8 transactions.
     awk -v a="$(psql -X -q -A -t -c "SELECT txid_current()")" -v b="$xid0" -v n="$n" \
-        'BEGIN { printf "%.2f\n", (a - b - 1) / n }' >>"$WORK/$name.xacts"
+        -v wa="$(psql -X -q -A -t -c "$WAL_SQL")" -v wb="$wal0" -v fw="$floor_wal" \
+        'BEGIN { printf "%.2f %.0f %s\n", (a - b - 1) / n, (wa - wb) / n, fw }' >>"$WORK/$name.xacts"
     psql -X -q -A -t -F ' ' -v marker="$marker" -v floor="$floor_tps" -v n="$n" \
         <<'SQL' >>"$WORK/$name.runs"
 SELECT round(count(*) / secs, 1), round(acts / secs, 1), round(secs, 2), :floor,
@@ -1160,6 +1169,7 @@ declare -A TPS SCPU
             "23.5 %" "$(awk -v a="$wfs" -v b="$floor_wfs" 'BEGIN { printf "%.1f %%", 100 * a / b }')"
         echo "  workflows not completed: $(awk '{s += $5} END {print s + 0}' "$WORK/sqlwf.runs");" \
             "$(median "$WORK/sqlwf.xacts" 1) transaction ids a workflow (each step of a chain is a subtransaction with an id of its own; the floor: 8 transactions)"
+        echo "  WAL a workflow: $(median "$WORK/sqlwf.xacts" 2) bytes; the floor's 8 INSERTs: $(median "$WORK/sqlwf.xacts" 3) bytes"
     fi
     if [ -f "$WORK/sqlwf_limited.runs" ]; then
         wfs=$(median "$WORK/sqlwf_limited.runs" 1)
