@@ -1562,8 +1562,9 @@ lock_row(Relation rel, ItemPointer tid, Snapshot snapshot,
 		table_tuple_fetch_row_version(rel, tid, SnapshotSelf, slot))
 	{
 		HeapTuple	tuple = ExecFetchSlotHeapTuple(slot, false, NULL);
+		TransactionId xmin = HeapTupleHeaderGetXmin(tuple->t_data);
 
-		if (TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(tuple->t_data)))
+		if (TransactionIdIsCurrentTransactionId(xmin))
 		{
 			/* The latest version, where tid points: no update was followed */
 			tmfd->ctid = *tid;
