@@ -13,6 +13,8 @@
 #             tasks as an executor's chain runs them.
 #   activity  CYCLES (100) activity cycles, the 7 calls of bench/activity_cycle.sql, one
 #             statement (and transaction) each.
+#   eager     CYCLES (100) of the same workflow with eager dispatch, the 4 calls of
+#             bench/activity_eager.sql, compared with the same queue floor.
 #   floors    the same counts for the floors bench/run.sh compares them with: 8 one-row
 #             INSERTs a SQL workflow (floor_insert.sql), the 7 transactions of
 #             floor_queue.sql an activity cycle; each workflow's count is printed as a
@@ -110,6 +112,17 @@ stop_cluster "$WORK/data"
     done
     echo "SELECT 'completed ' || count(*) FROM durable.runs WHERE status = 'completed';"
 } >"$WORK/activity.sql"
+# The same workflow with eager dispatch, the 4 calls of bench/activity_eager.sql.
+{
+    echo "PREPARE start_e AS INSERT INTO bench_hand SELECT 'd', d->>'taskToken' || '|' || bench_decide_eager(d)::text || '|' || (d->>'startedEventId') FROM (SELECT durable.start_workflow_eager('bench_cycle', '{\"n\": 1}'::jsonb, NULL, 'bench', identity => 'bench-worker')->'decisionTask' AS d) s ON CONFLICT (k) DO UPDATE SET v = excluded.v;"
+    echo "PREPARE answer_e AS INSERT INTO bench_hand SELECT 'a', durable.complete_decision_task(split_part(v, '|', 1), split_part(v, '|', 2)::jsonb, NULL, false, 1)->'activityTasks'->0->>'taskToken' FROM bench_hand WHERE k = 'd' ON CONFLICT (k) DO UPDATE SET v = excluded.v;"
+    echo "PREPARE complete_e AS INSERT INTO bench_hand SELECT 'd', d->>'taskToken' || '|' || bench_decide(d)::text FROM (SELECT durable.complete_activity(a.v, '{\"ok\": true}'::jsonb, true, split_part(d.v, '|', 3)::bigint)->'decisionTask' AS d FROM bench_hand a, bench_hand d WHERE a.k = 'a' AND d.k = 'd') s ON CONFLICT (k) DO UPDATE SET v = excluded.v;"
+    echo "PREPARE answer_d AS SELECT durable.complete_decision_task(split_part(v, '|', 1), split_part(v, '|', 2)::jsonb) FROM bench_hand WHERE k = 'd';"
+    for ((i = 0; i < CYCLES; i++)); do
+        printf '%s\n' "EXECUTE start_e;" "EXECUTE answer_e;" "EXECUTE complete_e;" "EXECUTE answer_d;"
+    done
+    echo "SELECT 'completed ' || count(*) FROM durable.runs WHERE status = 'completed';"
+} >"$WORK/eager.sql"
 # The floors of bench/run.sh: 8 one-row INSERTs (floor_insert.sql, which run.sh does not
 # prepare) a SQL workflow, and the 7 transactions of floor_queue.sql an activity cycle.
 {
@@ -163,6 +176,9 @@ completed sqlwf "$SQLWF_COUNT"
 log "counting $CYCLES activity cycles"
 activity=$(count activity)
 completed activity "$CYCLES"
+log "counting $CYCLES activity cycles with eager dispatch"
+eager=$(count eager)
+completed eager "$CYCLES"
 log "counting their floors: $((SQLWF_COUNT * 8)) one-row INSERTs, $CYCLES queue cycles"
 insert_floor=$(count insert_floor)
 completed insert_floor "$SQLWF_COUNT"
@@ -171,10 +187,12 @@ completed queue_floor "$CYCLES"
 
 echo
 echo "durable instructions a workflow (commit $COMMIT; valgrind --tool=callgrind, one backend, single-user mode)"
-awk -v e="$empty" -v s="$sqlwf" -v a="$activity" -v fi="$insert_floor" -v fq="$queue_floor" \
-    -v ns="$SQLWF_COUNT" -v na="$CYCLES" 'BEGIN {
-    s = (s - e) / ns; a = (a - e) / na; fi = (fi - e) / ns; fq = (fq - e) / na
+awk -v e="$empty" -v s="$sqlwf" -v a="$activity" -v ea="$eager" -v fi="$insert_floor" \
+    -v fq="$queue_floor" -v ns="$SQLWF_COUNT" -v na="$CYCLES" 'BEGIN {
+    s = (s - e) / ns; a = (a - e) / na; ea = (ea - e) / na
+    fi = (fi - e) / ns; fq = (fq - e) / na
     printf "  sqlwf     SQL workflow of 3 SQL activities, started and run in chains: %6.0f thousand, %.2f x its floor\n", s / 1000, s / fi
     printf "  activity  activity cycle, 7 calls (prepared statements):              %6.0f thousand, %.2f x its floor\n", a / 1000, a / fq
+    printf "  eager     the same cycle with eager dispatch, 4 calls:                  %6.0f thousand, %.2f x its floor\n", ea / 1000, ea / fq
     printf "  floors    8 one-row INSERTs %.0f thousand; the 7 transactions of a queue cycle %.0f thousand\n", fi / 1000, fq / 1000
     printf "  (an empty session: %.0f million)\n", e / 1000000 }'

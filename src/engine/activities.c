@@ -487,7 +487,7 @@ arm_activity_timer(ActivityState *a)
 	/* Under the activity's lock (direct.c); its attempt is left as it is. */
 	NoteTimerDue(due);
 	DirectSetTimer(&a->run_id, TIMER_ACTIVITY, a->scheduled_event_id, due,
-				   false, 0);
+				   false, 0, false);
 }
 
 /* Record an ended attempt in durable.activity_attempt_log. */

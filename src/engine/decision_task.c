@@ -105,13 +105,15 @@ StartDecisionTask(RunState *rs, int64 scheduled_id, TimestampTz now,
 	SaveRun(rs);
 
 	/*
-	 * One decision timeout timer per run, moved to this task; a completed
-	 * task leaves it in place and it fires as a no-op, which is cheaper than
-	 * deleting it on every completion.
+	 * One decision timeout timer per run.  A completed task leaves it in
+	 * place, and one due no later than this task's timeout stays as it is:
+	 * when it fires for an earlier task, it is set again for this one
+	 * (DecisionTimeoutFired).  Cheaper than moving it at every start and
+	 * deleting it at every completion.
 	 */
-	CreateTimer(&rs->run_id, TIMER_DECISION_TIMEOUT,
-				TimestampPlusSeconds(now, rs->decision_timeout),
-				0, (int32) rs->decision_started_id);
+	TimerDueBy(&rs->run_id, TIMER_DECISION_TIMEOUT,
+			   TimestampPlusSeconds(now, rs->decision_timeout),
+			   0, (int32) rs->decision_started_id);
 	return true;
 }
 
@@ -199,6 +201,34 @@ DecisionTaskTimedOut(RunState *rs, TimestampTz now, int64 started_id)
 	JsonAddText(&jb, "timeoutType", "START_TO_CLOSE");
 	retry_decision_task(rs, now, "DecisionTaskTimedOut", JsonFinish(&jb), false);
 	return true;
+}
+
+/*
+ * The decision timeout timer of a locked run fired; it was set for the task
+ * started as event started_id (TimerDueBy in StartDecisionTask).  The task
+ * started now, if any, times out when its own timeout has passed; a later
+ * one than the timer's, started before the timer was due, gets the timer
+ * again at its own timeout.  Returns whether a task timed out.
+ */
+bool
+DecisionTimeoutFired(RunState *rs, TimestampTz now, int64 started_id)
+{
+	if (rs->decision_started_id == 0)
+		return false;
+	if (rs->decision_started_id != started_id &&
+		!rs->decision_started_time_null)
+	{
+		TimestampTz due = TimestampPlusSeconds(rs->decision_started_time,
+											   rs->decision_timeout);
+
+		if (due > now)
+		{
+			CreateTimer(&rs->run_id, TIMER_DECISION_TIMEOUT, due, 0,
+						(int32) rs->decision_started_id);
+			return false;
+		}
+	}
+	return DecisionTaskTimedOut(rs, now, rs->decision_started_id);
 }
 
 /*

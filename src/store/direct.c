@@ -2921,10 +2921,18 @@ static const DirectColumn timer_columns[] = {
  * indexed; otherwise a row is inserted.  Callers hold the lock under which
  * such a timer is created (its run's, or for an activity timer the
  * activity's), so no other transaction inserts the same key meanwhile.
+ *
+ * With keep_earlier, an existing row due at or before due_at is left as it
+ * is, attempt included: the timer will fire by then, and its handler sets it
+ * again for what is due later (TimerDueBy in timer_rows.c).  Only in READ
+ * COMMITTED: there the snapshot, taken under the caller's lock, sees every
+ * firing that deleted the row before it; a REPEATABLE READ snapshot may
+ * predate one, and the row is locked and written as without keep_earlier.
  */
 void
 DirectSetTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id,
-			   TimestampTz due_at, bool set_attempt, int32 attempt)
+			   TimestampTz due_at, bool set_attempt, int32 attempt,
+			   bool keep_earlier)
 {
 	DirectTable dt;
 	int			att[lengthof(timer_columns)];
@@ -2967,6 +2975,19 @@ DirectSetTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id,
 		{
 			tid = tuple->t_self;
 			found = true;
+			if (keep_earlier && !IsolationUsesXactSnapshot())
+			{
+				bool		isnull;
+				Datum		due = heap_getattr(tuple, att[3] + 1, desc,
+											   &isnull);
+
+				if (!isnull && DatumGetTimestampTz(due) <= due_at)
+				{
+					systable_endscan(scan);
+					UnregisterSnapshot(snapshot);
+					break;
+				}
+			}
 		}
 		systable_endscan(scan);
 

@@ -106,7 +106,8 @@ extern bool DirectDeleteTimer(pg_uuid_t *run_id, const char *kind,
 extern void DirectLogActivityAttempt(const Datum *values, const bool *isnull);
 extern int	DirectDeleteRunTimers(pg_uuid_t *run_id, const char *except_kind);
 extern void DirectSetTimer(pg_uuid_t *run_id, const char *kind, int64 ref_id,
-						   TimestampTz due_at, bool set_attempt, int32 attempt);
+						   TimestampTz due_at, bool set_attempt, int32 attempt,
+						   bool keep_earlier);
 extern void RequireWritableTransaction(const char *funcname);
 extern bool DirectTablesKeep(void);
 extern void DirectTablesKeepEnd(void);

@@ -55,7 +55,24 @@ CreateTimer(pg_uuid_t *run_id, const char *kind, TimestampTz due_at,
 			int64 ref_id, int32 attempt)
 {
 	NoteTimerDue(due_at);
-	DirectSetTimer(run_id, kind, ref_id, due_at, true, attempt);
+	DirectSetTimer(run_id, kind, ref_id, due_at, true, attempt, false);
+}
+
+/*
+ * Make sure a timer (run, kind, ref) fires by due_at: add it, or move it
+ * (and set its attempt) unless it is already due no later, as CreateTimer
+ * would.  A timer kept so fires early, with the attempt it was set for: its
+ * handler must tell that attempt from the current one and set the timer
+ * again for the current one's due time (DecisionTimeoutFired in
+ * engine/decision_task.c).  A row written for every task would cost a
+ * locked update and two index entries, where a probe is enough.
+ */
+void
+TimerDueBy(pg_uuid_t *run_id, const char *kind, TimestampTz due_at,
+		   int64 ref_id, int32 attempt)
+{
+	NoteTimerDue(due_at);
+	DirectSetTimer(run_id, kind, ref_id, due_at, true, attempt, true);
 }
 
 /* Add a timer that carries a payload for its handler (children.c). */

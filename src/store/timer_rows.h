@@ -26,6 +26,8 @@
 
 extern void CreateTimer(pg_uuid_t *run_id, const char *kind,
 						TimestampTz due_at, int64 ref_id, int32 attempt);
+extern void TimerDueBy(pg_uuid_t *run_id, const char *kind,
+					   TimestampTz due_at, int64 ref_id, int32 attempt);
 extern void CreateTimerWithPayload(pg_uuid_t *run_id, const char *kind,
 								   TimestampTz due_at, int64 ref_id,
 								   Jsonb *payload);

@@ -10,7 +10,7 @@
 -- attempts from 1 where Cadence counts from 0 (docs/cadence-differences.md
 -- "Differences from Cadence").
 BEGIN;
-SELECT plan(41);
+SELECT plan(46);
 SET LOCAL durable.test_time = '2026-01-01 00:00:00+00';
 
 -- "id:type" of each event of a run's history.
@@ -191,6 +191,30 @@ SELECT durable.tick() AS fired \gset
 SELECT is(pg_temp.hist('rto'),
     '{1:WorkflowExecutionStarted,2:DecisionTaskScheduled,3:DecisionTaskStarted,4:DecisionTaskFailed,5:WorkflowExecutionTimedOut}',
     'the run timeout: WorkflowExecutionTimedOut alone');
+
+-- 7. A decision task's timeout counts from its own start.  The run's decision
+-- timer, set for the task started at 00:00:00, is due at 00:00:10; the next task
+-- starts at 00:00:05, before it is due: it does not time out at 00:00:10, but
+-- at 00:00:15, ten seconds after its start.
+SELECT t.at('2026-01-04 00:00:00+00');
+SELECT durable.start_workflow('wf', NULL, 'again', 'again') IS NOT NULL AS started;
+SELECT durable.poll_decision_task('again') AS a1 \gset
+SELECT durable.complete_decision_task(:'a1'::jsonb->>'taskToken',
+    '[{"decisionType": "StartTimer", "timerId": "t", "startToFireTimeoutSeconds": 3}]');
+SELECT t.at('2026-01-04 00:00:03+00');
+SELECT durable.tick() AS fired \gset
+SELECT t.at('2026-01-04 00:00:05+00');
+SELECT is((durable.poll_decision_task('again')->>'startedEventId')::int, 8,
+    'the second decision task starts at 00:00:05');
+SELECT t.at('2026-01-04 00:00:10+00');
+SELECT is(durable.tick(), 0, 'at 00:00:10 no decision task times out');
+SELECT t.at('2026-01-04 00:00:15+00');
+SELECT is(durable.tick(), 1, 'at 00:00:15 the second one does');
+SELECT is(pg_temp.hist('again'),
+    '{1:WorkflowExecutionStarted,2:DecisionTaskScheduled,3:DecisionTaskStarted,4:DecisionTaskCompleted,5:TimerStarted,6:TimerFired,7:DecisionTaskScheduled,8:DecisionTaskStarted,9:DecisionTaskTimedOut}',
+    'DecisionTaskTimedOut once, for the second task');
+SELECT is(pg_temp.event('again', 9), '{"scheduledEventId": 7, "startedEventId": 8, "timeoutType": "START_TO_CLOSE"}',
+    'DecisionTaskTimedOut names the second task');
 
 SELECT * FROM finish();
 ROLLBACK;
