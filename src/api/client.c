@@ -406,7 +406,8 @@ durable_start_workflow_eager(PG_FUNCTION_ARGS)
 	StartRequest req;
 	const char *identity;
 	pg_uuid_t  *run_id;
-	Jsonb	   *task = NULL;
+	RunState	rs;
+	RunState   *task = NULL;
 	TimestampTz now;
 	Datum		result;
 
@@ -425,18 +426,16 @@ durable_start_workflow_eager(PG_FUNCTION_ARGS)
 	run_id = StartWorkflowExecution(&req, now);
 	if (req.decision_taken)
 	{
-		RunState	rs;
-
 		/* The run is ours, inserted just now: its task starts as a poll's. */
 		if (!LoadRunById(run_id, false, &rs) ||
 			!StartDecisionTask(&rs, rs.decision_scheduled_id, now, identity,
 							   true))
 			elog(ERROR, "the first decision task of run %s could not start",
 				 UuidToCString(run_id));
-		task = TakenDecisionTaskJson(&rs, 0, identity);
+		task = &rs;
 	}
 
-	result = EagerStartResult(run_id, task);
+	result = EagerStartResult(run_id, task, identity);
 	DurableSPIFinish();
 	PG_RETURN_DATUM(result);
 }

@@ -650,26 +650,52 @@ push_jsonb_value(JsonbParseState **st, Jsonb *value, JsonbIteratorToken tok)
 }
 
 /*
+ * Push, as the value of the key just pushed, the decision task started for
+ * the caller of an answer or of an eager start (eager dispatch:
+ * StartTakenDecisionTask, start_workflow_eager in api/client.c) as a poll
+ * returns it, with its history after the event history_after (0: the whole
+ * history); null when rs is NULL, no task having been started.
+ */
+static void
+push_taken_decision(JsonbParseState **st, RunState *rs, int64 history_after,
+					const char *identity)
+{
+	char	   *token;
+
+	if (rs == NULL)
+	{
+		push_jsonb_value(st, NULL, WJB_VALUE);
+		return;
+	}
+	token = make_token('D', rs->namespace, rs->workflow_id, &rs->run_id,
+					   rs->decision_scheduled_id, rs->decision_started_id,
+					   rs->task_secret_null, rs->task_secret);
+	(void) DecisionTaskPush(st, rs, token, history_after, identity);
+}
+
+/*
  * What an answer returns to a worker that asked for tasks at once (eager
  * dispatch, docs/api.md "Eager dispatch"): NULL when there is none, else
  *   {"decisionTask": <as poll_decision_task returns it, or null>,
  *    "activityTasks": [<as poll_activity_task returns each>]}
- * copied out of SPI.  Built as jsonb values, not text: a decision task
- * carries its run's whole history.
+ * copied out of SPI.  The decision task is the one started for the caller
+ * in decision_rs (NULL: none; push_taken_decision).  Built as jsonb values,
+ * not text: a decision task carries its run's whole history.
  */
 static Datum
-eager_result(Jsonb *decision, Jsonb **activities, int n, bool *isnull)
+eager_result(RunState *decision_rs, int64 history_after, const char *identity,
+			 Jsonb **activities, int n, bool *isnull)
 {
 	JsonbParseState *st = NULL;
 	JsonbValue *res;
 	int			i;
 
-	*isnull = (decision == NULL && n == 0);
+	*isnull = (decision_rs == NULL && n == 0);
 	if (*isnull)
 		return (Datum) 0;
 	(void) pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
 	JsonbPushKey(&st, "decisionTask");
-	push_jsonb_value(&st, decision, WJB_VALUE);
+	push_taken_decision(&st, decision_rs, history_after, identity);
 	JsonbPushKey(&st, "activityTasks");
 	(void) pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
 	for (i = 0; i < n; i++)
@@ -682,9 +708,12 @@ eager_result(Jsonb *decision, Jsonb **activities, int n, bool *isnull)
 /*
  * What start_workflow_eager (api/client.c) returns, copied out of SPI:
  *   {"runId": ..., "decisionTask": <as poll_decision_task returns it, or null>}
+ * the decision task being the one started for the caller in decision_rs
+ * (NULL: none), with its whole history.
  */
 Datum
-EagerStartResult(pg_uuid_t *run_id, Jsonb *decision)
+EagerStartResult(pg_uuid_t *run_id, RunState *decision_rs,
+				 const char *identity)
 {
 	JsonbParseState *st = NULL;
 	JsonbValue *res;
@@ -692,7 +721,7 @@ EagerStartResult(pg_uuid_t *run_id, Jsonb *decision)
 	(void) pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
 	JsonbPushString(&st, "runId", UuidToCString(run_id));
 	JsonbPushKey(&st, "decisionTask");
-	push_jsonb_value(&st, decision, WJB_VALUE);
+	push_taken_decision(&st, decision_rs, 0, identity);
 	res = pushJsonbValue(&st, WJB_END_OBJECT, NULL);
 	return SPI_datumTransfer(JsonbPGetDatum(JsonbValueToJsonb(res)), false, -1);
 }
@@ -733,23 +762,6 @@ arg_flag(FunctionCallInfo fcinfo, int argno, const char *name)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("%s must not be null", name)));
 	return PG_GETARG_BOOL(argno);
-}
-
-/*
- * The decision task just started for the caller of an answer or of an eager
- * start (eager dispatch: StartTakenDecisionTask, start_workflow_eager in
- * api/client.c), as a poll returns it, with its history after the event
- * history_after (0: the whole history).
- */
-Jsonb *
-TakenDecisionTaskJson(RunState *rs, int64 history_after, const char *identity)
-{
-	char	   *token = make_token('D', rs->namespace, rs->workflow_id,
-								   &rs->run_id, rs->decision_scheduled_id,
-								   rs->decision_started_id,
-								   rs->task_secret_null, rs->task_secret);
-
-	return DecisionTaskJson(rs, token, history_after, identity);
 }
 
 /*
@@ -866,7 +878,7 @@ durable_complete_decision_task(PG_FUNCTION_ARGS)
 	Decision   *list;
 	DecisionOverLimit over;
 	int			n;
-	Jsonb	   *next = NULL;
+	RunState   *next = NULL;
 	Jsonb	  **activities = NULL;
 	int			n_activities = 0;
 	Datum		result;
@@ -900,7 +912,7 @@ durable_complete_decision_task(PG_FUNCTION_ARGS)
 		rs.eager_activities = Min(max_eager, n);
 		rs.may_hand_over = MayHandOverTasks();
 		if (CompleteDecisionTask(&rs, now, list, n, identity))
-			next = TakenDecisionTaskJson(&rs, history_after, identity);
+			next = &rs;
 		if (rs.n_eager > 0)
 		{
 			activities = palloc(sizeof(Jsonb *) * rs.n_eager);
@@ -910,7 +922,8 @@ durable_complete_decision_task(PG_FUNCTION_ARGS)
 		if (rs.handoff_activity != 0)
 			hand_over_activity(&rs, now);
 	}
-	result = eager_result(next, activities, n_activities, &isnull);
+	result = eager_result(next, history_after, identity, activities,
+						  n_activities, &isnull);
 	DurableSPIFinish();
 	if (isnull)
 		PG_RETURN_NULL();
@@ -989,7 +1002,7 @@ durable_complete_activity(PG_FUNCTION_ARGS)
 	ActivityState a;
 	const char *identity;
 	int64		history_after;
-	Jsonb	   *next = NULL;
+	RunState   *next = NULL;
 	Datum		answer;
 	bool		isnull;
 	bool		handed;
@@ -1025,10 +1038,10 @@ durable_complete_activity(PG_FUNCTION_ARGS)
 			SaveRun(&rs);
 	}
 	else if (StartTakenDecisionTask(&rs, now, identity))
-		next = TakenDecisionTaskJson(&rs, history_after, identity);
+		next = &rs;
 	else
 		SaveRun(&rs);
-	answer = eager_result(next, NULL, 0, &isnull);
+	answer = eager_result(next, history_after, identity, NULL, 0, &isnull);
 	DurableSPIFinish();
 	if (isnull)
 		PG_RETURN_NULL();

@@ -15,8 +15,7 @@
 
 extern bool HandOverTakenDecision(RunState *rs, TimestampTz now,
 								  const char *identity);
-extern Jsonb *TakenDecisionTaskJson(RunState *rs, int64 history_after,
-									 const char *identity);
-extern Datum EagerStartResult(pg_uuid_t *run_id, Jsonb *decision);
+extern Datum EagerStartResult(pg_uuid_t *run_id, RunState *decision_rs,
+							   const char *identity);
 
 #endif							/* DURABLE_API_WORKER_H */

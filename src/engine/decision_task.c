@@ -455,22 +455,37 @@ DecisionTaskJson(RunState *rs, const char *token, int64 history_after,
 				 const char *identity)
 {
 	JsonbParseState *st = NULL;
-	JsonbValue *res;
+
+	return JsonbValueToJsonb(DecisionTaskPush(&st, rs, token, history_after,
+											  identity));
+}
+
+/*
+ * DecisionTaskJson's object pushed into *st, as a value where one is due
+ * (after a key, in an array) or as the whole value when *st is NULL; returns
+ * what the object's end returns (the whole value then).  An answer that
+ * returns the task inside its own object builds it in place: a task made
+ * jsonb first would be taken apart again to go into it.
+ */
+JsonbValue *
+DecisionTaskPush(JsonbParseState **st, RunState *rs, const char *token,
+				 int64 history_after, const char *identity)
+{
 	HistoryScan hs;
 	HistoryEvent ev;
 
-	(void) pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
-	JsonbPushString(&st, "taskToken", token);
-	JsonbPushString(&st, "namespace", rs->namespace);
-	JsonbPushString(&st, "workflowId", rs->workflow_id);
-	JsonbPushString(&st, "runId", UuidToCString(&rs->run_id));
-	JsonbPushString(&st, "workflowType", rs->workflow_type);
-	JsonbPushString(&st, "taskQueue", rs->task_queue);
-	JsonbPushInt(&st, "attempt", rs->decision_attempt);
-	JsonbPushInt(&st, "previousStartedEventId", rs->previous_started_id);
-	JsonbPushInt(&st, "startedEventId", rs->decision_started_id);
-	JsonbPushKey(&st, "history");
-	(void) pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
+	(void) pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
+	JsonbPushString(st, "taskToken", token);
+	JsonbPushString(st, "namespace", rs->namespace);
+	JsonbPushString(st, "workflowId", rs->workflow_id);
+	JsonbPushString(st, "runId", UuidToCString(&rs->run_id));
+	JsonbPushString(st, "workflowType", rs->workflow_type);
+	JsonbPushString(st, "taskQueue", rs->task_queue);
+	JsonbPushInt(st, "attempt", rs->decision_attempt);
+	JsonbPushInt(st, "previousStartedEventId", rs->previous_started_id);
+	JsonbPushInt(st, "startedEventId", rs->decision_started_id);
+	JsonbPushKey(st, "history");
+	(void) pushJsonbValue(st, WJB_BEGIN_ARRAY, NULL);
 
 	BeginHistoryScanAfter(&hs, &rs->run_id, history_after);
 	while (HistoryScanNext(&hs, &ev))
@@ -482,21 +497,20 @@ DecisionTaskJson(RunState *rs, const char *token, int64 history_after,
 						   MH_DECISION_SCHEDULE_TO_START,
 						   TimestampDiffSeconds(rs->decision_started_time,
 												ev.event_time));
-		push_event(&st, ev.event_id, ev.event_time, ev.event_type,
+		push_event(st, ev.event_id, ev.event_time, ev.event_type,
 				   ev.attributes);
 	}
 	EndHistoryScan(&hs);
 	if (DecisionIsTransient(rs))
 	{
-		push_event(&st, rs->decision_scheduled_id, rs->decision_started_time,
+		push_event(st, rs->decision_scheduled_id, rs->decision_started_time,
 				   "DecisionTaskScheduled", DecisionScheduledAttributes(rs));
-		push_event(&st, rs->decision_started_id, rs->decision_started_time,
+		push_event(st, rs->decision_started_id, rs->decision_started_time,
 				   "DecisionTaskStarted",
 				   DecisionStartedAttributes(rs->decision_scheduled_id,
 											 identity));
 	}
 
-	(void) pushJsonbValue(&st, WJB_END_ARRAY, NULL);
-	res = pushJsonbValue(&st, WJB_END_OBJECT, NULL);
-	return JsonbValueToJsonb(res);
+	(void) pushJsonbValue(st, WJB_END_ARRAY, NULL);
+	return pushJsonbValue(st, WJB_END_OBJECT, NULL);
 }

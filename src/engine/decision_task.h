@@ -30,6 +30,9 @@ extern void TerminateForOversizedDecision(RunState *rs, TimestampTz now,
 										  DecisionOverLimit *over);
 extern Jsonb *DecisionTaskJson(RunState *rs, const char *token, int64 history_after,
 							   const char *identity);
+extern JsonbValue *DecisionTaskPush(JsonbParseState **st, RunState *rs,
+									const char *token, int64 history_after,
+									const char *identity);
 extern Jsonb *HistoryJson(pg_uuid_t *run_id);
 
 #endif							/* DURABLE_ENGINE_DECISION_TASK_H */
