@@ -206,27 +206,30 @@ DecisionTaskTimedOut(RunState *rs, TimestampTz now, int64 started_id)
 /*
  * The decision timeout timer of a locked run fired; it was set for the task
  * started as event started_id (TimerDueBy in StartDecisionTask).  The task
- * started now, if any, times out when its own timeout has passed; a later
- * one than the timer's, started before the timer was due, gets the timer
- * again at its own timeout.  Returns whether a task timed out.
+ * started now, if any, times out when its own timeout, counted from its
+ * start, has passed; one started since the timer was set (a later task, or
+ * a later attempt of a transient one, which has the same ids) gets the
+ * timer again at its own timeout.  Returns whether a task timed out.
  */
 bool
 DecisionTimeoutFired(RunState *rs, TimestampTz now, int64 started_id)
 {
+	TimestampTz due;
+
 	if (rs->decision_started_id == 0)
 		return false;
-	if (rs->decision_started_id != started_id &&
-		!rs->decision_started_time_null)
+	if (!rs->decision_started_time_null)
+		due = TimestampPlusSeconds(rs->decision_started_time,
+								   rs->decision_timeout);
+	else if (rs->decision_started_id != started_id)
+		due = TimestampPlusSeconds(now, rs->decision_timeout);
+	else
+		due = now;				/* the timer's own task, start unknown */
+	if (due > now)
 	{
-		TimestampTz due = TimestampPlusSeconds(rs->decision_started_time,
-											   rs->decision_timeout);
-
-		if (due > now)
-		{
-			CreateTimer(&rs->run_id, TIMER_DECISION_TIMEOUT, due, 0,
-						(int32) rs->decision_started_id);
-			return false;
-		}
+		CreateTimer(&rs->run_id, TIMER_DECISION_TIMEOUT, due, 0,
+					(int32) rs->decision_started_id);
+		return false;
 	}
 	return DecisionTaskTimedOut(rs, now, rs->decision_started_id);
 }

@@ -10,7 +10,7 @@
 -- attempts from 1 where Cadence counts from 0 (docs/cadence-differences.md
 -- "Differences from Cadence").
 BEGIN;
-SELECT plan(46);
+SELECT plan(50);
 SET LOCAL durable.test_time = '2026-01-01 00:00:00+00';
 
 -- "id:type" of each event of a run's history.
@@ -215,6 +215,28 @@ SELECT is(pg_temp.hist('again'),
     'DecisionTaskTimedOut once, for the second task');
 SELECT is(pg_temp.event('again', 9), '{"scheduledEventId": 7, "startedEventId": 8, "timeoutType": "START_TO_CLOSE"}',
     'DecisionTaskTimedOut names the second task');
+
+-- 8. Two attempts of a transient task have the same ids, and each times out ten
+-- seconds after its own start: attempt 2 starts at 00:00:12 (its timer due at
+-- 00:00:22) and fails; attempt 3 starts at 00:00:17, and times out at 00:00:27.
+SELECT t.at('2026-01-05 00:00:00+00');
+SELECT durable.start_workflow('wf', NULL, 'same', 'same') IS NOT NULL AS started;
+SELECT durable.poll_decision_task('same') IS NOT NULL AS polled;
+SELECT t.at('2026-01-05 00:00:10+00');
+SELECT durable.tick() AS fired \gset
+SELECT t.at('2026-01-05 00:00:12+00');
+SELECT durable.poll_decision_task('same') AS m2 \gset
+SELECT durable.fail_decision_task(:'m2'::jsonb->>'taskToken', 'WorkflowWorkerUnhandledFailure');
+SELECT t.at('2026-01-05 00:00:17+00');
+SELECT durable.poll_decision_task('same') AS m3 \gset
+SELECT is(jsonb_build_object('attempt', :'m3'::jsonb->'attempt', 'startedEventId', :'m3'::jsonb->'startedEventId'),
+    jsonb_build_object('attempt', 3, 'startedEventId', (:'m2'::jsonb->'startedEventId')::int),
+    'attempt 3 has the ids of attempt 2');
+SELECT t.at('2026-01-05 00:00:22+00');
+SELECT is(durable.tick(), 0, 'attempt 3 does not time out when attempt 2 would have');
+SELECT t.at('2026-01-05 00:00:27+00');
+SELECT is(durable.tick(), 1, 'it times out ten seconds after its own start');
+SELECT is((durable.poll_decision_task('same')->'attempt')::int, 4, 'then attempt 4 is polled');
 
 SELECT * FROM finish();
 ROLLBACK;
