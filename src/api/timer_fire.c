@@ -97,7 +97,7 @@ typedef struct TimerKind
 static bool
 fire_decision_timeout(RunState *rs, DueTimer *t, TimestampTz now)
 {
-	return DecisionTimeoutFired(rs, now, t->attempt);
+	return DecisionTimeoutFired(rs, now);
 }
 
 static bool

@@ -255,6 +255,15 @@ make_token(char kind, const char *namespace, const char *workflow_id,
 					(long long) third, (unsigned long long) secret);
 }
 
+/* The token of the decision task started in a loaded run. */
+static char *
+decision_token(RunState *rs)
+{
+	return make_token('D', rs->namespace, rs->workflow_id, &rs->run_id,
+					  rs->decision_scheduled_id, rs->decision_started_id,
+					  rs->task_secret_null, rs->task_secret);
+}
+
 /*
  * Whether a token was issued for the task it names, whose namespace,
  * workflow id and secret are given: a token with a secret must carry the
@@ -332,7 +341,6 @@ claim_decision_task(void *arg)
 	{
 		ClaimedTask task;
 		RunState	rs;
-		char	   *token;
 		TaskLimitClaim tc;
 
 		/* A poll may have waited: its task starts now, not when it began. */
@@ -353,10 +361,7 @@ claim_decision_task(void *arg)
 			continue;			/* stale: the run moved on */
 		}
 
-		token = make_token('D', rs.namespace, rs.workflow_id, &task.run_id,
-						   rs.decision_scheduled_id, rs.decision_started_id,
-						   rs.task_secret_null, rs.task_secret);
-		return DecisionTaskJson(&rs, token, 0, pr->identity);
+		return DecisionTaskJson(&rs, decision_token(&rs), 0, pr->identity);
 	}
 }
 
@@ -371,7 +376,6 @@ take_decision_task(const TaskHandoff *offer, void *arg)
 {
 	PollRequest *pr = (PollRequest *) arg;
 	RunState	rs;
-	char	   *token;
 
 	if (!ReadRunById((pg_uuid_t *) &offer->run_id, &rs) || !RunIsOpen(&rs) ||
 		strcmp(rs.namespace, pr->namespace) != 0 ||
@@ -379,10 +383,7 @@ take_decision_task(const TaskHandoff *offer, void *arg)
 		rs.decision_started_id != offer->event_id ||
 		rs.task_secret_null || rs.task_secret != offer->secret)
 		return NULL;
-	token = make_token('D', rs.namespace, rs.workflow_id, &rs.run_id,
-					   rs.decision_scheduled_id, rs.decision_started_id,
-					   rs.task_secret_null, rs.task_secret);
-	return DecisionTaskJson(&rs, token, 0, pr->identity);
+	return DecisionTaskJson(&rs, decision_token(&rs), 0, pr->identity);
 }
 
 /* The JSON of a started activity task. */
@@ -660,17 +661,11 @@ static void
 push_taken_decision(JsonbParseState **st, RunState *rs, int64 history_after,
 					const char *identity)
 {
-	char	   *token;
-
 	if (rs == NULL)
-	{
 		push_jsonb_value(st, NULL, WJB_VALUE);
-		return;
-	}
-	token = make_token('D', rs->namespace, rs->workflow_id, &rs->run_id,
-					   rs->decision_scheduled_id, rs->decision_started_id,
-					   rs->task_secret_null, rs->task_secret);
-	(void) DecisionTaskPush(st, rs, token, history_after, identity);
+	else
+		(void) DecisionTaskPush(st, rs, decision_token(rs), history_after,
+								identity);
 }
 
 /*

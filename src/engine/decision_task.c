@@ -204,27 +204,24 @@ DecisionTaskTimedOut(RunState *rs, TimestampTz now, int64 started_id)
 }
 
 /*
- * The decision timeout timer of a locked run fired; it was set for the task
- * started as event started_id (TimerDueBy in StartDecisionTask).  The task
- * started now, if any, times out when its own timeout, counted from its
- * start, has passed; one started since the timer was set (a later task, or
- * a later attempt of a transient one, which has the same ids) gets the
- * timer again at its own timeout.  Returns whether a task timed out.
+ * The decision timeout timer of a locked run fired.  It may have been set
+ * for an earlier task, or an earlier attempt of a transient one (which has
+ * the same event ids), and kept when this one started (TimerDueBy in
+ * StartDecisionTask): the task started now times out when its own start plus
+ * the decision timeout has passed, and otherwise gets the timer again at
+ * that time.  Every start sets the start time it counts from (a row
+ * without one times out at once, as its own timer would).  Returns whether
+ * a task timed out.
  */
 bool
-DecisionTimeoutFired(RunState *rs, TimestampTz now, int64 started_id)
+DecisionTimeoutFired(RunState *rs, TimestampTz now)
 {
 	TimestampTz due;
 
 	if (rs->decision_started_id == 0)
 		return false;
-	if (!rs->decision_started_time_null)
-		due = TimestampPlusSeconds(rs->decision_started_time,
-								   rs->decision_timeout);
-	else if (rs->decision_started_id != started_id)
-		due = TimestampPlusSeconds(now, rs->decision_timeout);
-	else
-		due = now;				/* the timer's own task, start unknown */
+	due = rs->decision_started_time_null ? now :
+		TimestampPlusSeconds(rs->decision_started_time, rs->decision_timeout);
 	if (due > now)
 	{
 		CreateTimer(&rs->run_id, TIMER_DECISION_TIMEOUT, due, 0,

@@ -11,8 +11,7 @@
 #include "engine/decisions.h"
 #include "engine/runs.h"
 
-extern bool DecisionTimeoutFired(RunState *rs, TimestampTz now,
-								 int64 started_id);
+extern bool DecisionTimeoutFired(RunState *rs, TimestampTz now);
 extern bool DecisionTaskTimedOut(RunState *rs, TimestampTz now,
 								 int64 started_id);
 extern bool StartDecisionTask(RunState *rs, int64 scheduled_id,
