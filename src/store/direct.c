@@ -104,6 +104,7 @@
 #include "store/claim_mark.h"
 #include "store/claim_order.h"
 #include "store/direct.h"
+#include "store/index_info.h"
 #include "store/kept_task.h"
 
 /* An open table and what inserting into it needs */
@@ -488,7 +489,7 @@ typedef struct OpenTable
 {
 	const char *relname;
 	DirectTable dt;				/* rel, estate, rri, slot, natts */
-	bool		indexes_open;	/* rri has its indexes (ExecOpenIndices) */
+	bool		indexes_open;	/* rri has its indexes (OpenIndicesKeptInfo) */
 	bool		in_use;			/* between direct_open* and direct_close */
 	SubTransactionId used_subid;	/* the subtransaction that uses it */
 	struct OpenTable *next;
@@ -501,7 +502,7 @@ static SubTransactionId keeping_subid = InvalidSubTransactionId;
 static bool open_tables_callbacks = false;
 
 /*
- * Close the indexes ExecOpenIndices opened for rri, keeping their
+ * Close the indexes OpenIndicesKeptInfo opened for rri, keeping their
  * RowExclusiveLocks to the end of the transaction, as the table's lock is
  * kept (and as an index scan keeps its index's lock).  ExecCloseIndices
  * releases them, so that the next open of the same index in the transaction
@@ -576,7 +577,7 @@ open_table_indexes(OpenTable *ot)
 	if (ot->indexes_open)
 		return;
 	oldcxt = MemoryContextSwitchTo(open_tables_cxt);
-	ExecOpenIndices(ot->dt.rri, false);
+	OpenIndicesKeptInfo(ot->dt.rri);
 	MemoryContextSwitchTo(oldcxt);
 	keep_references(NULL, ot->dt.rri, NULL, true);
 	ot->indexes_open = true;
@@ -747,7 +748,7 @@ open_table_fresh(DirectTable *dt, const char *relname, bool indexes)
 	if (indexes)
 	{
 		open_table_state(dt);
-		ExecOpenIndices(dt->rri, false);
+		OpenIndicesKeptInfo(dt->rri);
 	}
 	dt->cid = GetCurrentCommandId(true);
 	dt->ndefaults = 0;
@@ -1999,7 +2000,7 @@ index_new_version(DirectTable *dt, HeapTuple newtup)
 	else if (dt->rri == NULL)
 	{
 		open_table_state(dt);
-		ExecOpenIndices(dt->rri, false);
+		OpenIndicesKeptInfo(dt->rri);
 	}
 	slot = dt->slot;
 	ExecForceStoreHeapTuple(newtup, slot, false);
@@ -3230,7 +3231,7 @@ DirectStartActivityAttempt(pg_uuid_t *run_id, int64 scheduled_event_id,
 					List	   *recheck;
 
 					InitResultRelInfo(rri, rel, 0, NULL, 0);
-					ExecOpenIndices(rri, false);
+					OpenIndicesKeptInfo(rri);
 					ExecForceStoreHeapTuple(result, slot, false);
 					slot->tts_tid = result->t_self;
 					recheck = ExecInsertIndexTuples(rri, slot, estate, false,
