@@ -27,6 +27,7 @@
 #include "store/executor_share.h"
 #include "store/metrics.h"
 #include "store/pollers.h"
+#include "store/queue_controls.h"
 #include "store/task_limits.h"
 #include "store/wait.h"
 #include "store/worker_slots.h"
@@ -56,6 +57,7 @@ durable_shmem_request(void)
 	ExecutorShareShmemRequest();
 	RequestAddinShmemSpace(TaskLimitsShmemSize());
 	RequestAddinShmemSpace(ClaimOrderShmemSize());
+	RequestAddinShmemSpace(QueueControlsShmemSize());
 }
 
 /* Set up the shared memory of every module. */
@@ -75,6 +77,7 @@ durable_shmem_startup(void)
 	ExecutorShareShmemInit();
 	TaskLimitsShmemInit();
 	ClaimOrderShmemInit();
+	QueueControlsShmemInit();
 	LWLockRelease(AddinShmemInitLock);
 }
 

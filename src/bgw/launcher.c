@@ -90,6 +90,7 @@
 #include "store/claim_mark.h"
 #include "store/direct.h"
 #include "store/due_mark.h"
+#include "store/queue_controls.h"
 #include "store/worker_slots.h"
 #include "sqlwf/replace_guard.h"
 #include "bgw/launcher.h"
@@ -997,6 +998,7 @@ durable_process_utility(PlannedStmt *pstmt, const char *queryString,
 	{
 		Oid			dboid = get_database_oid(((DropdbStmt *) parsetree)->dbname, true);
 
+		QueueControlsDatabaseDropped(dboid);
 		if (WorkerSlotTable != NULL && may_drop_database(dboid, isTopLevel))
 		{
 			dropped_oid = paused_oid = dboid;
@@ -1057,6 +1059,11 @@ durable_process_utility(PlannedStmt *pstmt, const char *queryString,
 	else if (IsA(parsetree, DropStmt))
 		dropped_functions = ReplaceGuardBeforeDrop((DropStmt *) parsetree);
 
+	/* A COPY FROM into a table of queue controls (queue_controls.c) */
+	if (IsA(parsetree, CopyStmt) && ((CopyStmt *) parsetree)->is_from &&
+		((CopyStmt *) parsetree)->relation != NULL)
+		QueueControlsTableWritten(RangeVarGetRelid(((CopyStmt *) parsetree)->relation,
+												   NoLock, true), NULL);
 	run_utility(pstmt, queryString, readOnlyTree, context, params, queryEnv,
 				dest, qc, paused_oid);
 	if (IsA(parsetree, CreateFunctionStmt))

@@ -99,6 +99,7 @@
 #include "utils/syscache.h"
 
 #include "store/claim_mark.h"
+#include "store/queue_controls.h"
 
 /* Queues with a mark at a time; a slot goes to the least recently used */
 #define CLAIM_MARK_SLOTS		128
@@ -542,7 +543,12 @@ ClaimMarkTableWritten(Oid relid)
 
 static ExecutorStart_hook_type prev_executor_start = NULL;
 
-/* An INSERT into durable.ready_tasks lowers the marks (see above). */
+/*
+ * A statement that may insert rows (an INSERT, a MERGE, a data-modifying
+ * WITH) into durable.ready_tasks lowers the marks (see above); one that may
+ * insert or update rows of a table of queue controls may give any queue
+ * controls (queue_controls.c).
+ */
 static void
 claim_mark_executor_start(QueryDesc *queryDesc, int eflags)
 {
@@ -554,13 +560,33 @@ claim_mark_executor_start(QueryDesc *queryDesc, int eflags)
 	else
 		standard_ExecutorStart(queryDesc, eflags);
 	/* The rows are written later, when the executor runs. */
-	if (ps->commandType == CMD_INSERT && ps->resultRelations != NIL &&
+	if (ps->resultRelations != NIL &&
+		(ps->commandType != CMD_DELETE || ps->hasModifyingCTE) &&
 		!(eflags & EXEC_FLAG_EXPLAIN_ONLY))
 	{
+		bool		inserts = ps->commandType == CMD_INSERT ||
+			ps->commandType == CMD_MERGE || ps->hasModifyingCTE;
 		ListCell   *lc;
 
 		foreach(lc, ps->resultRelations)
-			ClaimMarkTableWritten(rt_fetch(lfirst_int(lc), ps->rtable)->relid);
+		{
+			Index		rti = lfirst_int(lc);
+			Oid			relid = rt_fetch(rti, ps->rtable)->relid;
+			Relation	rel = NULL;
+			const char *relname;
+
+			/* The executor has opened it: its name without a look-up */
+			if (queryDesc->estate != NULL &&
+				queryDesc->estate->es_relations != NULL)
+				rel = queryDesc->estate->es_relations[rti - 1];
+			relname = rel != NULL ? RelationGetRelationName(rel) :
+				get_rel_name(relid);
+			if (relname == NULL)
+				continue;
+			if (inserts && strcmp(relname, "ready_tasks") == 0)
+				ClaimMarkTableWritten(relid);
+			QueueControlsTableWritten(relid, relname);
+		}
 	}
 }
 

@@ -106,6 +106,7 @@
 #include "store/direct.h"
 #include "store/index_info.h"
 #include "store/kept_task.h"
+#include "store/queue_controls.h"
 
 /* An open table and what inserting into it needs */
 typedef struct DirectTable
@@ -1885,38 +1886,49 @@ DirectInsertRun(int n, const char *const *names, const Datum *values,
 	List	   *arbiters;
 	TupleTableSlot *slot;
 	bool		inserted = false;
+	int			next = 0;
 	int			i;
 
 	Assert(n < lengthof(run_insert_columns));
 	for (i = 0; i < n; i++)
 	{
-		int			j;
+		int			k;
 
-		for (j = 0; j < lengthof(run_insert_columns); j++)
-			if (strcmp(run_insert_columns[j].name, names[i]) == 0)
+		/* names come mostly in the order of run_insert_columns */
+		for (k = 0; k < lengthof(run_insert_columns); k++)
+		{
+			if (strcmp(run_insert_columns[next].name, names[i]) == 0)
 				break;
-		if (j == lengthof(run_insert_columns))
+			next = (next + 1) % lengthof(run_insert_columns);
+		}
+		if (k == lengthof(run_insert_columns))
 			elog(ERROR, "durable.runs.%s is not a column DirectInsertRun knows",
 				 names[i]);
-		cols[i] = run_insert_columns[j];
+		cols[i] = run_insert_columns[next];
+		next = (next + 1) % lengthof(run_insert_columns);
 	}
 	cols[n].name = "run_seq";
 	cols[n].type = INT8OID;
 	direct_open_with(&dt, "runs", n + 1, cols, att, 0, NULL, NULL);
-	arbiter_oid = get_relname_relid(arbiter, RelationGetNamespace(dt.rel));
 	seq = get_relname_relid("run_seq", RelationGetNamespace(dt.rel));
-	if (!OidIsValid(arbiter_oid) || !OidIsValid(seq))
+	if (!OidIsValid(seq))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("durable.%s does not exist",
-						OidIsValid(seq) ? arbiter : "run_seq"),
+				 errmsg("durable.run_seq does not exist"),
 				 errhint("durable needs its tables as its extension script made them.")));
-	/* The arbiter's entries are checked before the row is written */
+	/* The arbiter (an index of the table, so in its schema) */
 	for (i = 0; i < dt.rri->ri_NumIndices; i++)
-		if (RelationGetRelid(dt.rri->ri_IndexRelationDescs[i]) == arbiter_oid)
+		if (strcmp(RelationGetRelationName(dt.rri->ri_IndexRelationDescs[i]),
+				   arbiter) == 0)
 			break;
-	if (i == dt.rri->ri_NumIndices ||
-		!dt.rri->ri_IndexRelationInfo[i]->ii_Unique)
+	if (i == dt.rri->ri_NumIndices)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("durable.%s does not exist", arbiter),
+				 errhint("durable needs its tables as its extension script made them.")));
+	arbiter_oid = RelationGetRelid(dt.rri->ri_IndexRelationDescs[i]);
+	/* The arbiter's entries are checked before the row is written */
+	if (!dt.rri->ri_IndexRelationInfo[i]->ii_Unique)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("durable.%s is not a unique index of durable.runs",
@@ -3853,6 +3865,8 @@ TaskQueuePaused(const char *namespace, const char *task_queue,
 {
 	const char *keys[2] = {namespace, task_queue};
 
+	if (!QueueControlsMayExist(namespace, task_queue))
+		return false;
 	return DirectScanTextKey("paused_task_queues", 2, keys, snapshot,
 							 NULL, NULL) > 0;
 }

@@ -32,6 +32,7 @@
 #include "base/util.h"
 #include "store/direct.h"
 #include "store/namespaces.h"
+#include "store/queue_controls.h"
 #include "store/spi.h"
 #include "store/wait.h"
 
@@ -76,6 +77,7 @@ durable_pause_task_queue(PG_FUNCTION_ARGS)
 		nulls[4] = 'n';
 	else
 		values[4] = PointerGetDatum(PG_GETARG_TEXT_PP(2));
+	QueueControlsEngineWrite(namespace, task_queue);
 	RunPlan(&pause_plan, values, nulls, false, 0);
 	paused = (SPI_processed == 1);
 	DurableSPIFinish();

@@ -95,6 +95,7 @@
 #include "base/util.h"
 #include "store/direct.h"
 #include "store/namespaces.h"
+#include "store/queue_controls.h"
 #include "store/spi.h"
 #include "store/task_limits.h"
 #include "store/wait.h"
@@ -536,6 +537,8 @@ read_limits(const char *namespace, const char *task_queue, char kind,
 {
 	const char *keys[3] = {namespace, task_queue, kind_name(kind)};
 
+	if (!QueueControlsMayExist(namespace, task_queue))
+		return false;
 	return DirectScanTextKey("task_queue_limits", 3, keys, NULL,
 							 limits != NULL ? read_limits_row : NULL,
 							 limits) > 0;
@@ -550,6 +553,8 @@ TaskQueueLimited(const char *namespace, const char *task_queue, char kind)
 {
 	const char *keys[3] = {namespace, task_queue, kind_name(kind)};
 
+	if (!QueueControlsMayExist(namespace, task_queue))
+		return false;
 	return read_limits(namespace, task_queue, kind, NULL) ||
 		DirectScanTextKey("task_key_limits", 3, keys, NULL, NULL, NULL) > 0;
 }
@@ -639,8 +644,9 @@ key_limits_of(TaskLimitClaim *tc, const char *key, KeyLimits *kl)
 	const char *keys[4] = {tc->namespace, tc->task_queue, tc->kind, ""};
 
 	if (tc->key_limits < 0)
-		tc->key_limits = DirectScanTextKey("task_key_limits", 3, keys, NULL,
-										   NULL, NULL) > 0 ? 1 : 0;
+		tc->key_limits = QueueControlsMayExist(tc->namespace, tc->task_queue) &&
+			DirectScanTextKey("task_key_limits", 3, keys, NULL,
+							  NULL, NULL) > 0 ? 1 : 0;
 	if (tc->key_limits == 0)
 	{
 		memset(kl, 0, sizeof(*kl));
@@ -1021,6 +1027,7 @@ TaskLimitClaimed(TaskLimitClaim *tc, ClaimedTask *task)
 		values[5] = Int32GetDatum(task->attempt);
 		values[6] = TimestampTzGetDatum(tc->now);
 		values[7] = CStringGetTextDatum(task->concurrency_key);
+		QueueControlsEngineWrite(tc->namespace, tc->task_queue);
 		if (DurableColumnExists("task_starts", "concurrency_key"))
 			RunPlan(&insert_key_start, values, NULL, false, 0);
 		else
@@ -1100,6 +1107,8 @@ queue_has_starts(const char *namespace, const char *task_queue,
 {
 	const char *keys[3] = {namespace, task_queue, kind};
 
+	if (!QueueControlsMayExist(namespace, task_queue))
+		return false;
 	return DirectScanTextKey("task_starts", 3, keys, NULL, NULL, NULL) > 0;
 }
 
@@ -1259,6 +1268,7 @@ durable_set_task_queue_limits(PG_FUNCTION_ARGS)
 		nulls[5] = has_rate ? ' ' : 'n';
 		values[6] = TimestampTzGetDatum(DurableNow());
 		values[7] = CStringGetTextDatum(who != NULL ? who : "");
+		QueueControlsEngineWrite(namespace, task_queue);
 		RunPlan(&upsert_limits, values, nulls, false, 0);
 		changed = (SPI_processed > 0);
 	}
@@ -1338,6 +1348,7 @@ durable_set_task_key_limits(PG_FUNCTION_ARGS)
 		nulls[7] = has_weight ? ' ' : 'n';
 		values[8] = TimestampTzGetDatum(DurableNow());
 		values[9] = CStringGetTextDatum(who != NULL ? who : "");
+		QueueControlsEngineWrite(namespace, task_queue);
 		RunPlan(&upsert_key_limits, values, nulls, false, 0);
 		changed = (SPI_processed > 0);
 	}
