@@ -265,6 +265,43 @@ decision_token(RunState *rs)
 }
 
 /*
+ * The decision task this backend last started and returned, and the
+ * identity its DecisionTaskStarted records (NULL: none), so that its answer
+ * from the same session, with no identity of its own, is recorded with that
+ * identity without reading the event back (decision_identity).  The task's
+ * secret tells it from every other start of the same ids.  Not for a
+ * transient attempt, whose DecisionTaskStarted is written only with its
+ * answer.
+ */
+static struct
+{
+	bool		valid;
+	pg_uuid_t	run_id;
+	int64		started_id;
+	int64		secret;
+	char	   *identity;		/* in TopMemoryContext, or NULL */
+}			last_started;
+
+/* The token of the decision task started in rs with identity, remembered */
+static char *
+started_decision_token(RunState *rs, const char *identity)
+{
+	last_started.valid = false;
+	if (last_started.identity != NULL)
+		pfree(last_started.identity);
+	last_started.identity = identity != NULL ?
+		MemoryContextStrdup(TopMemoryContext, identity) : NULL;
+	if (!rs->task_secret_null && !DecisionIsTransient(rs))
+	{
+		last_started.run_id = rs->run_id;
+		last_started.started_id = rs->decision_started_id;
+		last_started.secret = rs->task_secret;
+		last_started.valid = true;
+	}
+	return decision_token(rs);
+}
+
+/*
  * Whether a token was issued for the task it names, whose namespace,
  * workflow id and secret are given: a token with a secret must carry the
  * task's; one without (0.2.0's format) passes only for a task that has none.
@@ -361,7 +398,8 @@ claim_decision_task(void *arg)
 			continue;			/* stale: the run moved on */
 		}
 
-		return DecisionTaskJson(&rs, decision_token(&rs), 0, pr->identity);
+		return DecisionTaskJson(&rs, started_decision_token(&rs, pr->identity),
+								0, pr->identity);
 	}
 }
 
@@ -609,7 +647,8 @@ load_decision(text *token_text, TaskToken *t, RunState *rs)
  * passes, else the one it polled with (DecisionTaskStarted's), as a Cadence
  * worker sends the same identity to both; the session's role only when
  * neither is known.  DecisionTaskStarted is read by one probe of the
- * history's primary key.
+ * history's primary key, unless this session started the task
+ * (started_decision_token).
  */
 static const char *
 decision_identity(const char *passed, RunState *rs)
@@ -620,6 +659,12 @@ decision_identity(const char *passed, RunState *rs)
 
 	if (passed != NULL)
 		return passed;
+	if (last_started.valid && !rs->task_secret_null &&
+		last_started.secret == rs->task_secret &&
+		last_started.started_id == rs->decision_started_id &&
+		memcmp(&last_started.run_id, &rs->run_id, sizeof(pg_uuid_t)) == 0)
+		return last_started.identity != NULL ?
+			pstrdup(last_started.identity) : CallerIdentity();
 	BeginHistoryScanAfter(&hs, &rs->run_id, rs->decision_started_id - 1);
 	if (HistoryScanNext(&hs, &ev) && ev.event_id == rs->decision_started_id &&
 		ev.attributes != NULL)
@@ -664,7 +709,8 @@ push_taken_decision(JsonbParseState **st, RunState *rs, int64 history_after,
 	if (rs == NULL)
 		push_jsonb_value(st, NULL, WJB_VALUE);
 	else
-		(void) DecisionTaskPush(st, rs, decision_token(rs), history_after,
+		(void) DecisionTaskPush(st, rs, started_decision_token(rs, identity),
+								history_after,
 								identity);
 }
 
