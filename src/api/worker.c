@@ -286,17 +286,18 @@ static struct
 static char *
 started_decision_token(RunState *rs, const char *identity)
 {
-	last_started.valid = false;
 	if (last_started.identity != NULL)
 		pfree(last_started.identity);
-	last_started.identity = identity != NULL ?
-		MemoryContextStrdup(TopMemoryContext, identity) : NULL;
-	if (!rs->task_secret_null && !DecisionIsTransient(rs))
+	last_started.identity = NULL;
+	last_started.valid = !rs->task_secret_null && !DecisionIsTransient(rs);
+	if (last_started.valid)
 	{
 		last_started.run_id = rs->run_id;
 		last_started.started_id = rs->decision_started_id;
 		last_started.secret = rs->task_secret;
-		last_started.valid = true;
+		if (identity != NULL)
+			last_started.identity = MemoryContextStrdup(TopMemoryContext,
+														identity);
 	}
 	return decision_token(rs);
 }

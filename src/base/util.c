@@ -335,6 +335,37 @@ TaskSecretsStored(void)
 	return DurableColumnExists("activities", "task_secret");
 }
 
+/* Whether relid is durable.<name>.  Syscache lookups only. */
+bool
+IsDurableTable(Oid relid, const char *name)
+{
+	char	   *relname;
+	char	   *nsp;
+
+	if (!OidIsValid(relid))
+		return false;
+	relname = get_rel_name(relid);
+	if (relname == NULL || strcmp(relname, name) != 0)
+		return false;
+	nsp = get_namespace_name(get_rel_namespace(relid));
+	return nsp != NULL && strcmp(nsp, "durable") == 0;
+}
+
+/*
+ * A 64-bit hash of a task queue's name in its namespace, which the keys of
+ * a queue in shared memory start from.
+ */
+uint64
+QueueNameHash(const char *namespace, const char *task_queue)
+{
+	uint64		h;
+
+	h = hash_bytes_extended((const unsigned char *) namespace,
+							strlen(namespace), 0);
+	return hash_combine64(h, hash_bytes_extended((const unsigned char *) task_queue,
+												 strlen(task_queue), 0));
+}
+
 /*
  * The OID of durable.<relname>, InvalidOid when the schema has no such
  * relation (a version before the one that made it, or no extension).

@@ -41,6 +41,8 @@ extern pg_uuid_t *NewTimeOrderedUuid(void);
 extern int64 NewTaskSecret(void);
 extern bool TaskSecretsStored(void);
 extern Oid	DurableRelationOid(const char *relname);
+extern bool IsDurableTable(Oid relid, const char *name);
+extern uint64 QueueNameHash(const char *namespace, const char *task_queue);
 extern bool DurableColumnExists(const char *relname, const char *column);
 extern int	DurableExtensionVersion(Oid *owner);
 extern bool DurableLockExtension(void);

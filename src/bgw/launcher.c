@@ -87,6 +87,7 @@
 #include "utils/timestamp.h"
 #include "utils/varlena.h"
 
+#include "base/util.h"
 #include "store/claim_mark.h"
 #include "store/direct.h"
 #include "store/due_mark.h"
@@ -953,19 +954,9 @@ run_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 static bool
 copies_into(CopyStmt *stmt, const char *name)
 {
-	Oid			relid;
-	char	   *nsp;
-	bool		yes;
-
 	if (!stmt->is_from || stmt->relation == NULL)
 		return false;
-	relid = RangeVarGetRelid(stmt->relation, NoLock, true);
-	if (!OidIsValid(relid))
-		return false;
-	nsp = get_namespace_name(get_rel_namespace(relid));
-	yes = nsp != NULL && strcmp(nsp, "durable") == 0 &&
-		strcmp(get_rel_name(relid), name) == 0;
-	return yes;
+	return IsDurableTable(RangeVarGetRelid(stmt->relation, NoLock, true), name);
 }
 
 /*

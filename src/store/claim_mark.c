@@ -98,6 +98,7 @@
 #include "utils/snapshot.h"
 #include "utils/syscache.h"
 
+#include "base/util.h"
 #include "store/claim_mark.h"
 #include "store/queue_controls.h"
 
@@ -508,22 +509,6 @@ ClaimMarkNoteInsert(const char *namespace, const char *task_queue, char kind,
 		ClaimMarkLower(task_id);
 }
 
-/* Whether relid is durable.<name>. */
-static bool
-is_durable_table(Oid relid, const char *name)
-{
-	char	   *relname;
-	char	   *nsp;
-
-	if (!OidIsValid(relid))
-		return false;
-	relname = get_rel_name(relid);
-	if (relname == NULL || strcmp(relname, name) != 0)
-		return false;
-	nsp = get_namespace_name(get_rel_namespace(relid));
-	return nsp != NULL && strcmp(nsp, "durable") == 0;
-}
-
 /*
  * Rows written into durable.ready_tasks by something else than the engine
  * (which inserts without the executor): a COPY FROM (launcher.c's
@@ -537,7 +522,7 @@ ClaimMarkTableWritten(Oid relid)
 {
 	/* A standby writes nothing (and its statement fails on its own). */
 	if (claim_marks != NULL && !RecoveryInProgress() &&
-		is_durable_table(relid, "ready_tasks"))
+		IsDurableTable(relid, "ready_tasks"))
 		ClaimMarkLower(0);
 }
 

@@ -147,11 +147,8 @@ QueueControlsShmemInit(void)
 static uint64
 queue_hash(const char *namespace, const char *task_queue)
 {
-	uint64		h = hash_bytes_extended((const unsigned char *) namespace,
-										strlen(namespace), 0);
+	uint64		h = QueueNameHash(namespace, task_queue);
 
-	h = hash_combine64(h, hash_bytes_extended((const unsigned char *) task_queue,
-											  strlen(task_queue), 1));
 	return h == 0 ? 1 : h;
 }
 
@@ -371,22 +368,21 @@ void
 QueueControlsTableWritten(Oid relid, const char *relname)
 {
 	QueueControlsSlot *s;
-	char	   *nsp;
-	bool		control = false;
+	const char *control = NULL;
 
 	if (queue_controls == NULL || !OidIsValid(relid) || RecoveryInProgress())
 		return;
 	if (relname == NULL)
 		relname = get_rel_name(relid);
 	for (int i = 0; relname != NULL && i < lengthof(control_tables); i++)
-		control = control || strcmp(relname, control_tables[i]) == 0;
-	if (!control)
+		if (strcmp(relname, control_tables[i]) == 0)
+			control = control_tables[i];
+	if (control == NULL)
 		return;
 	s = database_slot();
 	if (s != NULL && pg_atomic_read_u32(&s->state) == STATE_ANY)
 		return;
-	nsp = get_namespace_name(get_rel_namespace(relid));
-	if (nsp == NULL || strcmp(nsp, "durable") != 0)
+	if (!IsDurableTable(relid, control))
 		return;
 	if (engine_write_lxid == MyProc->lxid &&
 		engine_write_subxid == GetCurrentSubTransactionId())

@@ -537,8 +537,6 @@ read_limits(const char *namespace, const char *task_queue, char kind,
 {
 	const char *keys[3] = {namespace, task_queue, kind_name(kind)};
 
-	if (!QueueControlsMayExist(namespace, task_queue))
-		return false;
 	return DirectScanTextKey("task_queue_limits", 3, keys, NULL,
 							 limits != NULL ? read_limits_row : NULL,
 							 limits) > 0;
@@ -853,7 +851,8 @@ TaskLimitAdmit(TaskLimitClaim *tc, const char *namespace,
 	tc->now = now;
 	tc->key = queue_hash(namespace, task_queue, kind);
 	tc->key_limits = -1;
-	if (!read_limits(namespace, task_queue, kind, tc))
+	if (!QueueControlsMayExist(namespace, task_queue) ||
+		!read_limits(namespace, task_queue, kind, tc))
 		return true;
 
 	tc->engaged = true;

@@ -262,12 +262,8 @@ WaitShmemInit(void)
 static uint64
 queue_key(const char *namespace, const char *task_queue, char kind)
 {
-	uint64		h;
+	uint64		h = QueueNameHash(namespace, task_queue);
 
-	h = hash_bytes_extended((const unsigned char *) namespace,
-							strlen(namespace), 0);
-	h = hash_combine64(h, hash_bytes_extended((const unsigned char *) task_queue,
-											  strlen(task_queue), 0));
 	h = hash_combine64(h, (uint64) (unsigned char) kind);
 	h = hash_combine64(h, (uint64) MyDatabaseId);
 	return h;

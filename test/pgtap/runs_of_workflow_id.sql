@@ -3,9 +3,11 @@
 -- refused (WF001) and allowed after the run closes as the policy says; with
 -- many closed runs and a running one, describe_workflow and get_history
 -- without a run_id reach the running run, and once it closes the latest run;
--- the lookups and the workflow id prefix filter go through the index.
+-- the lookups and the workflow id prefix filter go through the index.  A
+-- start refuses an index of that name that is not unique (0A000) or a
+-- relation of that name that is not an index (42809), and writes nothing.
 BEGIN;
-SELECT plan(17);
+SELECT plan(20);
 
 SET LOCAL durable.test_time = '2026-05-01 00:00:00+00';
 
@@ -87,6 +89,23 @@ SELECT matches(pg_temp.plan_of($$SELECT r.run_id FROM durable.runs r
     WHERE r.namespace OPERATOR(pg_catalog.=) 'default'
       AND r.workflow_id OPERATOR(pg_catalog.~~) 'ri-a%'$$),
     'runs_of_workflow_id', 'the workflow id prefix of list_workflows: the index');
+
+-- The index changed by hand: refused, nothing written.
+SELECT count(*) AS runs_before FROM durable.runs \gset
+SAVEPOINT changed;
+DROP INDEX durable.runs_of_workflow_id;
+CREATE INDEX runs_of_workflow_id ON durable.runs (namespace, workflow_id);
+SELECT throws_ok($$SELECT durable.start_workflow('t', NULL, 'ri-changed')$$, '0A000',
+    'durable.runs_of_workflow_id is not a unique index of durable.runs',
+    'a start refuses a runs_of_workflow_id that is not unique');
+DROP INDEX durable.runs_of_workflow_id;
+CREATE TABLE durable.runs_of_workflow_id (x int);
+SELECT throws_ok($$SELECT durable.start_workflow('t', NULL, 'ri-changed')$$, '42809',
+    '"runs_of_workflow_id" is not an index',
+    'a start refuses a runs_of_workflow_id that is not an index of durable.runs');
+SELECT is((SELECT count(*) FROM durable.runs), :'runs_before'::bigint,
+    'the refused starts wrote no run');
+ROLLBACK TO SAVEPOINT changed;
 
 SELECT * FROM finish();
 ROLLBACK;
